@@ -1,0 +1,48 @@
+// retcon: events a session reports to the game through GameCallbacks::on_event.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "retcon/types.h"
+
+namespace retcon {
+
+// Numeric values are pinned; the C API uses the same numbers.
+enum class EventType : uint32_t {
+  synchronizing = 1,        // handshake progress with a peer: count of total round trips
+  synchronized = 2,         // handshake with a peer completed
+  running = 3,              // every peer is synchronized; the match runs
+  connection_interrupted = 4,  // no packets from a peer for the notify delay
+  connection_resumed = 5,
+  disconnected = 6,         // a peer timed out or was dropped; `frame` is their last frame
+  timesync = 7,             // advice: wait `frames_ahead` frames to let peers catch up
+  desync_detected = 8,      // peers' checksums of a confirmed frame differ
+  sync_test_mismatch = 9,   // sync test: re-simulation produced a different state
+  prediction_limit = 10,    // advancing is blocked by the max-prediction window
+  save_failed = 11,         // save_state returned more bytes than the buffer holds
+  handshake_rejected = 12,  // a peer's version or session shape differs from ours
+  spectator_joined = 13,
+  spectator_left = 14,
+};
+
+// One event. Fields that do not apply to a type are zero / kNullFrame / null.
+// Pointers stay valid only during the on_event call.
+struct Event {
+  EventType type;
+  PlayerIndex player;       // the player or peer concerned, -1 if none
+  Frame frame;              // the frame concerned
+  int32_t count;            // synchronizing: round trips done; timesync: frames to wait
+  int32_t total;            // synchronizing: round trips needed
+  uint64_t checksum_local;  // desync / sync test: our checksum (sync test: first simulation)
+  uint64_t checksum_remote; // desync: the peer's; sync test: the re-simulation's
+  const char* text_local;   // describe_state of our state (null when no describer)
+  size_t text_local_len;
+  const char* text_remote;  // sync test: describe_state of the re-simulated state
+  size_t text_remote_len;
+  const char* message;      // a short human-readable explanation, never null
+};
+
+const char* event_type_name(EventType t) noexcept;
+
+}  // namespace retcon

@@ -1,0 +1,51 @@
+// retcon: the small value types every layer shares.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace retcon {
+
+// Frame numbers count from 0. A session at 60 fps overflows int32 after ~414 days of play.
+using Frame = int32_t;
+inline constexpr Frame kNullFrame = -1;
+
+using PlayerIndex = int32_t;
+
+// Hard limits, chosen so every per-frame structure fits a fixed preallocated ring.
+inline constexpr int kMaxPlayers = 8;
+inline constexpr int kMaxSpectators = 32;
+// Inputs are opaque bytes. 256 bytes covers a full keyboard bitmap plus analog axes; the
+// protocol must be able to fit one frame of every player's input into one 1200-byte datagram
+// (8 x 128 compresses well below that; 256 still fits when compressed).
+inline constexpr uint32_t kMaxInputSize = 256;
+inline constexpr int kMaxPredictionFrames = 64;
+inline constexpr int kMaxInputDelay = 32;
+// 256 MiB per saved state: emulator states are a few MiB; the ring holds max_prediction + 2.
+inline constexpr size_t kMaxStateSize = size_t{256} << 20;
+
+// Bits of the `flags` argument of advance_frame.
+enum AdvanceFlags : uint32_t {
+  kAdvanceNone = 0,
+  // The frame is being re-simulated after a rollback: mute sounds and effects.
+  kAdvanceResimulating = 1u << 0,
+};
+
+// Per-player status of the input handed to advance_frame.
+enum class InputStatus : uint8_t {
+  confirmed = 0,     // the real input of that player for that frame
+  predicted = 1,     // a guess; a rollback fixes it if wrong
+  disconnected = 2,  // the player left; the input is their last one (or zeros)
+};
+
+// What advance_frame receives: every player's input for one frame, back to back.
+struct FrameInputs {
+  const uint8_t* bytes;        // player_count * input_size bytes; player i at i * input_size
+  const InputStatus* status;   // player_count entries
+  uint32_t input_size;
+  uint32_t player_count;
+
+  const uint8_t* player(PlayerIndex p) const noexcept { return bytes + size_t(p) * input_size; }
+};
+
+}  // namespace retcon

@@ -1,0 +1,1 @@
+list(APPEND RETCON_SOURCES ${CMAKE_CURRENT_LIST_DIR}/result_names.cpp)

@@ -1,0 +1,1 @@
+# Network sources: wire codec, transports, simulator, protocol endpoint.

@@ -1,0 +1,1 @@
+# Session sources (local, sync test, peer-to-peer, spectator).
