@@ -1,0 +1,95 @@
+// retcon: the session interface every session kind implements, and their configuration.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "retcon/callbacks.h"
+#include "retcon/result.h"
+#include "retcon/types.h"
+
+namespace retcon {
+
+enum class SaveMode : uint32_t {
+  // Save every frame when a rollback is possible (max_prediction > 0, sync test); never in a
+  // session that cannot roll back (local play, pure lockstep).
+  automatic = 0,
+  every_frame = 1,  // save before every simulated frame, even when nothing can roll back
+  // Save only frames whose inputs are all confirmed; a rollback then re-simulates from the last
+  // confirmed frame, which costs more steps but far fewer saves (for large, slow-to-save states).
+  sparse = 2,
+};
+
+// Settings shared by every session kind. create() validates them and names the bad one.
+struct SessionConfig {
+  uint32_t num_players = 2;       // 1..kMaxPlayers
+  uint32_t input_size = 4;        // bytes per player per frame, 1..kMaxInputSize
+  int32_t max_prediction = 8;     // frames ahead of the last confirmed input; 0 = lockstep
+  size_t max_state_size = 0;      // capacity of each save buffer, 1..kMaxStateSize
+  SaveMode save_mode = SaveMode::automatic;
+  GameCallbacks callbacks;        // save_state, load_state, advance_frame are required
+  Predictor predictor;            // optional; default carry-forward
+  Logger logger;                  // optional
+};
+
+// Per-session counters. Plain numbers, cheap to copy.
+struct SessionStats {
+  Frame current_frame;
+  Frame confirmed_frame;          // every input up to and including it is confirmed
+  uint64_t frames_advanced;       // frames simulated for the first time
+  uint64_t frames_resimulated;
+  uint64_t rollbacks;
+  uint64_t saves;
+  uint64_t loads;
+  uint64_t checksums;
+  uint64_t frames_stalled;        // advance_frame calls refused by the prediction window
+  uint32_t max_rollback_depth;
+  uint64_t rollback_depth_histogram[kMaxPredictionFrames + 1];  // index = depth in frames
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Give this frame's input of a local player. With input delay d it is applied at frame
+  // current_frame() + d. One call per local player per frame.
+  virtual Result add_local_input(PlayerIndex player, const void* input, size_t size) = 0;
+  // Simulate one frame (after any rollback the newest inputs require), through the
+  // game's callbacks. Result::prediction_limit means: not advanced, call again next tick.
+  virtual Result advance_frame() = 0;
+  // Change a local player's input delay at any time. Frames are never skipped or doubled:
+  // raising it repeats the last input for the new gap; lowering it ignores the local inputs
+  // given while the already-queued frames play out.
+  virtual Result set_input_delay(PlayerIndex player, int32_t frames) = 0;
+  // Network sessions: send and receive, with the current time in microseconds of any
+  // monotonic clock the game chooses. Local sessions accept and ignore it.
+  virtual Result poll(uint64_t now_us) { (void)now_us; return Result::ok; }
+
+  virtual Frame current_frame() const = 0;
+  virtual Frame confirmed_frame() const = 0;
+  virtual SessionStats stats() const = 0;
+
+ protected:
+  Session() = default;
+};
+
+// All players on this machine (couch play). Runs at once; no prediction, no rollback.
+Result create_local_session(const SessionConfig& config, std::unique_ptr<Session>* out);
+
+struct SyncTestConfig {
+  SessionConfig session;
+  // Every frame, roll back this many frames and re-simulate, then compare checksums with the
+  // first simulation. 1..session.max_prediction.
+  int32_t check_distance = 2;
+};
+
+// Sync test: finds non-determinism in the game's save/load/advance. All players local.
+Result create_sync_test_session(const SyncTestConfig& config, std::unique_ptr<Session>* out);
+
+// Human-readable reason for the last validation failure of `config`, or null when valid.
+const char* validate_session_config(const SessionConfig& config) noexcept;
+
+}  // namespace retcon
