@@ -1,1 +1,3 @@
-# Session sources (local, sync test, peer-to-peer, spectator).
+list(APPEND RETCON_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/local_session.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/sync_test_session.cpp)

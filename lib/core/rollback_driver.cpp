@@ -1,0 +1,282 @@
+#include "core/rollback_driver.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+
+#include "core/checksum.h"
+
+namespace retcon::detail {
+
+namespace {
+constexpr Frame kFrameMax = std::numeric_limits<Frame>::max();
+}
+
+Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMode save_mode) {
+  if (validate_session_config(config) != nullptr) return Result::invalid_argument;
+  callbacks_ = config.callbacks;
+  predictor_ = config.predictor;
+  reporter_.init(config.callbacks, config.logger);
+  num_players_ = config.num_players;
+  input_size_ = config.input_size;
+  max_prediction_ = config.max_prediction;
+  history_ = std::max(history, config.max_prediction);
+  save_mode_ = save_mode == SaveMode::automatic ? SaveMode::every_frame : save_mode;
+  saves_needed_ = save_mode != SaveMode::automatic || history_ > 0;
+
+  // Remote inputs can run ahead of frame_ by both sides' delays plus the window; rollbacks and
+  // sync tests read back up to `history_` frames. Twice both, plus slack, never wraps a needed
+  // frame.
+  const uint32_t queue_frames = std::bit_ceil(uint32_t(2 * history_ + 2 * kMaxInputDelay + 16));
+  for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
+  frame_inputs_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
+  zeros_ = std::make_unique<uint8_t[]>(input_size_);
+  // A rollback loads a frame up to history_ back while frame_ itself is saved: history_ + 2.
+  if (saves_needed_) ring_.init(uint32_t(history_ + 2), config.max_state_size);
+  stats_ = SessionStats{};
+  stats_.current_frame = 0;
+  stats_.confirmed_frame = kNullFrame;
+  frame_ = 0;
+  first_incorrect_ = kNullFrame;
+  last_saved_ = kNullFrame;
+  return Result::ok;
+}
+
+// ---------------------------------------------------------------- inputs
+
+Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, size_t size) noexcept {
+  if (player < 0 || uint32_t(player) >= num_players_ || !players_[player].local) return Result::invalid_player;
+  if (input == nullptr) return Result::invalid_argument;
+  if (size != input_size_) return Result::invalid_input_size;
+  Player& p = players_[player];
+  if (p.added_this_frame) return Result::input_already_added;
+  if (window_full()) return Result::prediction_limit;
+
+  const Frame target = frame_ + p.delay;
+  Frame last = p.queue.last_confirmed();
+  p.added_this_frame = true;
+  // Delay was lowered: frames up to `last` already have inputs; this sample has no frame.
+  if (last >= target) return Result::ok;
+  if (!p.queue.fits(target, oldest_needed())) return Result::input_out_of_window;
+  // Delay was raised (or this is the first input): repeat the last input over the gap so
+  // every frame has exactly one input.
+  while (last + 1 < target) {
+    const uint8_t* fill = last == kNullFrame ? zeros_.get() : p.queue.confirmed(last);
+    p.queue.add_confirmed(last + 1, fill);
+    ++last;
+  }
+  if (p.queue.add_confirmed(target, static_cast<const uint8_t*>(input))) note_mispredicted(target);
+  return Result::ok;
+}
+
+Result RollbackDriver::add_remote_input(PlayerIndex player, Frame frame, const uint8_t* input) noexcept {
+  if (player < 0 || uint32_t(player) >= num_players_ || players_[player].local) return Result::invalid_player;
+  if (input == nullptr || frame < 0) return Result::invalid_argument;
+  Player& p = players_[player];
+  const Frame last = p.queue.last_confirmed();
+  if (frame <= last) return Result::ok;  // a duplicate of a confirmed frame
+  if (frame != last + 1 || !p.queue.fits(frame, oldest_needed())) return Result::input_out_of_window;
+  if (p.disconnected && frame > p.disconnected_after) return Result::ok;
+  if (p.queue.add_confirmed(frame, input)) note_mispredicted(frame);
+  return Result::ok;
+}
+
+Result RollbackDriver::set_input_delay(PlayerIndex player, int32_t frames) noexcept {
+  if (player < 0 || uint32_t(player) >= num_players_ || !players_[player].local) return Result::invalid_player;
+  if (frames < 0 || frames > kMaxInputDelay) return Result::invalid_argument;
+  players_[player].delay = frames;
+  return Result::ok;
+}
+
+Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after) noexcept {
+  if (player < 0 || uint32_t(player) >= num_players_) return Result::invalid_player;
+  Player& p = players_[player];
+  if (p.disconnected) return p.disconnected_after == after ? Result::ok : Result::wrong_state;
+  if (after < kNullFrame || (after + 1 < frame_ && after + 1 < frame_ - history_)) return Result::input_out_of_window;
+  p.disconnected = true;
+  p.disconnected_after = after;
+  // Frames after `after` were simulated with other inputs than the zeros they get now.
+  note_mispredicted(after + 1);
+  return Result::ok;
+}
+
+// ---------------------------------------------------------------- queries
+
+Frame RollbackDriver::confirmed_frame() const noexcept {
+  Frame horizon = kFrameMax;
+  for (uint32_t i = 0; i < num_players_; ++i) {
+    const Player& p = players_[i];
+    const Frame last = p.queue.last_confirmed();
+    if (p.disconnected && last >= p.disconnected_after) continue;  // known forever after
+    horizon = std::min(horizon, last);
+  }
+  // Inputs may be confirmed ahead of the simulation (delay); a frame counts once simulated.
+  return std::min(horizon, frame_ - 1);
+}
+
+bool RollbackDriver::window_full() const noexcept {
+  // Local inputs are never predicted, so only remote players bound the window.
+  Frame horizon = kFrameMax;  // first frame with an unknown input
+  for (uint32_t i = 0; i < num_players_; ++i) {
+    const Player& p = players_[i];
+    if (p.local) continue;
+    const Frame last = p.queue.last_confirmed();
+    if (p.disconnected && last >= p.disconnected_after) continue;
+    horizon = std::min(horizon, last + 1);
+  }
+  if (horizon > frame_) return false;
+  return int64_t(frame_) - horizon + 1 > max_prediction_;
+}
+
+Frame RollbackDriver::oldest_needed() const noexcept {
+  Frame oldest = std::min(confirmed_frame() + 1, frame_ - history_);
+  if (save_mode_ == SaveMode::sparse && last_saved_ != kNullFrame) oldest = std::min(oldest, last_saved_);
+  return std::max<Frame>(oldest, 0);
+}
+
+Result RollbackDriver::check_local_inputs() const noexcept {
+  for (uint32_t i = 0; i < num_players_; ++i) {
+    const Player& p = players_[i];
+    if (p.local && !p.disconnected && p.queue.last_confirmed() < frame_) return Result::missing_local_input;
+  }
+  return Result::ok;
+}
+
+// ---------------------------------------------------------------- primitives
+
+Result RollbackDriver::save_into(SavedState& out, Frame frame) noexcept {
+  const size_t capacity = ring_.capacity();
+  const size_t used = callbacks_.save_state(callbacks_.user, frame, out.data, capacity);
+  out.checksum_valid = false;
+  if (used > capacity) {
+    out.frame = kNullFrame;  // the buffer may hold a partial write
+    Event e = Reporter::make(EventType::save_failed, "save_state needed more than max_state_size bytes");
+    e.frame = frame;
+    e.count = used > size_t(INT32_MAX) ? INT32_MAX : int32_t(used);
+    reporter_.emit(e);
+    reporter_.log(LogLevel::error, "save of frame %d needs %zu bytes, max_state_size is %zu", frame, used, capacity);
+    return Result::save_failed;
+  }
+  out.frame = frame;
+  out.length = used;
+  ++stats_.saves;
+  return Result::ok;
+}
+
+Result RollbackDriver::save(Frame frame) noexcept {
+  Result r = save_into(ring_.slot_for(frame), frame);
+  if (r == Result::ok && frame > last_saved_) last_saved_ = frame;
+  return r;
+}
+
+Result RollbackDriver::load(Frame frame) noexcept {
+  const SavedState* s = ring_.size() ? ring_.find(frame) : nullptr;
+  if (s == nullptr) {
+    reporter_.log(LogLevel::error, "no saved state for frame %d (current %d)", frame, frame_);
+    return Result::internal_error;
+  }
+  callbacks_.load_state(callbacks_.user, frame, s->data, s->length);
+  ++stats_.loads;
+  return Result::ok;
+}
+
+void RollbackDriver::step(Frame frame, uint32_t flags) noexcept {
+  for (uint32_t i = 0; i < num_players_; ++i) {
+    Player& p = players_[i];
+    const uint8_t* src;
+    InputStatus status;
+    if (p.disconnected && frame > p.disconnected_after) {
+      src = zeros_.get();
+      status = InputStatus::disconnected;
+    } else {
+      src = p.queue.input_for(frame, predictor_, &status);
+    }
+    std::memcpy(frame_inputs_.get() + size_t(i) * input_size_, src, input_size_);
+    frame_status_[i] = status;
+  }
+  const FrameInputs inputs{frame_inputs_.get(), frame_status_.data(), input_size_, num_players_};
+  callbacks_.advance_frame(callbacks_.user, frame, &inputs, flags);
+}
+
+void RollbackDriver::finish_frame() noexcept {
+  ++frame_;
+  ++stats_.frames_advanced;
+  for (uint32_t i = 0; i < num_players_; ++i) players_[i].added_this_frame = false;
+}
+
+uint64_t RollbackDriver::checksum(SavedState& state) noexcept {
+  if (!state.checksum_valid) {
+    state.checksum = state_checksum(callbacks_, state.frame, state.data, state.length);
+    state.checksum_valid = true;
+    ++stats_.checksums;
+  }
+  return state.checksum;
+}
+
+Result RollbackDriver::checksum_of(Frame frame, uint64_t* out) noexcept {
+  SavedState* s = ring_.size() ? ring_.find(frame) : nullptr;
+  if (s == nullptr) return Result::not_found;
+  *out = checksum(*s);
+  return Result::ok;
+}
+
+// ---------------------------------------------------------------- the frame
+
+bool RollbackDriver::should_save(Frame frame) const noexcept {
+  if (!saves_needed_) return false;
+  if (save_mode_ != SaveMode::sparse) return true;
+  // Sparse: only a state no rollback can go behind, i.e. every input before it is confirmed.
+  return confirmed_frame() >= frame - 1;
+}
+
+Result RollbackDriver::rollback() noexcept {
+  const bool sparse = save_mode_ == SaveMode::sparse;
+  // Sparse saving keeps only final states: re-simulate from the newest, which is never after
+  // the first wrong frame (a final state has no unconfirmed input before it).
+  const Frame target = sparse ? last_saved_ : first_incorrect_;
+  if (target == kNullFrame || target >= frame_) return Result::internal_error;
+  if (Result r = load(target); r != Result::ok) return r;
+
+  const Frame newest_final = confirmed_frame() + 1;
+  Result outcome = Result::ok;
+  for (Frame f = target; f < frame_; ++f) {
+    if (f != target && (!sparse || f == newest_final)) {
+      // A failed save is reported, but re-simulation goes on so the live state stays whole.
+      if (Result r = save(f); r != Result::ok) outcome = r;
+    }
+    step(f, kAdvanceResimulating);
+  }
+  const uint32_t depth = uint32_t(frame_ - target);
+  stats_.frames_resimulated += depth;
+  ++stats_.rollbacks;
+  ++stats_.rollback_depth_histogram[std::min<uint32_t>(depth, kMaxPredictionFrames)];
+  stats_.max_rollback_depth = std::max(stats_.max_rollback_depth, depth);
+  first_incorrect_ = kNullFrame;
+  return outcome;
+}
+
+Result RollbackDriver::advance() noexcept {
+  if (Result r = check_local_inputs(); r != Result::ok) return r;
+  if (first_incorrect_ != kNullFrame) {
+    if (Result r = rollback(); r != Result::ok) return r;
+  } else if (save_mode_ == SaveMode::sparse && saves_needed_ && last_saved_ != kNullFrame &&
+             frame_ - last_saved_ > std::max(max_prediction_, 1) && confirmed_frame() + 1 > last_saved_) {
+    // Sparse saving with no misprediction for a while: move the saved state up to the newest
+    // final frame, so a later rollback never re-simulates more than about two windows.
+    first_incorrect_ = frame_ - 1;
+    if (Result r = rollback(); r != Result::ok) return r;
+  }
+  if (window_full()) {
+    ++stats_.frames_stalled;
+    return Result::prediction_limit;
+  }
+  if (should_save(frame_)) {
+    if (Result r = save(frame_); r != Result::ok) return r;
+  }
+  step(frame_, kAdvanceNone);
+  finish_frame();
+  return Result::ok;
+}
+
+}  // namespace retcon::detail

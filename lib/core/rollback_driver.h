@@ -1,0 +1,111 @@
+// The rollback core shared by every session kind: input queues, the state ring, prediction,
+// input delay, the prediction window, and re-simulation after a misprediction.
+//
+// Frame model: frame_ is the next frame to simulate; the game's live state is the state at the
+// start of frame_. A save of frame f is the state before f's inputs are applied, so a rollback
+// to f loads slot f and re-runs f, f+1, ... frame_-1.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "core/input_queue.h"
+#include "core/reporter.h"
+#include "core/state_ring.h"
+#include "retcon/result.h"
+#include "retcon/session.h"
+
+namespace retcon::detail {
+
+class RollbackDriver {
+ public:
+  // `history`: how many frames behind frame_ the session may need to load (max prediction, or
+  // the sync test's check distance). `save_mode` is already resolved (never automatic).
+  Result init(const SessionConfig& config, int32_t history, SaveMode save_mode);
+
+  void set_local(PlayerIndex player, bool local) noexcept { players_[player].local = local; }
+  bool is_local(PlayerIndex player) const noexcept { return players_[player].local; }
+  uint32_t num_players() const noexcept { return num_players_; }
+  uint32_t input_size() const noexcept { return input_size_; }
+
+  // ---- inputs ----
+  Result add_local_input(PlayerIndex player, const void* input, size_t size) noexcept;
+  // A remote player's real input; frames must come in order per player. Older frames are
+  // ignored (duplicates). Returns input_out_of_window for a frame beyond the queue.
+  Result add_remote_input(PlayerIndex player, Frame frame, const uint8_t* input) noexcept;
+  Result set_input_delay(PlayerIndex player, int32_t frames) noexcept;
+  int32_t input_delay(PlayerIndex player) const noexcept { return players_[player].delay; }
+  // From `after`+1 on, the player's input is zeros with status disconnected. Rolls back if
+  // frames after it were already simulated with other inputs.
+  Result disconnect_player(PlayerIndex player, Frame after) noexcept;
+
+  // ---- the normal frame: rollback if needed, window check, save, simulate ----
+  Result advance() noexcept;
+
+  // ---- primitives (the sync test composes its own frame from these) ----
+  Result check_local_inputs() const noexcept;
+  bool window_full() const noexcept;
+  Result save(Frame frame) noexcept;                 // live state -> ring slot of `frame`
+  Result save_into(SavedState& out, Frame frame) noexcept;  // live state -> caller's buffer
+  Result load(Frame frame) noexcept;                 // ring slot of `frame` -> live state
+  void step(Frame frame, uint32_t flags) noexcept;   // simulate one frame with its best inputs
+  void finish_frame() noexcept;                      // frame_++ after the live frame was stepped
+  uint64_t checksum(SavedState& state) noexcept;     // computed once, then cached
+  Result checksum_of(Frame frame, uint64_t* out) noexcept;
+
+  // ---- queries ----
+  Frame frame() const noexcept { return frame_; }
+  // Newest frame whose inputs are all confirmed (kNullFrame before any).
+  Frame confirmed_frame() const noexcept;
+  Frame last_confirmed(PlayerIndex player) const noexcept { return players_[player].queue.last_confirmed(); }
+  const uint8_t* confirmed_input(PlayerIndex player, Frame frame) const noexcept {
+    return players_[player].queue.confirmed(frame);
+  }
+  Frame first_incorrect() const noexcept { return first_incorrect_; }
+  StateRing& ring() noexcept { return ring_; }
+  const Reporter& reporter() const noexcept { return reporter_; }
+  const GameCallbacks& callbacks() const noexcept { return callbacks_; }
+  const SessionStats& stats() const noexcept { return stats_; }
+  SessionStats& mutable_stats() noexcept { return stats_; }
+  int32_t max_prediction() const noexcept { return max_prediction_; }
+
+ private:
+  struct Player {
+    InputQueue queue;
+    bool local = false;
+    bool added_this_frame = false;
+    int32_t delay = 0;
+    Frame disconnected_after = kNullFrame;  // valid when disconnected
+    bool disconnected = false;
+  };
+
+  Result rollback() noexcept;
+  bool should_save(Frame frame) const noexcept;
+  Frame oldest_needed() const noexcept;
+  void note_mispredicted(Frame frame) noexcept {
+    if (frame < frame_ && (first_incorrect_ == kNullFrame || frame < first_incorrect_))
+      first_incorrect_ = frame;
+  }
+
+  GameCallbacks callbacks_{};
+  Predictor predictor_{};
+  Reporter reporter_;
+  StateRing ring_;
+  std::array<Player, kMaxPlayers> players_{};
+  std::unique_ptr<uint8_t[]> frame_inputs_;  // scratch: every player's input for one frame
+  std::unique_ptr<uint8_t[]> zeros_;
+  std::array<InputStatus, kMaxPlayers> frame_status_{};
+  SessionStats stats_{};
+  uint32_t num_players_ = 0;
+  uint32_t input_size_ = 0;
+  int32_t max_prediction_ = 0;
+  int32_t history_ = 0;
+  SaveMode save_mode_ = SaveMode::every_frame;
+  bool saves_needed_ = true;
+  Frame frame_ = 0;
+  Frame first_incorrect_ = kNullFrame;
+  Frame last_saved_ = kNullFrame;
+};
+
+}  // namespace retcon::detail

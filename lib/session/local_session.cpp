@@ -1,0 +1,39 @@
+// Local play: every player on this machine. Inputs are never predicted, so the session runs
+// from the first frame (no synchronizing phase) and never rolls back.
+#include <new>
+
+#include "session/driver_session.h"
+
+namespace retcon {
+namespace detail {
+namespace {
+
+class LocalSession final : public DriverSession {
+ public:
+  Result init(const SessionConfig& config) {
+    // No remote player: nothing can be mispredicted, so no history is kept (history 0).
+    SessionConfig c = config;
+    c.max_prediction = 0;
+    if (Result r = driver_.init(c, 0, c.save_mode); r != Result::ok) return r;
+    for (uint32_t p = 0; p < c.num_players; ++p) driver_.set_local(PlayerIndex(p), true);
+    return Result::ok;
+  }
+  Result advance_frame() override { return driver_.advance(); }
+};
+
+}  // namespace
+}  // namespace detail
+
+Result create_local_session(const SessionConfig& config, std::unique_ptr<Session>* out) {
+  if (out == nullptr) return Result::invalid_argument;
+  out->reset();
+  if (validate_session_config(config) != nullptr) return Result::invalid_argument;
+  return detail::guarded_create([&] {
+    auto session = std::make_unique<detail::LocalSession>();
+    Result r = session->init(config);
+    if (r == Result::ok) *out = std::move(session);
+    return r;
+  });
+}
+
+}  // namespace retcon

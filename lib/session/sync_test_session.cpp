@@ -1,0 +1,149 @@
+// Sync test: every frame, roll back check_distance frames, re-simulate, and compare the
+// re-simulated state's checksum with the first simulation's. Any difference means the game's
+// save, load or advance is not deterministic.
+//
+// Cost per frame: one save and checksum of the live frame, one load, `distance` steps, one save
+// and checksum of the re-simulated state. Intermediate frames are not saved or hashed again;
+// only on a mismatch does a second, frame-by-frame pass find the first frame that differs.
+#include <new>
+#include <string>
+
+#include "session/driver_session.h"
+
+namespace retcon {
+namespace detail {
+namespace {
+
+class SyncTestSession final : public DriverSession {
+ public:
+  Result init(const SyncTestConfig& config) {
+    distance_ = config.check_distance;
+    if (Result r = driver_.init(config.session, distance_, SaveMode::every_frame); r != Result::ok) return r;
+    for (uint32_t p = 0; p < config.session.num_players; ++p) driver_.set_local(PlayerIndex(p), true);
+    const size_t capacity = driver_.ring().capacity();
+    resim_memory_ = std::make_unique<uint8_t[]>(capacity);
+    diag_memory_ = std::make_unique<uint8_t[]>(capacity);
+    resim_.data = resim_memory_.get();
+    diag_.data = diag_memory_.get();
+    text_first_.reserve(4096);
+    text_second_.reserve(4096);
+    return Result::ok;
+  }
+
+  Result advance_frame() override {
+    if (Result r = driver_.check_local_inputs(); r != Result::ok) return r;
+    const Frame frame = driver_.frame();
+    if (Result r = driver_.save(frame); r != Result::ok) return r;
+    SavedState* first = driver_.ring().find(frame);
+    const uint64_t expected = driver_.checksum(*first);
+
+    const Frame distance = frame < distance_ ? frame : distance_;
+    if (distance > 0) {
+      if (Result r = resimulate(frame - distance, frame); r != Result::ok) return r;
+      if (Result r = driver_.save_into(resim_, frame); r != Result::ok) return r;
+      count_rollback(uint32_t(distance));
+      if (driver_.checksum(resim_) != expected) {
+        report_mismatch(frame, frame - distance);
+        // Go on from the first simulation's state, so later frames are compared against it.
+        if (Result r = driver_.load(frame); r != Result::ok) return r;
+      }
+    }
+    driver_.step(frame, kAdvanceNone);
+    driver_.finish_frame();
+    return Result::ok;
+  }
+
+ private:
+  Result resimulate(Frame from, Frame to) {
+    if (Result r = driver_.load(from); r != Result::ok) return r;
+    for (Frame f = from; f < to; ++f) driver_.step(f, kAdvanceResimulating);
+    return Result::ok;
+  }
+
+  void count_rollback(uint32_t depth) {
+    SessionStats& s = driver_.mutable_stats();
+    ++s.rollbacks;
+    s.frames_resimulated += depth;
+    ++s.rollback_depth_histogram[depth < kMaxPredictionFrames ? depth : kMaxPredictionFrames];
+    if (depth > s.max_rollback_depth) s.max_rollback_depth = depth;
+  }
+
+  // Re-runs from `from` saving every frame to find the first whose state differs from the first
+  // simulation, then reports it with both states described. If this third run happens to agree
+  // (flaky non-determinism), the state that differed at `frame` is reported instead.
+  void report_mismatch(Frame frame, Frame from) {
+    Frame bad = frame;
+    SavedState* second = &resim_;
+    if (resimulate_until_difference(from, frame, &bad)) second = &diag_;
+    SavedState* first = driver_.ring().find(bad);
+    if (first == nullptr) return;  // cannot happen: the ring keeps distance + 2 frames
+
+    Event e = Reporter::make(EventType::sync_test_mismatch,
+                             "re-simulation produced a different state: save, load or advance of "
+                             "the frame before `frame` is not deterministic");
+    e.frame = bad;
+    e.count = int32_t(frame - from);
+    e.checksum_local = driver_.checksum(*first);
+    e.checksum_remote = driver_.checksum(*second);
+    describe(*first, &text_first_);
+    describe(*second, &text_second_);
+    if (driver_.callbacks().describe_state) {
+      e.text_local = text_first_.c_str();
+      e.text_local_len = text_first_.size();
+      e.text_remote = text_second_.c_str();
+      e.text_remote_len = text_second_.size();
+    }
+    driver_.reporter().log(LogLevel::error, "sync test: frame %d differs (checksum %016llx vs %016llx)", bad,
+                           static_cast<unsigned long long>(e.checksum_local),
+                           static_cast<unsigned long long>(e.checksum_remote));
+    driver_.reporter().emit(e);
+  }
+
+  bool resimulate_until_difference(Frame from, Frame to, Frame* bad) {
+    if (driver_.load(from) != Result::ok) return false;
+    for (Frame f = from; f < to; ++f) {
+      driver_.step(f, kAdvanceResimulating);
+      if (driver_.save_into(diag_, f + 1) != Result::ok) return false;
+      SavedState* first = driver_.ring().find(f + 1);
+      if (first != nullptr && driver_.checksum(*first) != driver_.checksum(diag_)) {
+        *bad = f + 1;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void describe(const SavedState& state, std::string* out) {
+    out->clear();
+    const GameCallbacks& cb = driver_.callbacks();
+    if (!cb.describe_state) return;
+    const TextSink sink{out, [](void* ctx, const char* text, size_t length) {
+                          if (text) static_cast<std::string*>(ctx)->append(text, length);
+                        }};
+    cb.describe_state(cb.user, state.frame, state.data, state.length, &sink);
+  }
+
+  int32_t distance_ = 1;
+  std::unique_ptr<uint8_t[]> resim_memory_, diag_memory_;
+  SavedState resim_, diag_;
+  std::string text_first_, text_second_;
+};
+
+}  // namespace
+}  // namespace detail
+
+Result create_sync_test_session(const SyncTestConfig& config, std::unique_ptr<Session>* out) {
+  if (out == nullptr) return Result::invalid_argument;
+  out->reset();
+  if (validate_session_config(config.session) != nullptr) return Result::invalid_argument;
+  if (config.check_distance < 1 || config.check_distance > config.session.max_prediction)
+    return Result::invalid_argument;
+  return detail::guarded_create([&] {
+    auto session = std::make_unique<detail::SyncTestSession>();
+    Result r = session->init(config);
+    if (r == Result::ok) *out = std::move(session);
+    return r;
+  });
+}
+
+}  // namespace retcon

@@ -1,0 +1,194 @@
+#include "core/rollback_driver.h"
+
+#include <gtest/gtest.h>
+
+#include "support/driver_harness.h"
+
+namespace retcon::test {
+namespace {
+
+uint8_t in(int v) { return uint8_t(v); }
+
+TEST(RollbackDriver, RejectsBadArguments) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(2, 1, 1, 4), Result::ok);
+  const uint8_t v = 1;
+  EXPECT_EQ(h.driver.add_local_input(1, &v, 1), Result::invalid_player) << "player 1 is remote";
+  EXPECT_EQ(h.driver.add_local_input(5, &v, 1), Result::invalid_player);
+  EXPECT_EQ(h.driver.add_local_input(-1, &v, 1), Result::invalid_player);
+  EXPECT_EQ(h.driver.add_local_input(0, nullptr, 1), Result::invalid_argument);
+  EXPECT_EQ(h.driver.add_local_input(0, &v, 2), Result::invalid_input_size);
+  EXPECT_EQ(h.driver.add_remote_input(0, 0, &v), Result::invalid_player) << "player 0 is local";
+  EXPECT_EQ(h.driver.add_remote_input(1, 5, &v), Result::input_out_of_window) << "gap";
+  EXPECT_EQ(h.driver.add_remote_input(1, 100000, &v), Result::input_out_of_window);
+  EXPECT_EQ(h.driver.set_input_delay(0, -1), Result::invalid_argument);
+  EXPECT_EQ(h.driver.set_input_delay(0, kMaxInputDelay + 1), Result::invalid_argument);
+  EXPECT_EQ(h.driver.set_input_delay(1, 2), Result::invalid_player);
+  EXPECT_EQ(h.driver.advance(), Result::missing_local_input);
+  ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+  EXPECT_EQ(h.driver.add_local_input(0, &v, 1), Result::input_already_added);
+}
+
+TEST(RollbackDriver, OneLoadPerCorrectionHoweverManyInputsWereWrong) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(3, 1, 1, 8), Result::ok);
+  for (int f = 0; f < 6; ++f) {
+    const uint8_t v = in(f);
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok);
+  }
+  EXPECT_EQ(h.game.loads, 0u);
+  // Both remote players send 6 frames that all differ from the zero prediction.
+  for (Frame f = 0; f < 6; ++f) {
+    const uint8_t a = in(10 + f), b = in(20 + f);
+    ASSERT_EQ(h.driver.add_remote_input(1, f, &a), Result::ok);
+    ASSERT_EQ(h.driver.add_remote_input(2, f, &b), Result::ok);
+  }
+  EXPECT_EQ(h.driver.first_incorrect(), 0);
+  const uint8_t v = 6;
+  ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+  ASSERT_EQ(h.driver.advance(), Result::ok);
+  EXPECT_EQ(h.game.loads, 1u);
+  EXPECT_EQ(h.game.resimulated, 6u);
+  EXPECT_EQ(h.driver.stats().rollbacks, 1u);
+  EXPECT_EQ(h.driver.stats().rollback_depth_histogram[6], 1u);
+  EXPECT_EQ(h.game.frame_errors, 0);
+}
+
+TEST(RollbackDriver, CorrectPredictionsNeverRollBack) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(2, 1, 1, 8), Result::ok);
+  const uint8_t five = 5;
+  ASSERT_EQ(h.driver.add_remote_input(1, 0, &five), Result::ok);
+  for (int f = 0; f < 5; ++f) {
+    ASSERT_EQ(h.driver.add_local_input(0, &five, 1), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok);
+  }
+  // Carry-forward predicted 5 for frames 1..4: the real inputs agree.
+  for (Frame f = 1; f < 5; ++f) ASSERT_EQ(h.driver.add_remote_input(1, f, &five), Result::ok);
+  EXPECT_EQ(h.driver.first_incorrect(), kNullFrame);
+  ASSERT_EQ(h.driver.add_local_input(0, &five, 1), Result::ok);
+  ASSERT_EQ(h.driver.advance(), Result::ok);
+  EXPECT_EQ(h.game.loads, 0u);
+  EXPECT_EQ(h.driver.confirmed_frame(), 4);
+}
+
+TEST(RollbackDriver, PredictionWindowBlocksWithClearStatusAndNeverDropsARollback) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(2, 1, 1, 3), Result::ok);
+  const uint8_t v = 1;
+  for (int f = 0; f < 3; ++f) {
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok);
+  }
+  EXPECT_EQ(h.driver.add_local_input(0, &v, 1), Result::prediction_limit);
+  EXPECT_EQ(h.driver.frame(), 3);
+  const uint8_t r = 9;
+  ASSERT_EQ(h.driver.add_remote_input(1, 0, &r), Result::ok);  // mispredicted frame 0
+  ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+  ASSERT_EQ(h.driver.advance(), Result::ok);
+  EXPECT_EQ(h.game.loads, 1u) << "the correction happened";
+  EXPECT_EQ(h.driver.frame(), 4);
+}
+
+TEST(RollbackDriver, ZeroPredictionIsLockstep) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(2, 1, 1, 0), Result::ok);
+  const uint8_t v = 1;
+  EXPECT_EQ(h.driver.add_local_input(0, &v, 1), Result::prediction_limit);
+  ASSERT_EQ(h.driver.add_remote_input(1, 0, &v), Result::ok);
+  ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+  ASSERT_EQ(h.driver.advance(), Result::ok);
+  EXPECT_EQ(h.game.saves, 0u) << "nothing can roll back, so nothing is saved";
+}
+
+TEST(RollbackDriver, DelayIncreaseRepeatsLastInputAndDecreaseDropsSamples) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(1, 1, 1, 0), Result::ok);
+  ASSERT_EQ(h.driver.set_input_delay(0, 2), Result::ok);
+  std::vector<uint8_t> seen;
+  h.game.events.reserve(1);
+  auto tick = [&](uint8_t v) {
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok);
+  };
+  tick(1);  // frame 0 (delay fill: frames 0,1 = 0), input 1 -> frame 2
+  tick(2);  // frame 1, input 2 -> frame 3
+  ASSERT_EQ(h.driver.set_input_delay(0, 4), Result::ok);
+  tick(3);  // frame 2, input 3 -> frame 6; frames 4,5 repeat 2
+  ASSERT_EQ(h.driver.set_input_delay(0, 1), Result::ok);
+  tick(4);  // frame 3: target 4 already has an input: sample dropped
+  tick(5);  // frame 4: dropped (target 5)
+  tick(6);  // frame 5: dropped (target 6)
+  tick(7);  // frame 6: target 7
+  for (Frame f = 0; f <= 7; ++f) seen.push_back(*h.driver.confirmed_input(0, f));
+  EXPECT_EQ(seen, (std::vector<uint8_t>{0, 0, 1, 2, 2, 2, 3, 7}));
+  EXPECT_EQ(h.driver.frame(), 7);
+}
+
+TEST(RollbackDriver, SaveThatDoesNotFitIsReportedNotACrash) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(2, 1, 1, 4, SaveMode::automatic, 40), Result::ok);  // < 45-byte minimum save
+  const uint8_t v = 1;
+  ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+  EXPECT_EQ(h.driver.advance(), Result::save_failed);
+  EXPECT_EQ(h.driver.frame(), 0);
+  ASSERT_EQ(h.game.events.size(), 1u);
+  EXPECT_EQ(h.game.events[0].type, EventType::save_failed);
+  EXPECT_EQ(h.game.advances, 0u) << "the frame was not simulated without a save";
+}
+
+TEST(RollbackDriver, DisconnectedPlayerGetsZerosWithStatusAfterAgreedFrame) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(2, 1, 1, 8), Result::ok);
+  const uint8_t v = 3;
+  for (Frame f = 0; f < 4; ++f) {
+    ASSERT_EQ(h.driver.add_remote_input(1, f, &v), Result::ok);
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok);
+  }
+  for (Frame f = 4; f < 7; ++f) {
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok);  // predicted 3 for player 1
+  }
+  ASSERT_EQ(h.driver.disconnect_player(1, 3), Result::ok);
+  ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+  ASSERT_EQ(h.driver.advance(), Result::ok);
+  EXPECT_EQ(h.game.loads, 1u) << "frames 4..6 re-run with the disconnected zeros";
+  EXPECT_EQ(h.driver.confirmed_frame(), 7);
+  EXPECT_FALSE(h.driver.window_full());
+}
+
+TEST(RollbackDriver, SparseSavingSavesOnlyConfirmedFramesAndStaysCorrect) {
+  DriverHarness h, ref;
+  ASSERT_EQ(h.init(2, 1, 1, 6, SaveMode::sparse), Result::ok);
+  ASSERT_EQ(ref.init(2, 2, 1, 0), Result::ok);
+  for (Frame f = 0; f < 60; ++f) {
+    const uint8_t l = uint8_t(f * 7), r = uint8_t(f / 3);
+    ASSERT_EQ(h.driver.add_local_input(0, &l, 1), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok);
+    if (f >= 4) {
+      const uint8_t late = uint8_t((f - 4) / 3);
+      ASSERT_EQ(h.driver.add_remote_input(1, f - 4, &late), Result::ok);
+    }
+    ASSERT_EQ(ref.driver.add_local_input(0, &l, 1), Result::ok);
+    ASSERT_EQ(ref.driver.add_local_input(1, &r, 1), Result::ok);
+    ASSERT_EQ(ref.driver.advance(), Result::ok);
+  }
+  for (Frame f = 56; f <= 60; ++f) {
+    const uint8_t late = f < 60 ? uint8_t(f / 3) : 0;
+    ASSERT_EQ(h.driver.add_remote_input(1, f, &late), Result::ok);
+  }
+  const uint8_t l = 0;
+  ASSERT_EQ(h.driver.add_local_input(0, &l, 1), Result::ok);
+  ASSERT_EQ(h.driver.advance(), Result::ok);
+  ASSERT_EQ(ref.driver.add_local_input(0, &l, 1), Result::ok);
+  ASSERT_EQ(ref.driver.add_local_input(1, &l, 1), Result::ok);
+  ASSERT_EQ(ref.driver.advance(), Result::ok);
+  EXPECT_EQ(h.game.hash(), ref.game.hash());
+  EXPECT_LT(h.game.saves, 40u) << "sparse saving saves far fewer states than frames";
+  EXPECT_EQ(h.game.frame_errors, 0);
+}
+
+}  // namespace
+}  // namespace retcon::test

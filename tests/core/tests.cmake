@@ -1,0 +1,4 @@
+retcon_add_test(core_tests
+  ${CMAKE_CURRENT_LIST_DIR}/input_queue_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/state_ring_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/rollback_driver_test.cpp)

@@ -1,0 +1,104 @@
+// A small game for tests whose state depends on the order and history of every input, with a
+// save length that changes from frame to frame (as real emulators' do). It never allocates
+// after construction, so allocation-counting tests can run it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "retcon/callbacks.h"
+
+namespace retcon::test {
+
+struct TestGameState {
+  uint64_t chain = 0x9e3779b97f4a7c15ull;  // folds every input in order (first: no padding)
+  int32_t frame = 0;
+  std::array<int32_t, 8> position{};
+  uint8_t tail_length = 0;                 // 0..63: varies the save length
+  std::array<uint8_t, 63> tail{};
+};
+
+class TestGame {
+ public:
+  TestGameState state;
+  // Non-determinism to inject: when armed, re-simulated frames at or after this frame fold a
+  // hidden counter into the state (as a game reading an unsaved global would).
+  int32_t nondeterministic_from = -1;
+  uint64_t hidden_calls = 0;
+  // When set, every frame advanced records the state hash it started from (index = frame).
+  std::vector<uint64_t>* start_hashes = nullptr;
+  uint64_t advances = 0, resimulated = 0, loads = 0, saves = 0;
+  int32_t frame_errors = 0;  // advance/load called with a frame the state disagrees with
+  std::vector<Event> events;  // reserved up front by tests that count allocations
+  std::string last_description;
+
+  size_t save_state(Frame frame, uint8_t* buffer, size_t capacity) {
+    ++saves;
+    if (frame != state.frame) ++frame_errors;
+    const size_t need = saved_size();
+    if (need > capacity) return need;
+    std::memcpy(buffer, &state, offsetof(TestGameState, tail));
+    std::memcpy(buffer + offsetof(TestGameState, tail), state.tail.data(), state.tail_length);
+    return need;
+  }
+  void load_state(Frame frame, const uint8_t* buffer, size_t length) {
+    ++loads;
+    state = TestGameState{};
+    std::memcpy(static_cast<void*>(&state), buffer, offsetof(TestGameState, tail));
+    if (length != saved_size()) ++frame_errors;
+    std::memcpy(state.tail.data(), buffer + offsetof(TestGameState, tail), state.tail_length);
+    if (frame != state.frame) ++frame_errors;
+  }
+  void advance_frame(Frame frame, const FrameInputs& in, uint32_t flags) {
+    if (frame != state.frame) ++frame_errors;
+    if (start_hashes && size_t(frame) < start_hashes->size()) (*start_hashes)[size_t(frame)] = hash();
+    ++advances;
+    if (flags & kAdvanceResimulating) ++resimulated;
+    step(in);
+    if ((flags & kAdvanceResimulating) && nondeterministic_from >= 0 && frame >= nondeterministic_from) {
+      state.chain ^= ++hidden_calls;
+    }
+  }
+  void on_event(const Event& e) { if (events.size() < events.capacity()) events.push_back(e); }
+  void describe_state(Frame frame, const uint8_t* buffer, size_t length, const TextSink& sink) {
+    TestGameState s{};
+    if (length >= offsetof(TestGameState, tail)) std::memcpy(static_cast<void*>(&s), buffer, offsetof(TestGameState, tail));
+    const std::string text = "frame " + std::to_string(frame) + " chain " + std::to_string(s.chain) +
+                             " p0 " + std::to_string(s.position[0]);
+    sink.append(text.data(), text.size());
+  }
+
+  size_t saved_size() const { return offsetof(TestGameState, tail) + state.tail_length; }
+  uint64_t hash() const;  // over the saved bytes' meaning, independent of padding
+  void step(const FrameInputs& in);
+};
+
+inline uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+inline uint64_t TestGame::hash() const {
+  uint64_t h = mix(uint64_t(state.frame), state.chain);
+  for (int32_t p : state.position) h = mix(h, uint32_t(p));
+  h = mix(h, state.tail_length);
+  for (uint8_t i = 0; i < state.tail_length; ++i) h = mix(h, state.tail[i]);
+  return h;
+}
+
+inline void TestGame::step(const FrameInputs& in) {
+  for (uint32_t p = 0; p < in.player_count; ++p) {
+    const uint8_t* bytes = in.player(PlayerIndex(p));
+    for (uint32_t i = 0; i < in.input_size; ++i) state.chain = mix(state.chain, bytes[i] + 257u * p);
+    // Position integrates a signed value of the first byte: history matters, not just the sum.
+    state.position[p] = state.position[p] * 3 / 4 + int8_t(bytes[0]) + int32_t(state.chain & 3);
+  }
+  state.tail_length = uint8_t(state.chain % 64);
+  for (uint8_t i = 0; i < state.tail_length; ++i) state.tail[i] = uint8_t(state.chain >> (i % 56));
+  ++state.frame;
+}
+
+}  // namespace retcon::test
