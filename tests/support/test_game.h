@@ -33,7 +33,6 @@ class TestGame {
   uint64_t advances = 0, resimulated = 0, loads = 0, saves = 0;
   int32_t frame_errors = 0;  // advance/load called with a frame the state disagrees with
   std::vector<Event> events;  // reserved up front by tests that count allocations
-  std::string last_description;
 
   size_t save_state(Frame frame, uint8_t* buffer, size_t capacity) {
     ++saves;
@@ -62,7 +61,13 @@ class TestGame {
       state.chain ^= ++hidden_calls;
     }
   }
-  void on_event(const Event& e) { if (events.size() < events.capacity()) events.push_back(e); }
+  // Event texts live only during the callback: the first event's are copied here.
+  std::string first_text_local, first_text_remote;
+  void on_event(const Event& e) {
+    if (events.empty() && e.text_local) first_text_local.assign(e.text_local, e.text_local_len);
+    if (events.empty() && e.text_remote) first_text_remote.assign(e.text_remote, e.text_remote_len);
+    if (events.size() < events.capacity()) events.push_back(e);
+  }
   void describe_state(Frame frame, const uint8_t* buffer, size_t length, const TextSink& sink) {
     TestGameState s{};
     if (length >= offsetof(TestGameState, tail)) std::memcpy(static_cast<void*>(&s), buffer, offsetof(TestGameState, tail));
