@@ -7,3 +7,7 @@ list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/delay_line.cpp
   ${CMAKE_CURRENT_LIST_DIR}/network_simulator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/udp_transport.cpp)
+list(APPEND RETCON_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/input_compression.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/wire.cpp)
+list(APPEND RETCON_SOURCES ${CMAKE_CURRENT_LIST_DIR}/endpoint.cpp)
