@@ -1,0 +1,2 @@
+# Network tests: codec, transports, simulator, endpoint, wire spec.
+retcon_add_test(net_wire_test ${CMAKE_CURRENT_LIST_DIR}/wire_test.cpp)
