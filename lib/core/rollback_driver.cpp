@@ -92,7 +92,7 @@ Result RollbackDriver::set_input_delay(PlayerIndex player, int32_t frames) noexc
 Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after) noexcept {
   if (player < 0 || uint32_t(player) >= num_players_) return Result::invalid_player;
   Player& p = players_[player];
-  if (p.disconnected) return p.disconnected_after == after ? Result::ok : Result::wrong_state;
+  if (p.disconnected && after >= p.disconnected_after) return Result::ok;
   if (after < kNullFrame || (after + 1 < frame_ && after + 1 < frame_ - history_)) return Result::input_out_of_window;
   p.disconnected = true;
   p.disconnected_after = after;
