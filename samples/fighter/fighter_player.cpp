@@ -90,6 +90,10 @@ void control_player(FighterState& s, int i, const Emitter& fx) {
   }
 
   p.move_frame += 1;
+  if (!alive(p)) {  // health can only reach 0 through a hit, but a loaded state may say so
+    if (p.move != kMoveKnockedOut) start_move(p, kMoveKnockedOut);
+    return;
+  }
   const bool grounded = on_ground(p);
   switch (p.move) {
     case kMoveKnockedOut:
