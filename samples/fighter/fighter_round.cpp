@@ -127,6 +127,9 @@ void fighter_init(FighterState& state, int players, uint32_t seed) {
 void fighter_step(FighterState& s, const retcon::FrameInputs& inputs, uint32_t flags,
                   FighterEffects* effects) {
   const Emitter fx{(flags & retcon::kAdvanceResimulating) != 0 ? nullptr : effects};
+  // A state loaded from foreign bytes must not index past the player array.
+  if (s.players < kMinPlayers) s.players = kMinPlayers;
+  if (s.players > kMaxPlayers) s.players = kMaxPlayers;
   for (int i = 0; i < s.players; ++i) {
     s.p[i].prev_buttons = s.p[i].buttons;
     s.p[i].buttons = read_input(inputs, i);
