@@ -1,6 +1,9 @@
 // fighter_headless: N bot players for F frames on this machine, no window, no network.
 // Prints round results and the final checksum. Usage:
 //   fighter_headless [--players N] [--frames F] [--seed S] [--scripted] [--every K] [--describe]
+//                    [--rollback N]
+// --rollback N re-simulates 1..N frames every frame from a saved state (a local sync test) and
+// exits with status 1 if any re-simulation differs.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +12,7 @@
 
 #include "fighter_bot.h"
 #include "fighter_game.h"
+#include "frame_source.h"
 
 namespace {
 
@@ -19,12 +23,13 @@ struct Options {
   bool scripted = false;
   long every = 0;        // print the checksum every K frames
   bool describe = false; // dump the final state
+  int rollback = 0;      // local sync test depth
 };
 
 void usage() {
   std::fprintf(stderr,
                "usage: fighter_headless [--players 2..4] [--frames F] [--seed S] [--scripted]\n"
-               "                        [--every K] [--describe]\n");
+               "                        [--every K] [--describe] [--rollback N]\n");
 }
 
 bool parse(int argc, char** argv, Options* o) {
@@ -39,6 +44,8 @@ bool parse(int argc, char** argv, Options* o) {
       o->seed = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 0));
     } else if (std::strcmp(a, "--every") == 0 && has_value) {
       o->every = std::atol(argv[++i]);
+    } else if (std::strcmp(a, "--rollback") == 0 && has_value) {
+      o->rollback = std::atoi(argv[++i]);
     } else if (std::strcmp(a, "--scripted") == 0) {
       o->scripted = true;
     } else if (std::strcmp(a, "--describe") == 0) {
@@ -67,29 +74,24 @@ int main(int argc, char** argv) {
     usage();
     return 2;
   }
-  fighter::FighterGame game(opt.players, opt.seed);
+  fighter::LocalFrameSource source(opt.players, opt.seed, opt.rollback);
   std::vector<fighter::FighterBot> bots;
   std::vector<fighter::ScriptedInputs> scripts;
   for (int p = 0; p < opt.players; ++p) {
     bots.emplace_back(opt.seed * 7919u + static_cast<uint32_t>(p), p);
     scripts.emplace_back(p);
   }
-  uint8_t bytes[fighter::kMaxPlayers * fighter::kInputSize] = {};
-  retcon::InputStatus status[fighter::kMaxPlayers] = {};
-  const retcon::FrameInputs inputs{bytes, status, fighter::kInputSize,
-                                   static_cast<uint32_t>(opt.players)};
-
   int32_t last_rounds = 0;
   int32_t last_match = 0;
   for (long f = 0; f < opt.frames; ++f) {
-    const fighter::FighterState& s = game.state();
+    const fighter::FighterState& s = source.state();
     for (int p = 0; p < opt.players; ++p) {
       const uint16_t bits = opt.scripted ? scripts[static_cast<size_t>(p)].at(s.frame)
                                          : bots[static_cast<size_t>(p)].next_input(s);
-      fighter::write_input(bits, bytes + p * fighter::kInputSize);
+      source.set_local_input(p, bits);
     }
-    game.advance_frame(s.frame, inputs, retcon::kAdvanceNone);
-    const fighter::FighterState& after = game.state();
+    source.tick();
+    const fighter::FighterState& after = source.state();
     if (after.match != last_match) {
       last_match = after.match;
       last_rounds = 0;
@@ -112,17 +114,21 @@ int main(int argc, char** argv) {
     }
   }
 
-  const fighter::FighterState& s = game.state();
+  const fighter::FighterState& s = source.state();
   std::printf("players %d frames %d seed %u\n", opt.players, static_cast<int>(s.frame), opt.seed);
   for (int p = 0; p < opt.players; ++p) {
     std::printf("p%d health %d round wins %d match wins %d\n", p, static_cast<int>(s.p[p].health),
                 static_cast<int>(s.p[p].round_wins), static_cast<int>(s.p[p].match_wins));
   }
-  const fighter::FighterGameCounters& c = game.counters();
+  const fighter::FighterGameCounters& c = source.game().counters();
   std::printf("effects %" PRIu64 " (hits %" PRIu64 ", blocks %" PRIu64 ", knock-outs %" PRIu64
               ")\n", c.effects_played, c.effects_by_type[fighter::kEffectHit],
               c.effects_by_type[fighter::kEffectBlock], c.effects_by_type[fighter::kEffectKnockOut]);
   if (opt.describe) fighter::fighter_describe(s, retcon::TextSink{nullptr, print_stdout});
+  if (opt.rollback > 0) {
+    std::printf("rollbacks %" PRIu64 " frames resimulated %" PRIu64 " mismatches %" PRIu64 "\n",
+                source.overlay().rollbacks, c.frames_resimulated, source.mismatches());
+  }
   std::printf("checksum %016" PRIx64 "\n", fighter::fighter_checksum(s));
-  return 0;
+  return source.mismatches() == 0 ? 0 : 1;
 }

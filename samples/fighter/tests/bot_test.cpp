@@ -110,3 +110,38 @@ TEST(Scripted, RepeatsWithHoldsAndPresses) {
 
 }  // namespace
 }  // namespace fighter::test
+
+namespace fighter::test {
+namespace {
+
+// Fraction of frames the bot holds toward / away from its opponent at a given distance.
+void toward_away(int32_t gap_px, double* toward, double* away) {
+  int t = 0, a = 0;
+  const int kTrials = 4000;
+  FighterState s;
+  fighter_init(s, 2, 1);
+  skip_intro(s);
+  s.p[0].x = px(100);
+  s.p[1].x = px(100 + gap_px);
+  FighterBot bot(12, 0);
+  for (int i = 0; i < kTrials; ++i) {
+    const uint16_t b = bot.next_input(s);  // the state stays put: only the bot's view matters
+    t += (b & kInputRight) != 0;
+    a += (b & kInputLeft) != 0;
+    ++s.frame;
+  }
+  *toward = static_cast<double>(t) / kTrials;
+  *away = static_cast<double>(a) / kTrials;
+}
+
+TEST(Bot, ApproachesFromAfarAndBacksOffUpClose) {
+  double far_toward, far_away, near_toward, near_away;
+  toward_away(400, &far_toward, &far_away);
+  toward_away(50, &near_toward, &near_away);
+  EXPECT_GT(far_toward, 2 * far_away);
+  EXPECT_GT(far_toward, near_toward);
+  EXPECT_GT(near_away, far_away);
+}
+
+}  // namespace
+}  // namespace fighter::test
