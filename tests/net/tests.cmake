@@ -1,2 +1,3 @@
 # Network tests: codec, transports, simulator, endpoint, wire spec.
 retcon_add_test(net_wire_test ${CMAKE_CURRENT_LIST_DIR}/wire_test.cpp)
+retcon_add_test(net_endpoint_test ${CMAKE_CURRENT_LIST_DIR}/endpoint_test.cpp)
