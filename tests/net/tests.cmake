@@ -1,3 +1,5 @@
 # Network tests: codec, transports, simulator, endpoint, wire spec.
 retcon_add_test(net_wire_test ${CMAKE_CURRENT_LIST_DIR}/wire_test.cpp)
 retcon_add_test(net_endpoint_test ${CMAKE_CURRENT_LIST_DIR}/endpoint_test.cpp)
+retcon_add_test(net_transport_test ${CMAKE_CURRENT_LIST_DIR}/transport_test.cpp)
+retcon_add_test(net_udp_test ${CMAKE_CURRENT_LIST_DIR}/udp_test.cpp)
