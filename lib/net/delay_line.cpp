@@ -5,7 +5,15 @@
 
 namespace retcon::detail {
 
-DelayLine::DelayLine() : slots_(64) {}
+namespace {
+// A slot's buffer starts at one Ethernet MTU, so datagrams of varying sizes up to it never
+// make a slot grow again after its first use.
+constexpr size_t kSlotBytes = 1500;
+}  // namespace
+
+DelayLine::DelayLine() : slots_(64) {
+  for (Slot& slot : slots_) slot.bytes.resize(kSlotBytes);
+}
 
 void DelayLine::push(uint64_t due_us, const PeerAddress& address, const uint8_t* data,
                      size_t length) {
@@ -16,9 +24,12 @@ void DelayLine::push(uint64_t due_us, const PeerAddress& address, const uint8_t*
       break;
     }
   }
-  if (index == slots_.size()) slots_.resize(slots_.size() * 2);  // grown once, to the peak
+  if (index == slots_.size()) {
+    slots_.resize(slots_.size() * 2);  // grown once, to the peak
+    for (size_t i = index; i < slots_.size(); ++i) slots_[i].bytes.resize(kSlotBytes);
+  }
   Slot& slot = slots_[index];
-  if (slot.bytes.size() < length) slot.bytes.resize(length);
+  if (slot.bytes.size() < length) slot.bytes.resize(length > kSlotBytes ? length : kSlotBytes);
   if (length != 0) std::memcpy(slot.bytes.data(), data, length);
   slot.length = length;
   slot.address = address;

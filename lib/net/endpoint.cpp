@@ -162,6 +162,10 @@ void Endpoint::reject(RejectReason reason) noexcept {
   if (state_ == EndpointState::disconnected) return;
   reject_reason_ = reason;
   state_ = EndpointState::disconnected;
+  // One reply carrying our version and shape, so the peer sees the mismatch too instead of
+  // retrying its handshake forever (it may never get our own request: we stop sending).
+  reply_due_ = true;
+  if (reason == RejectReason::version) reply_challenge_ = 0;
   log(LogLevel::error, "handshake rejected: peer %s differs",
       reason == RejectReason::version ? "protocol version" : "session shape");
   EndpointEvent e{EndpointEventType::handshake_rejected};
@@ -183,25 +187,25 @@ bool Endpoint::compatible(const Handshake& remote) const noexcept {
          remote.receive_blob_size == config_.send_blob_size;
 }
 
-bool Endpoint::accept_sequence(uint32_t sequence) noexcept {
+bool Endpoint::sequence_fresh(uint32_t sequence) const noexcept {
+  if (!seen_sequence_ || sequence > highest_sequence_) return true;
+  const uint32_t age = highest_sequence_ - sequence;
+  // Older than the bitmap: too old to tell a replay from a late original, so dropped.
+  return age < 64 && (sequence_bits_ & (uint64_t{1} << age)) == 0;
+}
+
+void Endpoint::commit_sequence(uint32_t sequence) noexcept {
   if (!seen_sequence_) {
     seen_sequence_ = true;
     highest_sequence_ = sequence;
     sequence_bits_ = 1;
-    return true;
-  }
-  if (sequence > highest_sequence_) {
+  } else if (sequence > highest_sequence_) {
     const uint32_t shift = sequence - highest_sequence_;
     sequence_bits_ = shift >= 64 ? 1 : (sequence_bits_ << shift) | 1;
     highest_sequence_ = sequence;
-    return true;
+  } else {
+    sequence_bits_ |= uint64_t{1} << (highest_sequence_ - sequence);
   }
-  const uint32_t age = highest_sequence_ - sequence;
-  if (age >= 64) return false;  // too old to tell a replay from a late original
-  const uint64_t bit = uint64_t{1} << age;
-  if (sequence_bits_ & bit) return false;
-  sequence_bits_ |= bit;
-  return true;
 }
 
 void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) {
@@ -245,38 +249,42 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     drop(DropReason::bad_nonce);
     return;
   }
-  if (!accept_sequence(m.header.sequence)) {
+  if (!sequence_fresh(m.header.sequence)) {
     drop(DropReason::replayed);
     return;
   }
+  // Only a datagram that passed every check moves the replay window and counts as a sign of
+  // life: a forged one with a far-ahead sequence number must not lock the real peer out.
+  if (!handle(m, now_us)) return;
+  commit_sequence(m.header.sequence);
   last_received_at_ = now_us;
   if (state_ == EndpointState::interrupted) {
     state_ = EndpointState::running;
     log(LogLevel::info, "connection resumed");
     push_event({EndpointEventType::resumed});
   }
-  handle(m, now_us);
 }
 
-void Endpoint::handle(const Message& m, uint64_t now_us) {
+bool Endpoint::handle(const Message& m, uint64_t now_us) {
   switch (m.header.type) {
     case MessageType::handshake_request:
       if (!compatible(m.handshake)) {
+        reply_challenge_ = m.handshake.challenge;
         reject(RejectReason::shape);
-        return;
+        return true;
       }
       remote_hello_ = m.handshake;
       reply_due_ = true;  // answered in any state: the peer may still be handshaking
       reply_challenge_ = m.handshake.challenge;
-      return;
+      return true;
     case MessageType::handshake_reply:
       if (!compatible(m.handshake)) {
         reject(RejectReason::shape);
-        return;
+        return true;
       }
       if (state_ != EndpointState::synchronizing || m.handshake.challenge != challenge_) {
         drop(DropReason::replayed);  // a duplicate or a reply to an older request
-        return;
+        return false;
       }
       remote_hello_ = m.handshake;
       ++sync_done_;
@@ -290,34 +298,36 @@ void Endpoint::handle(const Message& m, uint64_t now_us) {
         challenge_ = rng_.next_u32();
         next_handshake_at_ = now_us;  // the next round trip starts at the next poll
       }
-      return;
+      return true;
     case MessageType::inputs:
       if (remote_hello_.shape.num_players == 0 ||
           m.inputs.blob_size != config_.receive_blob_size) {
         drop(DropReason::malformed);
-        return;
+        return false;
       }
-      handle_inputs(m.inputs);
-      return;
+      return handle_inputs(m.inputs);
     case MessageType::input_ack:
-      if (!handle_ack(m.ack_frame)) drop(DropReason::out_of_window);
-      return;
+      if (!handle_ack(m.ack_frame)) {
+        drop(DropReason::out_of_window);
+        return false;
+      }
+      return true;
     case MessageType::quality_report:
       remote_frame_ = m.quality.local_frame;
       remote_advantage_ = m.quality.frame_advantage;
       remote_report_at_ = now_us;
       echo_due_ = true;
       echo_time_us_ = m.quality.send_time_us;
-      return;
+      return true;
     case MessageType::quality_reply:
       if (m.echoed_time_us > now_us) {
         drop(DropReason::malformed);  // from the future: not an echo of ours
-        return;
+        return false;
       }
       handle_rtt_sample(now_us - m.echoed_time_us);
-      return;
-    case MessageType::keep_alive: return;
-    case MessageType::disconnect: become_disconnected(true); return;
+      return true;
+    case MessageType::keep_alive: return true;
+    case MessageType::disconnect: become_disconnected(true); return true;
     case MessageType::checksum_report:
       if (incoming_checksum_count_ == kChecksumCapacity) {
         incoming_checksum_head_ = (incoming_checksum_head_ + 1) % kChecksumCapacity;
@@ -327,8 +337,9 @@ void Endpoint::handle(const Message& m, uint64_t now_us) {
       incoming_checksums_[(incoming_checksum_head_ + incoming_checksum_count_) %
                           kChecksumCapacity] = m.checksum;
       ++incoming_checksum_count_;
-      return;
+      return true;
   }
+  return false;
 }
 
 bool Endpoint::handle_ack(Frame ack) noexcept {
@@ -337,10 +348,10 @@ bool Endpoint::handle_ack(Frame ack) noexcept {
   return true;
 }
 
-void Endpoint::handle_inputs(const InputsBody& body) {
+bool Endpoint::handle_inputs(const InputsBody& body) {
   if (!handle_ack(body.ack_frame)) {
     drop(DropReason::out_of_window);
-    return;
+    return false;
   }
   const uint8_t players = body.status_count < config_.shape.num_players
                               ? body.status_count : uint8_t(config_.shape.num_players);
@@ -356,18 +367,19 @@ void Endpoint::handle_inputs(const InputsBody& body) {
   if (end <= last_received_) {
     // Nothing new: the peer has not seen our acknowledgement yet. Recent repeats are the
     // protocol working; frames older than anything we still hold are not.
+    ack_due_ = true;
     if (end <= last_received_ - Frame(config_.receive_window_frames)) {
       drop(DropReason::out_of_window);
+      return false;
     }
-    ack_due_ = true;
-    return;
+    return true;
   }
   const Frame window_end = next_pop_ + Frame(config_.receive_window_frames) - 1;
   const uint8_t* reference = start == 0 ? zeros_.data() : received_input(start - 1);
   if (start > last_received_ + 1 || reference == nullptr || last_received_ >= window_end) {
     drop(DropReason::out_of_window);
     ack_due_ = true;
-    return;
+    return false;
   }
   InputsReader reader(body, reference);
   for (Frame f = start; f <= end && f <= window_end; ++f) {
@@ -377,6 +389,7 @@ void Endpoint::handle_inputs(const InputsBody& body) {
     last_received_ = f;
   }
   ack_due_ = true;
+  return true;
 }
 
 void Endpoint::handle_rtt_sample(uint64_t rtt_us) noexcept {
@@ -505,6 +518,7 @@ void Endpoint::send_disconnect() noexcept {
     return;
   }
   state_ = EndpointState::disconnected;
+  reply_due_ = false;
   disconnect_notices_left_ = kDisconnectNotices;
 }
 
@@ -575,6 +589,12 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
   Message m;
 
   if (state_ == EndpointState::disconnected) {
+    if (reply_due_) {
+      reply_due_ = false;
+      m.header = next_header(MessageType::handshake_reply);
+      m.handshake = local_hello(reply_challenge_);
+      note(send_message(transport, to, m));
+    }
     for (; disconnect_notices_left_ > 0; --disconnect_notices_left_) {
       m.header = next_header(MessageType::disconnect);
       note(send_message(transport, to, m));

@@ -180,9 +180,11 @@ class Endpoint {
   void reject(RejectReason reason) noexcept;
   void become_disconnected(bool by_peer) noexcept;
   bool compatible(const Handshake& remote) const noexcept;
-  bool accept_sequence(uint32_t sequence) noexcept;
-  void handle(const Message& message, uint64_t now_us);
-  void handle_inputs(const InputsBody& body);
+  bool sequence_fresh(uint32_t sequence) const noexcept;
+  void commit_sequence(uint32_t sequence) noexcept;
+  // False when the message was dropped (and counted).
+  bool handle(const Message& message, uint64_t now_us);
+  bool handle_inputs(const InputsBody& body);
   bool handle_ack(Frame ack) noexcept;
   void handle_rtt_sample(uint64_t rtt_us) noexcept;
   Handshake local_hello(uint32_t challenge) const noexcept;

@@ -8,10 +8,15 @@ namespace retcon {
 namespace {
 // Enough slots for a few frames of traffic between a handful of peers before the first growth.
 constexpr size_t kInitialSlots = 64;
+// A slot's buffer starts at one Ethernet MTU, so datagrams of varying sizes up to it never
+// make a slot grow again after its first use.
+constexpr size_t kSlotBytes = 1500;
 }  // namespace
 
 InMemoryTransport::InMemoryTransport(InMemoryNetwork* network, uint32_t id)
-    : network_(network), id_(id), ring_(kInitialSlots) {}
+    : network_(network), id_(id), ring_(kInitialSlots) {
+  for (Datagram& slot : ring_) slot.bytes.resize(kSlotBytes);
+}
 
 Result InMemoryTransport::send(const PeerAddress& to, const uint8_t* data, size_t length) {
   if (data == nullptr && length != 0) return Result::invalid_argument;
@@ -28,12 +33,13 @@ void InMemoryTransport::enqueue(const PeerAddress& from, const uint8_t* data, si
   if (count_ == ring_.size()) {
     // Grow once to the peak backlog; slots move with their buffers, keeping queue order.
     std::vector<Datagram> bigger(ring_.size() * 2);
+    for (size_t i = count_; i < bigger.size(); ++i) bigger[i].bytes.resize(kSlotBytes);
     for (size_t i = 0; i < count_; ++i) bigger[i] = std::move(ring_[(head_ + i) % ring_.size()]);
     ring_ = std::move(bigger);
     head_ = 0;
   }
   Datagram& slot = ring_[(head_ + count_) % ring_.size()];
-  if (slot.bytes.size() < length) slot.bytes.resize(length);
+  if (slot.bytes.size() < length) slot.bytes.resize(length > kSlotBytes ? length : kSlotBytes);
   if (length != 0) std::memcpy(slot.bytes.data(), data, length);
   slot.length = length;
   slot.from = from;
