@@ -143,8 +143,12 @@ class Match {
     return false;
   }
 
-  // Lockstep reference hashes for frames [0, frames], for players that never disconnected.
-  std::vector<uint64_t> reference() const {
+  // An endpoint on the same network that is in nobody's session.
+  InMemoryTransport* stranger() { return net_.add_endpoint(); }
+
+  // Lockstep reference hashes for frames [0, frames]. `cut[p]`: player p's input is zeros
+  // after that frame (a disconnect), or -2 for never.
+  std::vector<uint64_t> reference(const std::vector<Frame>& cut = {}) const {
     TestGame ref;
     std::vector<uint64_t> out;
     std::vector<uint8_t> inputs(size_t(opt_.machines) * opt_.input_size);
@@ -152,7 +156,10 @@ class Match {
     for (Frame f = 0; f <= opt_.frames; ++f) {
       out.push_back(ref.hash());
       for (uint32_t p = 0; p < opt_.machines; ++p)
-        for (uint32_t i = 0; i < opt_.input_size; ++i) inputs[p * opt_.input_size + i] = input_byte(p, f, i);
+        for (uint32_t i = 0; i < opt_.input_size; ++i) {
+          const bool gone = p < cut.size() && cut[p] != -2 && f > cut[p];
+          inputs[p * opt_.input_size + i] = gone ? 0 : input_byte(p, f, i);
+        }
       const FrameInputs fi{inputs.data(), status.data(), opt_.input_size, opt_.machines};
       ref.step(fi);
     }

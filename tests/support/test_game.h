@@ -27,6 +27,9 @@ class TestGame {
   // Non-determinism to inject: when armed, re-simulated frames at or after this frame fold a
   // hidden counter into the state (as a game reading an unsaved global would).
   int32_t nondeterministic_from = -1;
+  // A game that differs from its peers' copies: at this frame (every simulation of it) the
+  // state is changed as a platform-dependent computation would.
+  int32_t diverge_at = -1;
   uint64_t hidden_calls = 0;
   // When set, every frame advanced records the state hash it started from (index = frame).
   std::vector<uint64_t>* start_hashes = nullptr;
@@ -57,6 +60,7 @@ class TestGame {
     ++advances;
     if (flags & kAdvanceResimulating) ++resimulated;
     step(in);
+    if (frame == diverge_at) state.chain ^= 0xdeadull;
     if ((flags & kAdvanceResimulating) && nondeterministic_from >= 0 && frame >= nondeterministic_from) {
       state.chain ^= ++hidden_calls;
     }
