@@ -50,8 +50,9 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   if (input == nullptr) return Result::invalid_argument;
   if (size != input_size_) return Result::invalid_input_size;
   Player& p = players_[player];
+  // No window check here: the input of the frame about to run is always taken (and sent), or
+  // peers in lockstep would wait on each other forever. advance() enforces the window.
   if (p.added_this_frame) return Result::input_already_added;
-  if (window_full()) return Result::prediction_limit;
 
   const Frame target = frame_ + p.delay;
   Frame last = p.queue.last_confirmed();

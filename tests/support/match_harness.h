@@ -122,9 +122,10 @@ class Match {
       uint8_t in[kMaxInputSize];
       for (uint32_t i = 0; i < opt_.input_size; ++i) in[i] = input_byte(m, f, i);
       const Result r = me.session->add_local_input(PlayerIndex(m), in, opt_.input_size);
-      if (r == Result::prediction_limit) { ++me.stalls; continue; }
-      if (r != Result::ok) { ++errors_; continue; }
-      if (me.session->advance_frame() != Result::ok) ++errors_;
+      if (r != Result::ok && r != Result::input_already_added) ++errors_;
+      const Result a = me.session->advance_frame();
+      if (a == Result::prediction_limit) ++me.stalls;
+      else if (a != Result::ok) ++errors_;
       // Act on time-sync advice once, when it is given.
       for (size_t k = seen; k < me.game.events.size(); ++k)
         if (me.game.events[k].type == EventType::timesync) me.wait = me.game.events[k].count;
