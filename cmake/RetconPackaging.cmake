@@ -1,7 +1,7 @@
 # Install rules and the packages consumers find retcon with:
 #   CMake:      find_package(retcon) -> retcon::retcon (C API, shared), retcon::retcon_static
 #               (C API, static), retcon::retcon_cpp (C++ API, static)
-#   pkg-config: retcon (the C API; --static adds the C++ core, libxxhash and libstdc++)
+#   pkg-config: retcon (the C API, shared), retcon-static (the C API, static, with the C++ core)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -35,5 +35,7 @@ foreach(_part IN LISTS _retcon_pc_parts)
     string(APPEND RETCON_PC_TO_PREFIX "/..")
   endif()
 endforeach()
-configure_file(${CMAKE_CURRENT_LIST_DIR}/retcon.pc.in ${PROJECT_BINARY_DIR}/retcon.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/retcon.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+foreach(_pc retcon retcon-static)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/${_pc}.pc.in ${PROJECT_BINARY_DIR}/${_pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/${_pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

@@ -2,7 +2,7 @@
 # Installs the build into a temporary prefix, then builds and runs consumers against it:
 #  1. CMake find_package(retcon): C on retcon::retcon (shared) and retcon::retcon_static, C++
 #     on retcon::retcon_cpp;
-#  2. plain C with `cc $(pkg-config --cflags --libs retcon)`.
+#  2. plain C with `cc $(pkg-config --cflags --libs retcon)`, and with retcon-static.
 # Usage: install_consumers.sh <build dir> <consumers source dir>
 set -eu
 build=$1
@@ -40,5 +40,15 @@ cc -std=c99 -Wall -Wextra -Wpedantic -Werror "$consumers/consumer.c" -o "$tmp/co
 # The shared consumer must load the installed library, not the build tree's.
 if command -v ldd >/dev/null 2>&1; then
   ldd "$tmp/consumer_pkgconfig" | grep -q "$prefix" || { ldd "$tmp/consumer_pkgconfig" >&2; exit 1; }
+fi
+# The static C library: no libretcon.so needed at run time.
+flags=$(pkg-config --cflags --libs retcon-static)
+echo "pkg-config --cflags --libs retcon-static: $flags"
+# shellcheck disable=SC2086
+cc -std=c99 -Wall -Wextra -Wpedantic -Werror "$consumers/consumer.c" -o "$tmp/consumer_pkgconfig_static" $flags
+"$tmp/consumer_pkgconfig_static"
+if command -v ldd >/dev/null 2>&1 && ldd "$tmp/consumer_pkgconfig_static" | grep -q libretcon; then
+  echo "the static consumer loads libretcon.so" >&2
+  exit 1
 fi
 echo "install consumers: ok"
