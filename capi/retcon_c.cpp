@@ -84,8 +84,7 @@ retcon_result create_session(const retcon_session_config* config, const retcon_g
   if (out == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   *out = nullptr;
   return guarded([&] {
-    std::unique_ptr<retcon_session> s(new (std::nothrow) retcon_session);
-    if (!s) return RETCON_RESULT_OUT_OF_MEMORY;
+    std::unique_ptr<retcon_session> s(new retcon_session);  // bad_alloc -> OUT_OF_MEMORY
     s->kind = kind;
     retcon::SessionConfig cpp;
     if (convert_config(config, callbacks, &s->bridge, &cpp) != nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
