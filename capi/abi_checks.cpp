@@ -1,0 +1,128 @@
+// Compile-time proof that the C API's numbers and layouts equal the C++ API's: result codes,
+// enums, limits, the version, and the structs the callback bridge reinterprets.
+#include <cstddef>
+#include <type_traits>
+
+#include "retcon.h"
+#include "retcon/callbacks.h"
+#include "retcon/event.h"
+#include "retcon/result.h"
+#include "retcon/session.h"
+#include "retcon/types.h"
+
+namespace {
+
+using namespace retcon;
+
+#define RETCON_SAME_VALUE(c, cpp) static_assert(static_cast<long long>(c) == static_cast<long long>(cpp), #c)
+
+// ---- results: every value, in order
+RETCON_SAME_VALUE(RETCON_RESULT_OK, Result::ok);
+RETCON_SAME_VALUE(RETCON_RESULT_INVALID_ARGUMENT, Result::invalid_argument);
+RETCON_SAME_VALUE(RETCON_RESULT_INVALID_PLAYER, Result::invalid_player);
+RETCON_SAME_VALUE(RETCON_RESULT_INVALID_INPUT_SIZE, Result::invalid_input_size);
+RETCON_SAME_VALUE(RETCON_RESULT_WRONG_STATE, Result::wrong_state);
+RETCON_SAME_VALUE(RETCON_RESULT_PREDICTION_LIMIT, Result::prediction_limit);
+RETCON_SAME_VALUE(RETCON_RESULT_SAVE_FAILED, Result::save_failed);
+RETCON_SAME_VALUE(RETCON_RESULT_INPUT_ALREADY_ADDED, Result::input_already_added);
+RETCON_SAME_VALUE(RETCON_RESULT_MISSING_LOCAL_INPUT, Result::missing_local_input);
+RETCON_SAME_VALUE(RETCON_RESULT_INPUT_OUT_OF_WINDOW, Result::input_out_of_window);
+RETCON_SAME_VALUE(RETCON_RESULT_OUT_OF_MEMORY, Result::out_of_memory);
+RETCON_SAME_VALUE(RETCON_RESULT_NOT_SYNCHRONIZED, Result::not_synchronized);
+RETCON_SAME_VALUE(RETCON_RESULT_TOO_MANY_PLAYERS, Result::too_many_players);
+RETCON_SAME_VALUE(RETCON_RESULT_TRANSPORT_ERROR, Result::transport_error);
+RETCON_SAME_VALUE(RETCON_RESULT_BAD_PACKET, Result::bad_packet);
+RETCON_SAME_VALUE(RETCON_RESULT_PLAYER_DISCONNECTED, Result::player_disconnected);
+RETCON_SAME_VALUE(RETCON_RESULT_NOT_FOUND, Result::not_found);
+RETCON_SAME_VALUE(RETCON_RESULT_IO_ERROR, Result::io_error);
+RETCON_SAME_VALUE(RETCON_RESULT_CORRUPT_DATA, Result::corrupt_data);
+RETCON_SAME_VALUE(RETCON_RESULT_VERSION_MISMATCH, Result::version_mismatch);
+RETCON_SAME_VALUE(RETCON_RESULT_INTERNAL_ERROR, Result::internal_error);
+static_assert(sizeof(retcon_result) == sizeof(Result), "retcon_result is returned as a 32-bit int");
+
+// ---- enums
+RETCON_SAME_VALUE(RETCON_SAVE_AUTOMATIC, SaveMode::automatic);
+RETCON_SAME_VALUE(RETCON_SAVE_EVERY_FRAME, SaveMode::every_frame);
+RETCON_SAME_VALUE(RETCON_SAVE_SPARSE, SaveMode::sparse);
+RETCON_SAME_VALUE(RETCON_LOG_DEBUG, LogLevel::debug);
+RETCON_SAME_VALUE(RETCON_LOG_INFO, LogLevel::info);
+RETCON_SAME_VALUE(RETCON_LOG_WARNING, LogLevel::warning);
+RETCON_SAME_VALUE(RETCON_LOG_ERROR, LogLevel::error);
+RETCON_SAME_VALUE(RETCON_INPUT_CONFIRMED, InputStatus::confirmed);
+RETCON_SAME_VALUE(RETCON_INPUT_PREDICTED, InputStatus::predicted);
+RETCON_SAME_VALUE(RETCON_INPUT_DISCONNECTED, InputStatus::disconnected);
+RETCON_SAME_VALUE(RETCON_ADVANCE_NONE, kAdvanceNone);
+RETCON_SAME_VALUE(RETCON_ADVANCE_RESIMULATING, kAdvanceResimulating);
+RETCON_SAME_VALUE(RETCON_EVENT_SYNCHRONIZING, EventType::synchronizing);
+RETCON_SAME_VALUE(RETCON_EVENT_SYNCHRONIZED, EventType::synchronized);
+RETCON_SAME_VALUE(RETCON_EVENT_RUNNING, EventType::running);
+RETCON_SAME_VALUE(RETCON_EVENT_CONNECTION_INTERRUPTED, EventType::connection_interrupted);
+RETCON_SAME_VALUE(RETCON_EVENT_CONNECTION_RESUMED, EventType::connection_resumed);
+RETCON_SAME_VALUE(RETCON_EVENT_DISCONNECTED, EventType::disconnected);
+RETCON_SAME_VALUE(RETCON_EVENT_TIMESYNC, EventType::timesync);
+RETCON_SAME_VALUE(RETCON_EVENT_DESYNC_DETECTED, EventType::desync_detected);
+RETCON_SAME_VALUE(RETCON_EVENT_SYNC_TEST_MISMATCH, EventType::sync_test_mismatch);
+RETCON_SAME_VALUE(RETCON_EVENT_PREDICTION_LIMIT, EventType::prediction_limit);
+RETCON_SAME_VALUE(RETCON_EVENT_SAVE_FAILED, EventType::save_failed);
+RETCON_SAME_VALUE(RETCON_EVENT_HANDSHAKE_REJECTED, EventType::handshake_rejected);
+RETCON_SAME_VALUE(RETCON_EVENT_SPECTATOR_JOINED, EventType::spectator_joined);
+RETCON_SAME_VALUE(RETCON_EVENT_SPECTATOR_LEFT, EventType::spectator_left);
+
+// ---- limits
+RETCON_SAME_VALUE(RETCON_MAX_PLAYERS, kMaxPlayers);
+RETCON_SAME_VALUE(RETCON_MAX_SPECTATORS, kMaxSpectators);
+RETCON_SAME_VALUE(RETCON_MAX_INPUT_SIZE, kMaxInputSize);
+RETCON_SAME_VALUE(RETCON_MAX_PREDICTION_FRAMES, kMaxPredictionFrames);
+RETCON_SAME_VALUE(RETCON_MAX_INPUT_DELAY, kMaxInputDelay);
+RETCON_SAME_VALUE(RETCON_MAX_STATE_SIZE, kMaxStateSize);
+RETCON_SAME_VALUE(RETCON_NULL_FRAME, kNullFrame);
+
+// ---- the version in the header is the project's (CMake passes the project version in)
+#if defined(RETCON_PROJECT_VERSION_MAJOR)
+static_assert(RETCON_VERSION_MAJOR == RETCON_PROJECT_VERSION_MAJOR, "retcon.h major version != project()");
+static_assert(RETCON_VERSION_MINOR == RETCON_PROJECT_VERSION_MINOR, "retcon.h minor version != project()");
+static_assert(RETCON_VERSION_PATCH == RETCON_PROJECT_VERSION_PATCH, "retcon.h patch version != project()");
+#endif
+
+// ---- layouts of the structs reinterpreted by the callback bridge
+#define RETCON_SAME_FIELD(c, cpp, cf, cppf)                                   \
+  static_assert(offsetof(c, cf) == offsetof(cpp, cppf), #c "." #cf " offset"); \
+  static_assert(sizeof(c::cf) == sizeof(cpp::cppf), #c "." #cf " size")
+
+static_assert(sizeof(retcon_frame_inputs) == sizeof(FrameInputs));
+static_assert(alignof(retcon_frame_inputs) == alignof(FrameInputs));
+RETCON_SAME_FIELD(retcon_frame_inputs, FrameInputs, bytes, bytes);
+RETCON_SAME_FIELD(retcon_frame_inputs, FrameInputs, status, status);
+RETCON_SAME_FIELD(retcon_frame_inputs, FrameInputs, input_size, input_size);
+RETCON_SAME_FIELD(retcon_frame_inputs, FrameInputs, player_count, player_count);
+static_assert(sizeof(InputStatus) == sizeof(uint8_t));
+
+static_assert(sizeof(retcon_text_sink) == sizeof(TextSink));
+static_assert(alignof(retcon_text_sink) == alignof(TextSink));
+RETCON_SAME_FIELD(retcon_text_sink, TextSink, user, ctx);
+RETCON_SAME_FIELD(retcon_text_sink, TextSink, write, write);
+
+static_assert(sizeof(retcon_event) == sizeof(Event));
+static_assert(alignof(retcon_event) == alignof(Event));
+RETCON_SAME_FIELD(retcon_event, Event, type, type);
+RETCON_SAME_FIELD(retcon_event, Event, player, player);
+RETCON_SAME_FIELD(retcon_event, Event, frame, frame);
+RETCON_SAME_FIELD(retcon_event, Event, count, count);
+RETCON_SAME_FIELD(retcon_event, Event, total, total);
+RETCON_SAME_FIELD(retcon_event, Event, checksum_local, checksum_local);
+RETCON_SAME_FIELD(retcon_event, Event, checksum_remote, checksum_remote);
+RETCON_SAME_FIELD(retcon_event, Event, text_local, text_local);
+RETCON_SAME_FIELD(retcon_event, Event, text_local_len, text_local_len);
+RETCON_SAME_FIELD(retcon_event, Event, text_remote, text_remote);
+RETCON_SAME_FIELD(retcon_event, Event, text_remote_len, text_remote_len);
+RETCON_SAME_FIELD(retcon_event, Event, message, message);
+
+// The predictor is passed through without a trampoline: its function type must be identical.
+static_assert(std::is_same_v<decltype(retcon_predictor::predict), decltype(Predictor::predict)>);
+
+// All of these are trivially copyable, so the reinterpretation copies nothing and owns nothing.
+static_assert(std::is_trivially_copyable_v<FrameInputs> && std::is_standard_layout_v<FrameInputs>);
+static_assert(std::is_trivially_copyable_v<Event> && std::is_standard_layout_v<Event>);
+static_assert(std::is_trivially_copyable_v<TextSink> && std::is_standard_layout_v<TextSink>);
+
+}  // namespace

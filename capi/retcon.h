@@ -1,0 +1,406 @@
+/* retcon: the C API. One C99 header, also valid C++; the library behind it is C++20.
+ *
+ * Conventions (docs/C_API.md has the long form):
+ * - Handles are opaque. Every create has a destroy; destroy accepts NULL.
+ * - Every function returns a retcon_result (except the name and version functions, which
+ *   cannot fail). retcon_result_name() turns one into text. There is no global "last error".
+ * - Configuration structs start with `size`. Fill them with their retcon_*_init() function,
+ *   then change fields; the library reads only the fields `size` says the caller knows.
+ *   A size this library does not know is RETCON_RESULT_INVALID_ARGUMENT.
+ * - Integers are fixed-width. Lengths of memory buffers are size_t (pointer-sized), as in the
+ *   C library and zstd; frames and players are int32_t; flags are uint32_t, never bool.
+ * - Every callback gets the `void* user` pointer it was registered with as first argument.
+ * - Ownership is written next to every pointer. Pointers handed to a callback are valid only
+ *   during that call. The library copies every struct passed to it; nothing passed in has to
+ *   outlive the call.
+ * - A session is not thread-safe: call it from one thread at a time. Calls that change a
+ *   session made from inside one of its callbacks return RETCON_RESULT_WRONG_STATE.
+ * - Callbacks must return normally (no longjmp, no C++ exception through them).
+ */
+#ifndef RETCON_H
+#define RETCON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------------------------------------
+ * Version. RETCON_VERSION_NUMBER = major * 10000 + minor * 100 + patch. Compare it with
+ * retcon_version() to detect a header / library mismatch at run time. Within one major version
+ * the ABI only grows (new functions, new fields at the end of size-tagged structs).
+ */
+#define RETCON_VERSION_MAJOR 0
+#define RETCON_VERSION_MINOR 1
+#define RETCON_VERSION_PATCH 0
+#define RETCON_VERSION_NUMBER \
+  (RETCON_VERSION_MAJOR * 10000 + RETCON_VERSION_MINOR * 100 + RETCON_VERSION_PATCH)
+#define RETCON_STRINGIFY_(x) #x
+#define RETCON_STRINGIFY(x) RETCON_STRINGIFY_(x)
+#define RETCON_VERSION_STRING                                                          \
+  RETCON_STRINGIFY(RETCON_VERSION_MAJOR) "." RETCON_STRINGIFY(RETCON_VERSION_MINOR) "." \
+  RETCON_STRINGIFY(RETCON_VERSION_PATCH)
+
+/* ---------------------------------------------------------------------------------------------
+ * Export macro. The shared library is built with hidden visibility and exports exactly the
+ * functions marked RETCON_API. Define RETCON_STATIC when linking the static library on Windows.
+ */
+#ifndef RETCON_API
+#  if defined(_WIN32) || defined(__CYGWIN__)
+#    if defined(RETCON_BUILDING_LIBRARY)
+#      define RETCON_API __declspec(dllexport)
+#    elif defined(RETCON_STATIC)
+#      define RETCON_API
+#    else
+#      define RETCON_API __declspec(dllimport)
+#    endif
+#  elif defined(__GNUC__) || defined(__clang__)
+#    define RETCON_API __attribute__((visibility("default")))
+#  else
+#    define RETCON_API
+#  endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Limits (the same as the C++ API's; every per-frame structure is preallocated from them).
+ */
+#define RETCON_MAX_PLAYERS 8
+#define RETCON_MAX_SPECTATORS 32
+#define RETCON_MAX_INPUT_SIZE 256
+#define RETCON_MAX_PREDICTION_FRAMES 64
+#define RETCON_MAX_INPUT_DELAY 32
+#define RETCON_MAX_STATE_SIZE (UINT64_C(256) << 20)
+#define RETCON_NULL_FRAME (-1)
+
+/* ---------------------------------------------------------------------------------------------
+ * Results. The numbers are pinned (they equal retcon::Result); new ones are only appended.
+ */
+typedef enum retcon_result {
+  RETCON_RESULT_OK = 0,
+  RETCON_RESULT_INVALID_ARGUMENT = 1,     /* a null pointer, unknown struct size, bad value */
+  RETCON_RESULT_INVALID_PLAYER = 2,       /* unknown player index */
+  RETCON_RESULT_INVALID_INPUT_SIZE = 3,   /* input bytes of a size other than the session's */
+  RETCON_RESULT_WRONG_STATE = 4,          /* not valid now (e.g. from inside a callback) */
+  RETCON_RESULT_PREDICTION_LIMIT = 5,     /* not advanced: wait for remote inputs, retry */
+  RETCON_RESULT_SAVE_FAILED = 6,          /* save_state needed more than max_state_size */
+  RETCON_RESULT_INPUT_ALREADY_ADDED = 7,  /* this player's input was already given this frame */
+  RETCON_RESULT_MISSING_LOCAL_INPUT = 8,  /* a local player has no input for the next frame */
+  RETCON_RESULT_INPUT_OUT_OF_WINDOW = 9,
+  RETCON_RESULT_OUT_OF_MEMORY = 10,
+  RETCON_RESULT_NOT_SYNCHRONIZED = 11,
+  RETCON_RESULT_TOO_MANY_PLAYERS = 12,
+  RETCON_RESULT_TRANSPORT_ERROR = 13,
+  RETCON_RESULT_BAD_PACKET = 14,
+  RETCON_RESULT_PLAYER_DISCONNECTED = 15,
+  RETCON_RESULT_NOT_FOUND = 16,
+  RETCON_RESULT_IO_ERROR = 17,
+  RETCON_RESULT_CORRUPT_DATA = 18,
+  RETCON_RESULT_VERSION_MISMATCH = 19,
+  RETCON_RESULT_INTERNAL_ERROR = 20       /* a bug in retcon, reported instead of crashing */
+} retcon_result;
+
+/* Stable lowercase name ("ok", "invalid_argument", ...); "unknown_result" for other values.
+ * Never NULL; the string is static. */
+RETCON_API const char* retcon_result_name(retcon_result result);
+
+/* Runtime version: RETCON_VERSION_NUMBER and RETCON_VERSION_STRING of the library itself. */
+RETCON_API uint32_t retcon_version(void);
+RETCON_API const char* retcon_version_string(void); /* static string, never NULL */
+
+/* ---------------------------------------------------------------------------------------------
+ * Enumerations. Struct fields that hold them are uint32_t (or uint8_t), never the enum type,
+ * so their size is the same in every compiler and binding.
+ */
+typedef enum retcon_save_mode {
+  RETCON_SAVE_AUTOMATIC = 0,   /* every frame when a rollback is possible, else never */
+  RETCON_SAVE_EVERY_FRAME = 1, /* before every simulated frame */
+  RETCON_SAVE_SPARSE = 2       /* only confirmed frames: fewer saves, longer re-simulations */
+} retcon_save_mode;
+
+typedef enum retcon_log_level {
+  RETCON_LOG_DEBUG = 0,
+  RETCON_LOG_INFO = 1,
+  RETCON_LOG_WARNING = 2,
+  RETCON_LOG_ERROR = 3
+} retcon_log_level;
+
+/* Per-player status of an input handed to advance_frame (retcon_frame_inputs.status). */
+typedef enum retcon_input_status {
+  RETCON_INPUT_CONFIRMED = 0,   /* the player's real input */
+  RETCON_INPUT_PREDICTED = 1,   /* a guess; a rollback corrects it if wrong */
+  RETCON_INPUT_DISCONNECTED = 2 /* the player left; zeros */
+} retcon_input_status;
+
+/* Bits of the `flags` argument of advance_frame. */
+typedef enum retcon_advance_flags {
+  RETCON_ADVANCE_NONE = 0,
+  RETCON_ADVANCE_RESIMULATING = 1 /* re-simulation after a rollback: mute sound and effects */
+} retcon_advance_flags;
+
+typedef enum retcon_event_type {
+  RETCON_EVENT_SYNCHRONIZING = 1,         /* handshake progress: count of total round trips */
+  RETCON_EVENT_SYNCHRONIZED = 2,
+  RETCON_EVENT_RUNNING = 3,
+  RETCON_EVENT_CONNECTION_INTERRUPTED = 4,
+  RETCON_EVENT_CONNECTION_RESUMED = 5,
+  RETCON_EVENT_DISCONNECTED = 6,
+  RETCON_EVENT_TIMESYNC = 7,              /* advice: wait `count` frames */
+  RETCON_EVENT_DESYNC_DETECTED = 8,
+  RETCON_EVENT_SYNC_TEST_MISMATCH = 9,    /* re-simulation produced a different state */
+  RETCON_EVENT_PREDICTION_LIMIT = 10,
+  RETCON_EVENT_SAVE_FAILED = 11,          /* count = the bytes save_state asked for */
+  RETCON_EVENT_HANDSHAKE_REJECTED = 12,
+  RETCON_EVENT_SPECTATOR_JOINED = 13,
+  RETCON_EVENT_SPECTATOR_LEFT = 14
+} retcon_event_type;
+
+/* Stable lowercase name of a retcon_event_type; "unknown_event" for other values. Static. */
+RETCON_API const char* retcon_event_type_name(uint32_t type);
+
+typedef enum retcon_session_kind {
+  RETCON_SESSION_LOCAL = 1,
+  RETCON_SESSION_SYNC_TEST = 2
+  /* planned: RETCON_SESSION_P2P = 3, RETCON_SESSION_SPECTATOR = 4 */
+} retcon_session_kind;
+
+/* ---------------------------------------------------------------------------------------------
+ * What the callbacks receive. Owned by retcon, valid only during the callback.
+ */
+
+/* Every player's input for one frame. */
+typedef struct retcon_frame_inputs {
+  const uint8_t* bytes;   /* player_count * input_size bytes; player p at p * input_size */
+  const uint8_t* status;  /* player_count retcon_input_status values */
+  uint32_t input_size;
+  uint32_t player_count;
+} retcon_frame_inputs;
+
+/* Receives text from describe_state: call sink->write(sink->user, text, length) as often as
+ * needed. `text` needs no NUL; retcon copies it before write returns. */
+typedef struct retcon_text_sink {
+  void* user;
+  void (*write)(void* user, const char* text, size_t length);
+} retcon_text_sink;
+
+/* One session event. Fields that do not apply to a type are 0, -1 (player, frame) or NULL. */
+typedef struct retcon_event {
+  uint32_t type;            /* retcon_event_type */
+  int32_t player;           /* the player or peer concerned, -1 if none */
+  int32_t frame;            /* the frame concerned, RETCON_NULL_FRAME if none */
+  int32_t count;            /* synchronizing: round trips done; timesync: frames to wait */
+  int32_t total;            /* synchronizing: round trips needed */
+  uint64_t checksum_local;  /* desync / sync test: our checksum (sync test: first run) */
+  uint64_t checksum_remote; /* desync: the peer's; sync test: the re-simulation's */
+  const char* text_local;   /* describe_state of our state; NULL without a describer */
+  size_t text_local_len;
+  const char* text_remote;  /* sync test: describe_state of the re-simulated state */
+  size_t text_remote_len;
+  const char* message;      /* short explanation, NUL-terminated, never NULL */
+} retcon_event;
+
+/* ---------------------------------------------------------------------------------------------
+ * Game callbacks: what the game supplies. save_state, load_state and advance_frame are
+ * required; the rest may be NULL. All run on the thread that called the session function.
+ */
+typedef struct retcon_game_callbacks {
+  uint32_t size; /* sizeof(retcon_game_callbacks); set by retcon_game_callbacks_init */
+  void* user;    /* passed back to every callback; retcon never dereferences it */
+  /* Write the state of `frame` into `buffer` (owned by retcon, `capacity` bytes; do not keep
+   * it). Return the bytes used. Returning more than `capacity` means "did not fit, I need
+   * this many": the session reports RETCON_EVENT_SAVE_FAILED and returns
+   * RETCON_RESULT_SAVE_FAILED without advancing. */
+  size_t (*save_state)(void* user, int32_t frame, uint8_t* buffer, size_t capacity);
+  /* Restore the state saved for `frame`. `buffer` is owned by retcon; do not keep it. */
+  void (*load_state)(void* user, int32_t frame, const uint8_t* buffer, size_t length);
+  /* Simulate `frame` with every player's input. `flags` holds retcon_advance_flags bits. */
+  void (*advance_frame)(void* user, int32_t frame, const retcon_frame_inputs* inputs,
+                        uint32_t flags);
+  /* Optional: a session event. */
+  void (*on_event)(void* user, const retcon_event* event);
+  /* Optional: describe a saved state as text, for sync-test and desync reports. */
+  void (*describe_state)(void* user, int32_t frame, const uint8_t* buffer, size_t length,
+                         const retcon_text_sink* sink);
+  /* Optional: checksum of a saved state. Default: XXH3-64 of the bytes. */
+  uint64_t (*checksum)(void* user, int32_t frame, const uint8_t* buffer, size_t length);
+} retcon_game_callbacks;
+
+/* Zeroes `callbacks` and sets its size. */
+RETCON_API retcon_result retcon_game_callbacks_init(retcon_game_callbacks* callbacks);
+
+/* Guesses a remote player's input for a frame not received yet. `last` (owned by retcon) is the
+ * last confirmed input, NULL before any; write input_size bytes to `out` (owned by retcon).
+ * With predict == NULL the last confirmed input is carried forward (zeros before any). */
+typedef struct retcon_predictor {
+  void* user;
+  void (*predict)(void* user, int32_t player, int32_t frame, const uint8_t* last, uint8_t* out,
+                  size_t input_size);
+} retcon_predictor;
+
+/* The library never prints: log lines go to this callback, if set. `message` is owned by
+ * retcon, NUL-terminated, valid during the call. */
+typedef struct retcon_logger {
+  void* user;
+  void (*log)(void* user, uint32_t level, const char* message);
+  uint32_t min_level; /* retcon_log_level; lines below it are not formatted at all */
+} retcon_logger;
+
+/* ---------------------------------------------------------------------------------------------
+ * Session configuration, shared by every session kind.
+ */
+typedef struct retcon_session_config {
+  uint32_t size;           /* sizeof(retcon_session_config); set by retcon_session_config_init */
+  uint32_t num_players;    /* 1..RETCON_MAX_PLAYERS (default 2) */
+  uint32_t input_size;     /* bytes per player per frame, 1..RETCON_MAX_INPUT_SIZE (default 4) */
+  int32_t max_prediction;  /* 0..RETCON_MAX_PREDICTION_FRAMES (default 8) */
+  uint32_t save_mode;      /* retcon_save_mode (default RETCON_SAVE_AUTOMATIC) */
+  uint64_t max_state_size; /* capacity of each save buffer, 1..RETCON_MAX_STATE_SIZE. No
+                              default: 0 until the game sets it, which create rejects. */
+  retcon_predictor predictor; /* optional (default: zeros = carry forward) */
+  retcon_logger logger;       /* optional (default: no logging, min_level INFO) */
+} retcon_session_config;
+
+/* Fills `config` with the defaults above and sets its size. */
+RETCON_API retcon_result retcon_session_config_init(retcon_session_config* config);
+
+/* Checks `config` and `callbacks` as create would. RETCON_RESULT_OK, or
+ * RETCON_RESULT_INVALID_ARGUMENT with `*reason` (if `reason` is not NULL) set to a static
+ * English sentence naming the bad field. `*reason` is NULL when valid. */
+RETCON_API retcon_result retcon_session_config_validate(const retcon_session_config* config,
+                                                        const retcon_game_callbacks* callbacks,
+                                                        const char** reason);
+
+/* Sync test settings. */
+typedef struct retcon_sync_test_config {
+  uint32_t size;          /* sizeof(retcon_sync_test_config); set by retcon_sync_test_config_init */
+  int32_t check_distance; /* frames re-simulated every frame, 1..max_prediction (default 2) */
+} retcon_sync_test_config;
+
+RETCON_API retcon_result retcon_sync_test_config_init(retcon_sync_test_config* config);
+
+/* ---------------------------------------------------------------------------------------------
+ * Sessions. One handle type for every kind; functions that do not apply to a kind say so.
+ */
+typedef struct retcon_session retcon_session;
+
+/* All players on this machine: no prediction, no rollback, runs from the first frame.
+ * On success `*out` is a new session (destroy it with retcon_session_destroy); on failure
+ * `*out` is set to NULL (when `out` is not NULL). */
+RETCON_API retcon_result retcon_local_session_create(const retcon_session_config* config,
+                                                     const retcon_game_callbacks* callbacks,
+                                                     retcon_session** out);
+
+/* Sync test: every frame, roll back check_distance frames, re-simulate and compare checksums
+ * (RETCON_EVENT_SYNC_TEST_MISMATCH on a difference). All players local. Needs
+ * config->max_prediction >= check_distance. `*out` as for retcon_local_session_create. */
+RETCON_API retcon_result retcon_sync_test_session_create(const retcon_session_config* config,
+                                                         const retcon_sync_test_config* sync_test,
+                                                         const retcon_game_callbacks* callbacks,
+                                                         retcon_session** out);
+
+/* Frees the session and everything it owns. NULL is accepted (RETCON_RESULT_OK). From inside
+ * one of the session's own callbacks: RETCON_RESULT_WRONG_STATE and nothing is freed. */
+RETCON_API retcon_result retcon_session_destroy(retcon_session* session);
+
+/* retcon_session_kind of the session. */
+RETCON_API retcon_result retcon_session_get_kind(const retcon_session* session, uint32_t* kind);
+
+/* This frame's input of a local player: `size` must equal the configured input_size. The
+ * bytes are copied. With input delay d it applies at frame current + d. Once per player per
+ * frame (RETCON_RESULT_INPUT_ALREADY_ADDED otherwise). */
+RETCON_API retcon_result retcon_session_add_local_input(retcon_session* session, int32_t player,
+                                                        const void* input, size_t size);
+
+/* Simulates one frame through the game callbacks (after any rollback needed). Every local
+ * player needs an input first (RETCON_RESULT_MISSING_LOCAL_INPUT). */
+RETCON_API retcon_result retcon_session_advance_frame(retcon_session* session);
+
+/* Network sessions send and receive here; `now_us` is any monotonic clock in microseconds.
+ * Local and sync-test sessions accept and ignore it. */
+RETCON_API retcon_result retcon_session_poll(retcon_session* session, uint64_t now_us);
+
+/* Input delay of a local player, 0..RETCON_MAX_INPUT_DELAY frames, changeable at any time. */
+RETCON_API retcon_result retcon_session_set_input_delay(retcon_session* session, int32_t player,
+                                                        int32_t frames);
+
+/* The next frame to simulate (0 before the first advance). */
+RETCON_API retcon_result retcon_session_current_frame(const retcon_session* session,
+                                                      int32_t* frame);
+
+/* The newest frame whose inputs are all confirmed, RETCON_NULL_FRAME before any. */
+RETCON_API retcon_result retcon_session_confirmed_frame(const retcon_session* session,
+                                                        int32_t* frame);
+
+typedef struct retcon_session_stats {
+  uint32_t size;               /* sizeof(retcon_session_stats); set by retcon_session_stats_init */
+  int32_t current_frame;
+  int32_t confirmed_frame;
+  uint32_t max_rollback_depth;
+  uint64_t frames_advanced;    /* frames simulated for the first time */
+  uint64_t frames_resimulated;
+  uint64_t rollbacks;
+  uint64_t saves;
+  uint64_t loads;
+  uint64_t checksums;
+  uint64_t frames_stalled;     /* advance calls refused by the prediction window */
+  uint64_t rollback_depth_histogram[RETCON_MAX_PREDICTION_FRAMES + 1]; /* index = depth */
+} retcon_session_stats;
+
+RETCON_API retcon_result retcon_session_stats_init(retcon_session_stats* stats);
+
+/* Copies the session's counters into `stats`, whose size must be set (stats_init). */
+RETCON_API retcon_result retcon_session_get_stats(const retcon_session* session,
+                                                  retcon_session_stats* stats);
+
+/* =============================================================================================
+ * PLANNED, NOT IN THIS VERSION. The network layer (peer-to-peer sessions, spectators,
+ * transports, the network simulator, dropping players) is not exposed to C yet. The names
+ * below are reserved and show where it will slot in; they are comments, not declarations, so
+ * that no function exists that only pretends to work. Their shape follows the C++ API
+ * (include/retcon/transport.h) and the conventions above:
+ *
+ *   typedef struct retcon_transport retcon_transport;            (opaque, create/destroy)
+ *   typedef struct retcon_peer_address {
+ *     uint32_t size; uint8_t bytes[32];                            (opaque address bytes)
+ *   } retcon_peer_address;
+ *   retcon_result retcon_ip_address(const char* host, uint16_t port, retcon_peer_address* out);
+ *
+ *   typedef struct retcon_transport_callbacks {                   (a user transport)
+ *     uint32_t size; void* user;
+ *     int32_t (*send)(void* user, const uint8_t* addr, uint32_t addr_len,
+ *                     const uint8_t* data, size_t length);
+ *     int32_t (*receive)(void* user, uint8_t* addr, uint32_t* addr_len,
+ *                        uint8_t* buffer, size_t capacity, size_t* length);
+ *   } retcon_transport_callbacks;
+ *   retcon_result retcon_callback_transport_create(const retcon_transport_callbacks* cb,
+ *                                                  retcon_transport** out);
+ *   retcon_result retcon_udp_transport_open(const char* host, uint16_t port,
+ *                                           retcon_transport** out);
+ *   retcon_result retcon_udp_transport_local_address(const retcon_transport* t,
+ *                                                    retcon_peer_address* out);
+ *   retcon_result retcon_network_simulator_create(retcon_transport* inner,
+ *                                                 const retcon_link_profile* outgoing,
+ *                                                 const retcon_link_profile* incoming,
+ *                                                 uint64_t seed, retcon_transport** out);
+ *   retcon_result retcon_transport_destroy(retcon_transport* transport);   (accepts NULL)
+ *
+ *   typedef struct retcon_p2p_config { uint32_t size; ... per-player local/remote address,
+ *     timeouts ... } retcon_p2p_config;            (+ retcon_p2p_config_init)
+ *   retcon_result retcon_p2p_session_create(const retcon_session_config* config,
+ *                                           const retcon_p2p_config* p2p,
+ *                                           const retcon_game_callbacks* callbacks,
+ *                                           retcon_transport* transport,   (borrowed)
+ *                                           retcon_session** out);
+ *   retcon_result retcon_spectator_session_create(...);
+ *   retcon_result retcon_session_add_spectator(retcon_session* s, const retcon_peer_address* a);
+ *   retcon_result retcon_session_disconnect_player(retcon_session* s, int32_t player);
+ *   retcon_result retcon_session_get_network_stats(const retcon_session* s, int32_t player,
+ *                                                  retcon_network_stats* stats);
+ * ============================================================================================= */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* RETCON_H */

@@ -1,0 +1,41 @@
+# Install rules and the packages consumers find retcon with:
+#   CMake:      find_package(retcon) -> retcon::retcon (C API, shared), retcon::retcon_static
+#               (C API, static), retcon::retcon_cpp (C++ API, static)
+#   pkg-config: retcon (the C API, shared), retcon-static (the C API, static, with the C++ core)
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(RETCON_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/retcon)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/retcon
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_SOURCE_DIR}/capi/retcon.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(TARGETS retcon retcon_static retcon_cpp EXPORT retconTargets
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT retconTargets NAMESPACE retcon:: DESTINATION ${RETCON_CMAKE_DIR})
+
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/retconConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/retconConfig.cmake INSTALL_DESTINATION ${RETCON_CMAKE_DIR})
+# Within a major version the C ABI only grows (docs/C_API.md).
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/retconConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/retconConfig.cmake ${PROJECT_BINARY_DIR}/retconConfigVersion.cmake
+  DESTINATION ${RETCON_CMAKE_DIR})
+
+# retcon.pc finds its prefix from its own location (${pcfiledir}), so the installed tree can be
+# moved and `cmake --install --prefix` works without reconfiguring.
+set(RETCON_PC_TO_PREFIX "")
+string(REPLACE "/" ";" _retcon_pc_parts "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+foreach(_part IN LISTS _retcon_pc_parts)
+  if(NOT _part STREQUAL "")
+    string(APPEND RETCON_PC_TO_PREFIX "/..")
+  endif()
+endforeach()
+foreach(_pc retcon retcon-static)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/${_pc}.pc.in ${PROJECT_BINARY_DIR}/${_pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/${_pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

@@ -1,0 +1,38 @@
+# C API tests: the header as strict C99 and as C++, misuse and names (gtest), C API sessions
+# against C++ sessions (RapidCheck), the exported symbols of libretcon.so, and installing the
+# package and building consumers against it.
+set(RETCON_CAPI_TEST_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+# A game written in C, shared by the C API tests.
+add_library(retcon_c_test_game STATIC ${RETCON_CAPI_TEST_DIR}/c_test_game.c)
+target_link_libraries(retcon_c_test_game PUBLIC retcon PRIVATE retcon_warnings)
+set_target_properties(retcon_c_test_game PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
+
+retcon_add_test(capi_tests
+  ${RETCON_CAPI_TEST_DIR}/capi_misuse_test.cpp
+  ${RETCON_CAPI_TEST_DIR}/capi_property_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/support/alloc_counter.cpp)
+target_link_libraries(capi_tests PRIVATE retcon retcon_c_test_game)
+
+add_executable(capi_header_c99 ${RETCON_CAPI_TEST_DIR}/header_c99.c)
+set_target_properties(capi_header_c99 PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(capi_header_c99 PRIVATE -std=c99 -Wall -Wextra -Wpedantic -pedantic-errors -Werror)
+target_link_libraries(capi_header_c99 PRIVATE retcon)
+add_test(NAME capi_header_c99 COMMAND capi_header_c99)
+
+add_executable(capi_header_cxx ${RETCON_CAPI_TEST_DIR}/header_cxx.cpp)
+set_target_properties(capi_header_cxx PROPERTIES CXX_STANDARD 11 CXX_EXTENSIONS OFF)
+target_compile_options(capi_header_cxx PRIVATE -Wall -Wextra -Wpedantic -pedantic-errors -Werror)
+target_link_libraries(capi_header_cxx PRIVATE retcon)
+add_test(NAME capi_header_cxx COMMAND capi_header_cxx)
+
+add_test(NAME capi_exported_symbols
+  COMMAND sh ${RETCON_CAPI_TEST_DIR}/check_exports.sh $<TARGET_FILE:retcon> ${PROJECT_SOURCE_DIR}/capi/retcon.h)
+
+# A packaging test: with RETCON_SANITIZE the installed libraries need the sanitizer runtimes,
+# which plain consumers do not link, so it runs in normal builds only.
+if(NOT RETCON_SANITIZE)
+  add_test(NAME install_consumers
+    COMMAND sh ${RETCON_CAPI_TEST_DIR}/install_consumers.sh ${PROJECT_BINARY_DIR} ${RETCON_CAPI_TEST_DIR}/consumers)
+  set_tests_properties(install_consumers PROPERTIES TIMEOUT 600 RESOURCE_LOCK retcon_install)
+endif()
