@@ -111,7 +111,7 @@ class P2PSessionImpl final : public P2PSession {
   int32_t frames_to_wait_ = 0;
   uint64_t dropped_unknown_address_ = 0;
   uint64_t checksums_compared_ = 0;
-  uint8_t datagram_[kMaxDatagramSize + 64];
+  uint8_t datagram_[kReceiveBufferSize];
 };
 
 Result P2PSessionImpl::init(const P2PConfig& c) {

@@ -11,6 +11,10 @@
 
 namespace retcon::detail {
 
+// Larger than any valid datagram, so an oversized one arrives whole enough to be recognised
+// (and counted) as oversized rather than silently cut by the transport.
+inline constexpr size_t kReceiveBufferSize = 2048;
+
 struct Peer {
   PeerAddress address;
   Endpoint endpoint;

@@ -169,7 +169,7 @@ class SpectatorSessionImpl final : public P2PSession {
   uint64_t now_ = 0;
   bool started_ = false, running_ = false;
   uint64_t dropped_unknown_address_ = 0;
-  uint8_t datagram_[kMaxDatagramSize + 64];
+  uint8_t datagram_[kReceiveBufferSize];
 };
 
 }  // namespace

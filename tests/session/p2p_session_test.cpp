@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -83,6 +85,40 @@ TEST(P2PSession, DatagramsFromUnknownAddressesAreDroppedAndCounted) {
   match.tick();
   EXPECT_EQ(match.machine(0).session->dropped_unknown_address(), 3u);
   expect_agree_with_reference(match, o.frames);
+}
+
+TEST(P2PSession, GarbageFromAPeerAddressIsDroppedCountedAndTheMatchStaysInSync) {
+  MatchOptions o;
+  o.frames = 500;
+  o.link.latency_us = 30000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  std::mt19937_64 rng(5);
+  const PeerAddress target = match.machine(0).wire->address();
+  InMemoryTransport& forger = *match.machine(1).wire;  // datagrams "from" the real peer
+  for (int t = 0; t < 3000 && match.machine(0).session->confirmed_frame() < o.frames; ++t) {
+    match.tick();
+    if (t < 60 || t % 3) continue;
+    uint8_t d[1500];
+    size_t n = 0;
+    switch (t % 5) {
+      case 0: n = 0; break;                                                   // empty
+      case 1: n = 1 + rng() % 11; for (size_t i = 0; i < n; ++i) d[i] = uint8_t(rng()); break;  // truncated
+      case 2: n = 1300; std::memset(d, 0x52, n); break;                      // oversized
+      case 3: n = 40; for (size_t i = 0; i < n; ++i) d[i] = uint8_t(rng());   // garbled, right magic
+        d[0] = 0x52; d[1] = 0x43; d[2] = 1; d[3] = uint8_t(1 + rng() % 9); break;
+      case 4: n = 20; std::memset(d, 0, n); d[0] = 0x52; d[1] = 0x43; d[2] = 99; d[3] = 3; break;  // wrong version
+    }
+    forger.send(target, d, n);
+  }
+  match.run(2000);
+  expect_agree_with_reference(match, o.frames);
+  PeerStats st{};
+  ASSERT_EQ(match.machine(0).session->peer_stats(1, &st), Result::ok);
+  EXPECT_GT(st.dropped_truncated, 0u);
+  EXPECT_GT(st.dropped_oversized, 0u);
+  EXPECT_GT(st.dropped_bad_version, 0u);
+  EXPECT_GT(st.dropped_bad_nonce + st.dropped_malformed + st.dropped_unknown_type, 0u);
 }
 
 TEST(P2PSession, DesyncDetectedWithinTheIntervalNamingTheFirstBadFrameCompared) {

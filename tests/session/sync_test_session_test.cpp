@@ -1,4 +1,5 @@
 #include <memory>
+#include <cstring>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -111,6 +112,71 @@ RC_GTEST_PROP(SyncTestProperty, FlagsInjectedNonDeterminismNeverADeterministicGa
     RC_ASSERT(run.mismatches() > 0u);
     RC_ASSERT(run.game.events.front().frame == bad + 1);
   }
+}
+
+}  // namespace
+}  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// A game whose saved bytes hold a field that differs on every save (as a pointer or padding
+// would): the default XXH3 checksum sees a difference, the game's own checksum does not.
+struct GameWithNoisySave {
+  TestGame inner;
+  uint32_t noise = 0;
+  uint64_t checksum_calls = 0;
+  size_t save_state(Frame f, uint8_t* buffer, size_t capacity) {
+    const size_t n = inner.save_state(f, buffer, capacity - 4);
+    if (n > capacity - 4) return n + 4;
+    ++noise;
+    std::memcpy(buffer + n, &noise, 4);
+    return n + 4;
+  }
+  void load_state(Frame f, const uint8_t* buffer, size_t length) { inner.load_state(f, buffer, length - 4); }
+  void advance_frame(Frame f, const FrameInputs& in, uint32_t flags) { inner.advance_frame(f, in, flags); }
+  void on_event(const Event& e) { inner.on_event(e); }
+};
+struct GameWithOwnChecksum : GameWithNoisySave {
+  uint64_t checksum(Frame, const uint8_t* buffer, size_t length) {
+    ++checksum_calls;
+    return detail_hash(buffer, length - 4);  // ignores the noisy tail
+  }
+  static uint64_t detail_hash(const uint8_t* b, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+  }
+};
+
+template <class Game>
+size_t run_sync_test(Game& game) {
+  game.inner.events.reserve(1024);
+  SyncTestConfig c;
+  c.session.num_players = 1;
+  c.session.input_size = 1;
+  c.session.max_prediction = 4;
+  c.session.max_state_size = 256;
+  c.session.callbacks = bind_game(game);
+  c.check_distance = 3;
+  std::unique_ptr<Session> s;
+  EXPECT_EQ(create_sync_test_session(c, &s), Result::ok);
+  for (int f = 0; f < 50; ++f) {
+    const uint8_t in = uint8_t(f);
+    EXPECT_EQ(s->add_local_input(0, &in, 1), Result::ok);
+    EXPECT_EQ(s->advance_frame(), Result::ok);
+  }
+  size_t mismatches = 0;
+  for (const Event& e : game.inner.events) mismatches += e.type == EventType::sync_test_mismatch;
+  return mismatches;
+}
+
+TEST(SyncTest, GameChecksumReplacesXxh3WhenSavedBytesHoldNoise) {
+  GameWithNoisySave noisy;
+  EXPECT_GT(run_sync_test(noisy), 0u) << "the default checksum hashes the noisy bytes";
+  GameWithOwnChecksum own;
+  EXPECT_EQ(run_sync_test(own), 0u);
+  EXPECT_GT(own.checksum_calls, 50u);
 }
 
 }  // namespace
