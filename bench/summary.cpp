@@ -1,0 +1,106 @@
+#include "summary.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "bench_registry.h"
+
+namespace retcon::bench {
+namespace {
+
+double best(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+double counter(const benchmark::BenchmarkReporter::Run& run, const char* name) {
+  auto it = run.counters.find(name);
+  return it == run.counters.end() ? 0.0 : it->second.value;
+}
+
+}  // namespace
+
+void SummaryReporter::ReportRuns(const std::vector<Run>& runs) {
+  for (const Run& run : runs) {
+    if (run.run_type == Run::RT_Iteration && !run.error_occurred) {
+      const double frames = counter(run, "frames");
+      if (frames > 0) {
+        Samples& s = samples_[run.run_name.function_name];
+        s.cpu_ns_per_frame.push_back(run.cpu_accumulated_time * 1e9 / frames);
+        s.frames += frames;
+        s.allocations += counter(run, "allocs");
+      }
+    }
+    // Repeated runs: show the aggregates (min, median, ...) rather than every repetition.
+    if (run.run_type == Run::RT_Aggregate || run.repetitions <= 1 || run.error_occurred)
+      shown_[run.family_index].push_back(run);
+  }
+}
+
+void SummaryReporter::Finalize() {
+  // With random interleaving, benchmarks finish in random order; print them in registration order.
+  for (auto& [family, runs] : shown_) benchmark::ConsoleReporter::ReportRuns(runs);
+  shown_.clear();
+  benchmark::ConsoleReporter::Finalize();
+}
+
+const SummaryReporter::Samples* SummaryReporter::find(const std::string& name) const {
+  auto it = samples_.find(name);
+  return it == samples_.end() || it->second.cpu_ns_per_frame.empty() ? nullptr : &it->second;
+}
+
+void SummaryReporter::print_summary(std::FILE* out) const {
+  std::fprintf(out,
+               "\nretcon benchmark summary: CPU time per frame, best of the repetitions; ratio = retcon / raw "
+               "baseline doing the same copies, hashes and steps.\nTargets are informational (ratios from one "
+               "run on a shared machine); the exit code does not depend on them.\n\n");
+  std::fprintf(out, "%-40s %13s %13s %8s %14s %9s  %s\n", "scenario", "retcon", "raw baseline", "ratio", "target",
+               "allocs/fr", "result");
+  for (const Comparison& row : comparisons()) {
+    const Samples* m = find(row.measured);
+    const Samples* b = row.baseline.empty() ? nullptr : find(row.baseline);
+    const Samples* mm = row.measured_minus.empty() ? nullptr : find(row.measured_minus);
+    const Samples* bm = row.baseline_minus.empty() ? nullptr : find(row.baseline_minus);
+    const bool needs_minus = !row.measured_minus.empty();
+    if (m == nullptr || (!row.baseline.empty() && b == nullptr) || (needs_minus && (mm == nullptr || bm == nullptr))) {
+      std::fprintf(out, "%-40s %13s\n", row.label.c_str(), "(not run)");
+      continue;
+    }
+    double measured = best(m->cpu_ns_per_frame);
+    double baseline = b ? best(b->cpu_ns_per_frame) : 0.0;
+    double allocations = m->allocations, frames = m->frames;
+    if (needs_minus) {
+      measured -= best(mm->cpu_ns_per_frame);
+      baseline -= best(bm->cpu_ns_per_frame);
+      allocations += mm->allocations;
+      frames += mm->frames;
+    }
+    measured *= row.frames_per_unit;
+    baseline *= row.frames_per_unit;
+    const double ratio = b && baseline > 0 ? measured / baseline : 0.0;
+
+    char measured_text[32], baseline_text[32], ratio_text[16], target_text[32];
+    std::snprintf(measured_text, sizeof measured_text, "%.1f", measured);
+    std::snprintf(baseline_text, sizeof baseline_text, b ? "%.1f" : "-", baseline);
+    std::snprintf(ratio_text, sizeof ratio_text, b && baseline > 0 ? "%.3fx" : "-", ratio);
+    const char* result = "info";
+    switch (row.kind) {
+      case TargetKind::none:
+        std::snprintf(target_text, sizeof target_text, "-");
+        break;
+      case TargetKind::max_ratio:
+        std::snprintf(target_text, sizeof target_text, "<= %.2fx", row.target);
+        result = b && baseline > 0 && ratio <= row.target ? "PASS" : "MISS";
+        break;
+      case TargetKind::max_ns:
+        std::snprintf(target_text, sizeof target_text, "<= %.0f ns", row.target);
+        result = measured <= row.target ? "PASS" : "MISS";
+        break;
+    }
+    std::fprintf(out, "%-40s %13s %13s %8s %14s %9.4f  %s  [%s]\n", row.label.c_str(), measured_text, baseline_text,
+                 ratio_text, target_text, frames > 0 ? allocations / frames : 0.0, result, row.unit);
+  }
+
+  std::fprintf(out, "\nwork checks (session and baseline run the same frames; state bytes and counters compared):\n");
+  for (const WorkCheck& c : work_checks())
+    std::fprintf(out, "  %-4s %-40s %s\n", c.ok ? "ok" : "FAIL", c.scenario.c_str(), c.detail.c_str());
+}
+
+}  // namespace retcon::bench
