@@ -1,5 +1,5 @@
 // Local session (SaveMode::every_frame): both players' inputs and one advance_frame per frame,
-// against the raw save + step it wraps (raw/save+step, same 2-slot ring).
+// against the raw save + step it wraps (raw/save_step, same 2-slot ring).
 #include "bench_game.h"
 #include "bench_registry.h"
 
@@ -63,7 +63,7 @@ void register_local_benchmarks() {
     Comparison row;
     row.label = "local session, " + size_name(size);
     row.measured = name;
-    row.baseline = "raw/save+step/" + size_name(size);
+    row.baseline = "raw/save_step/" + size_name(size);
     if (size == kSmallState) {
       row.kind = TargetKind::max_ns;
       row.target = 60;

@@ -34,7 +34,7 @@ void raw_xxh3(benchmark::State& state, size_t size) {
 
 void register_raw_benchmarks() {
   for (size_t size : {kSmallState, kLargeState}) {
-    add_benchmark("raw/save+step/" + size_name(size), raw_save_step, size);
+    add_benchmark("raw/save_step/" + size_name(size), raw_save_step, size);
     add_benchmark("raw/xxh3/" + size_name(size), raw_xxh3, size);
     Comparison hash;
     hash.label = "raw XXH3-64, " + size_name(size);

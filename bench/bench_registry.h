@@ -41,6 +41,14 @@ struct WorkCheck {
 void add_work_check(WorkCheck check);
 const std::vector<WorkCheck>& work_checks();
 
+// Every registered benchmark name, in registration order.
+const std::vector<std::string>& benchmark_names();
+
+// The --benchmark_filter to run: benchmarks matching `user_filter` plus, for every comparison row
+// with a matching benchmark, all the benchmarks that row needs (so `--benchmark_filter=local`
+// still measures the local session's baseline). Names are plain [A-Za-z0-9_/] text.
+std::string expand_filter(const std::string& user_filter);
+
 // Registers `fn(state, size)` under `name`, with the statistics the summary needs.
 benchmark::internal::Benchmark* add_benchmark(const std::string& name, void (*fn)(benchmark::State&, size_t),
                                               size_t size);

@@ -118,7 +118,10 @@ template <int32_t Distance>
 void register_distance() {
   for (size_t size : {kSmallState, kLargeState}) {
     check_sync_test(size, Distance);
-    const std::string suffix = "d" + std::to_string(Distance) + "/" + size_name(size);
+    std::string suffix = "d";  // built step by step: GCC 12 warns falsely (-Wrestrict) on a + chain
+    suffix += std::to_string(Distance);
+    suffix += "/";
+    suffix += size_name(size);
     add_benchmark("sync_test_session/" + suffix, sync_test_session<Distance>, size);
     add_benchmark("sync_test_raw/" + suffix, sync_test_raw<Distance>, size);
     Comparison row;

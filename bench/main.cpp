@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+#include <string>
 #include <vector>
 
+#include "bench_registry.h"
 #include "summary.h"
 
 namespace retcon::bench {
@@ -20,20 +23,30 @@ void register_rollback_benchmarks();
 }  // namespace retcon::bench
 
 int main(int argc, char** argv) {
-  char min_time[] = "--benchmark_min_time=0.1";
-  char repetitions[] = "--benchmark_repetitions=5";
-  char interleave[] = "--benchmark_enable_random_interleaving=true";
-  std::vector<char*> args{argv[0], min_time, repetitions, interleave};
-  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
-  args.push_back(nullptr);
-  int count = int(args.size()) - 1;
-  benchmark::Initialize(&count, args.data());
-  if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
-
+  // Registration first: the filter expansion below needs every name and comparison row.
   retcon::bench::register_raw_benchmarks();
   retcon::bench::register_local_benchmarks();
   retcon::bench::register_sync_test_benchmarks();
   retcon::bench::register_rollback_benchmarks();
+
+  char min_time[] = "--benchmark_min_time=0.1";
+  char repetitions[] = "--benchmark_repetitions=5";
+  char interleave[] = "--benchmark_enable_random_interleaving=true";
+  std::vector<char*> args{argv[0], min_time, repetitions, interleave};
+  std::string filter;  // must outlive Initialize: args points into it
+  constexpr const char kFilterFlag[] = "--benchmark_filter=";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], kFilterFlag, sizeof kFilterFlag - 1) == 0) {
+      filter = std::string(kFilterFlag) + retcon::bench::expand_filter(argv[i] + sizeof kFilterFlag - 1);
+      args.push_back(filter.data());
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
+  args.push_back(nullptr);
+  int count = int(args.size()) - 1;
+  benchmark::Initialize(&count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
 
   const bool color = isatty(STDOUT_FILENO) != 0;
   retcon::bench::SummaryReporter reporter(color ? benchmark::ConsoleReporter::OO_ColorTabular

@@ -28,9 +28,15 @@ void SummaryReporter::ReportRuns(const std::vector<Run>& runs) {
         s.allocations += counter(run, "allocs");
       }
     }
-    // Repeated runs: show the aggregates (min, median, ...) rather than every repetition.
-    if (run.run_type == Run::RT_Aggregate || run.repetitions <= 1 || run.error_occurred)
-      shown_[run.family_index].push_back(run);
+    // Repeated runs: show min, median and cv rather than every repetition; totals are for the summary.
+    const bool shown_aggregate = run.run_type == Run::RT_Aggregate &&
+                                 (run.aggregate_name == "min" || run.aggregate_name == "median" || run.aggregate_name == "cv");
+    if (shown_aggregate || (run.run_type == Run::RT_Iteration && run.repetitions <= 1) || run.error_occurred) {
+      Run shown = run;
+      shown.counters.erase("frames");
+      shown.counters.erase("allocs");
+      shown_[run.family_index].push_back(std::move(shown));
+    }
   }
 }
 
@@ -59,8 +65,9 @@ void SummaryReporter::print_summary(std::FILE* out) const {
     const Samples* mm = row.measured_minus.empty() ? nullptr : find(row.measured_minus);
     const Samples* bm = row.baseline_minus.empty() ? nullptr : find(row.baseline_minus);
     const bool needs_minus = !row.measured_minus.empty();
-    if (m == nullptr || (!row.baseline.empty() && b == nullptr) || (needs_minus && (mm == nullptr || bm == nullptr))) {
-      std::fprintf(out, "%-40s %13s\n", row.label.c_str(), "(not run)");
+    if (m == nullptr) continue;  // filtered out
+    if ((!row.baseline.empty() && b == nullptr) || (needs_minus && (mm == nullptr || bm == nullptr))) {
+      std::fprintf(out, "%-40s %13s\n", row.label.c_str(), "(baseline not run)");
       continue;
     }
     double measured = best(m->cpu_ns_per_frame);
