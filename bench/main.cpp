@@ -9,9 +9,11 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "alloc_counter.h"
 #include "bench_registry.h"
 #include "summary.h"
 
@@ -22,7 +24,23 @@ void register_sync_test_benchmarks();
 void register_rollback_benchmarks();
 }  // namespace retcon::bench
 
+namespace {
+
+// The allocation counts in the summary mean something only if the replaced operator new is the one
+// in use: check that one `new` is seen.
+void check_allocation_counter() {
+  const uint64_t before = retcon::bench::allocation_count();
+  auto probe = std::make_unique<int>(1);
+  benchmark::DoNotOptimize(probe.get());
+  const uint64_t seen = retcon::bench::allocation_count() - before;
+  retcon::bench::add_work_check({"allocation counter", seen == 1,
+                                 "one `new` counted as " + std::to_string(seen) + " allocation(s)"});
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  check_allocation_counter();
   // Registration first: the filter expansion below needs every name and comparison row.
   retcon::bench::register_raw_benchmarks();
   retcon::bench::register_local_benchmarks();

@@ -57,8 +57,8 @@ void SummaryReporter::print_summary(std::FILE* out) const {
                "\nretcon benchmark summary: CPU time per frame, best of the repetitions; ratio = retcon / raw "
                "baseline doing the same copies, hashes and steps.\nTargets are informational (ratios from one "
                "run on a shared machine); the exit code does not depend on them.\n\n");
-  std::fprintf(out, "%-40s %13s %13s %8s %14s %9s  %s\n", "scenario", "retcon", "raw baseline", "ratio", "target",
-               "allocs/fr", "result");
+  std::fprintf(out, "%-38s %12s %12s %8s %11s %7s %9s  %-6s %s\n", "scenario", "retcon", "raw baseline", "ratio",
+               "target", "allocs", "frames", "result", "unit");
   for (const Comparison& row : comparisons()) {
     const Samples* m = find(row.measured);
     const Samples* b = row.baseline.empty() ? nullptr : find(row.baseline);
@@ -84,8 +84,13 @@ void SummaryReporter::print_summary(std::FILE* out) const {
     const double ratio = b && baseline > 0 ? measured / baseline : 0.0;
 
     char measured_text[32], baseline_text[32], ratio_text[16], target_text[32];
-    std::snprintf(measured_text, sizeof measured_text, "%.1f", measured);
-    std::snprintf(baseline_text, sizeof baseline_text, b ? "%.1f" : "-", baseline);
+    if (b != nullptr) {
+      std::snprintf(measured_text, sizeof measured_text, "%.1f", measured);
+      std::snprintf(baseline_text, sizeof baseline_text, "%.1f", baseline);
+    } else {  // a raw measurement shown for reference
+      std::snprintf(measured_text, sizeof measured_text, "-");
+      std::snprintf(baseline_text, sizeof baseline_text, "%.1f", measured);
+    }
     std::snprintf(ratio_text, sizeof ratio_text, b && baseline > 0 ? "%.3fx" : "-", ratio);
     const char* result = "info";
     switch (row.kind) {
@@ -101,13 +106,20 @@ void SummaryReporter::print_summary(std::FILE* out) const {
         result = measured <= row.target ? "PASS" : "MISS";
         break;
     }
-    std::fprintf(out, "%-40s %13s %13s %8s %14s %9.4f  %s  [%s]\n", row.label.c_str(), measured_text, baseline_text,
-                 ratio_text, target_text, frames > 0 ? allocations / frames : 0.0, result, row.unit);
+    // allocs: heap allocations inside the timed loops of the retcon benchmark(s) of the row, over
+    // `frames` frames (all repetitions); 0 means zero allocations per frame in steady state.
+    char frames_text[16];
+    std::snprintf(frames_text, sizeof frames_text, frames >= 1e6 ? "%.1fM" : "%.0fk", frames >= 1e6 ? frames / 1e6 : frames / 1e3);
+    std::fprintf(out, "%-38s %12s %12s %8s %11s %7.0f %9s  %-6s %s\n", row.label.c_str(), measured_text, baseline_text,
+                 ratio_text, target_text, allocations, frames_text, result, row.unit);
   }
 
+  std::fprintf(out,
+               "\nallocs = heap allocations (counted by a replaced operator new) inside the timed loops of the retcon\n"
+               "benchmarks of each row, over `frames` frames; setup and warm-up frames are outside the loops.\n");
   std::fprintf(out, "\nwork checks (session and baseline run the same frames; state bytes and counters compared):\n");
   for (const WorkCheck& c : work_checks())
-    std::fprintf(out, "  %-4s %-40s %s\n", c.ok ? "ok" : "FAIL", c.scenario.c_str(), c.detail.c_str());
+    std::fprintf(out, "  %-4s %-42s %s\n", c.ok ? "ok" : "FAIL", c.scenario.c_str(), c.detail.c_str());
 }
 
 }  // namespace retcon::bench
