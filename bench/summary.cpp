@@ -57,8 +57,8 @@ void SummaryReporter::print_summary(std::FILE* out) const {
                "\nretcon benchmark summary: CPU time per frame, best of the repetitions; ratio = retcon / raw "
                "baseline doing the same copies, hashes and steps.\nTargets are informational (ratios from one "
                "run on a shared machine); the exit code does not depend on them.\n\n");
-  std::fprintf(out, "%-38s %12s %12s %8s %11s %7s %9s  %-6s %s\n", "scenario", "retcon", "raw baseline", "ratio",
-               "target", "allocs", "frames", "result", "unit");
+  std::fprintf(out, "%-38s %12s %12s %8s %11s %6s  %-12s %-17s %s\n", "scenario", "retcon", "raw baseline", "ratio",
+               "target", "result", "allocs/frame", "(allocs/frames)", "unit");
   for (const Comparison& row : comparisons()) {
     const Samples* m = find(row.measured);
     const Samples* b = row.baseline.empty() ? nullptr : find(row.baseline);
@@ -110,13 +110,17 @@ void SummaryReporter::print_summary(std::FILE* out) const {
     // `frames` frames (all repetitions); 0 means zero allocations per frame in steady state.
     char frames_text[16];
     std::snprintf(frames_text, sizeof frames_text, frames >= 1e6 ? "%.1fM" : "%.0fk", frames >= 1e6 ? frames / 1e6 : frames / 1e3);
-    std::fprintf(out, "%-38s %12s %12s %8s %11s %7.0f %9s  %-6s %s\n", row.label.c_str(), measured_text, baseline_text,
-                 ratio_text, target_text, allocations, frames_text, result, row.unit);
+    char allocs_text[48];
+    std::snprintf(allocs_text, sizeof allocs_text, "(%.0f/%s)", allocations, frames_text);
+    std::fprintf(out, "%-38s %12s %12s %8s %11s %6s  %-12.3g %-17s %s\n", row.label.c_str(), measured_text,
+                 baseline_text, ratio_text, target_text, result, frames > 0 ? allocations / frames : 0.0, allocs_text,
+                 row.unit);
   }
 
   std::fprintf(out,
-               "\nallocs = heap allocations (counted by a replaced operator new) inside the timed loops of the retcon\n"
-               "benchmarks of each row, over `frames` frames; setup and warm-up frames are outside the loops.\n");
+               "\nallocs/frame: heap allocations (counted by a replaced operator new) inside the timed loops of the\n"
+               "row's retcon benchmark(s), all repetitions, divided by the frames they ran; setup and warm-up frames\n"
+               "are outside the loops. 0 = no allocation in steady state.\n");
   std::fprintf(out, "\nwork checks (session and baseline run the same frames; state bytes and counters compared):\n");
   for (const WorkCheck& c : work_checks())
     std::fprintf(out, "  %-4s %-42s %s\n", c.ok ? "ok" : "FAIL", c.scenario.c_str(), c.detail.c_str());
