@@ -53,6 +53,7 @@ const SummaryReporter::Samples* SummaryReporter::find(const std::string& name) c
 }
 
 void SummaryReporter::print_summary(std::FILE* out) const {
+  if (samples_.empty()) return;  // nothing ran (--benchmark_list_tests, a filter matching nothing)
   std::fprintf(out,
                "\nretcon benchmark summary: CPU time per frame, best of the repetitions; ratio = retcon / raw "
                "baseline doing the same copies, hashes and steps.\nTargets are informational (ratios from one "
@@ -109,7 +110,12 @@ void SummaryReporter::print_summary(std::FILE* out) const {
     // allocs: heap allocations inside the timed loops of the retcon benchmark(s) of the row, over
     // `frames` frames (all repetitions); 0 means zero allocations per frame in steady state.
     char frames_text[16];
-    std::snprintf(frames_text, sizeof frames_text, frames >= 1e6 ? "%.1fM" : "%.0fk", frames >= 1e6 ? frames / 1e6 : frames / 1e3);
+    if (frames >= 1e6)
+      std::snprintf(frames_text, sizeof frames_text, "%.1fM", frames / 1e6);
+    else if (frames >= 1e4)
+      std::snprintf(frames_text, sizeof frames_text, "%.0fk", frames / 1e3);
+    else
+      std::snprintf(frames_text, sizeof frames_text, "%.0f", frames);
     char allocs_text[48];
     std::snprintf(allocs_text, sizeof allocs_text, "(%.0f/%s)", allocations, frames_text);
     std::fprintf(out, "%-38s %12s %12s %8s %11s %6s  %-12.3g %-17s %s\n", row.label.c_str(), measured_text,
