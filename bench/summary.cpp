@@ -56,10 +56,11 @@ void SummaryReporter::print_summary(std::FILE* out) const {
   if (samples_.empty()) return;  // nothing ran (--benchmark_list_tests, a filter matching nothing)
   std::fprintf(out,
                "\nretcon benchmark summary: CPU time per frame, best of the repetitions; ratio = retcon / raw "
-               "baseline doing the same copies, hashes and steps.\nTargets are informational (ratios from one "
+               "baseline doing the same copies, hashes and steps;\ndifference = retcon - raw baseline, retcon's own "
+               "cost.\nTargets are informational (ratios from one "
                "run on a shared machine); the exit code does not depend on them.\n\n");
-  std::fprintf(out, "%-38s %12s %12s %8s %11s %6s  %-12s %-17s %s\n", "scenario", "retcon", "raw baseline", "ratio",
-               "target", "result", "allocs/frame", "(allocs/frames)", "unit");
+  std::fprintf(out, "%-38s %12s %12s %10s %8s %11s %6s  %-12s %-17s %s\n", "scenario", "retcon", "raw baseline",
+               "difference", "ratio", "target", "result", "allocs/frame", "(allocs/frames)", "unit");
   for (const Comparison& row : comparisons()) {
     const Samples* m = find(row.measured);
     const Samples* b = row.baseline.empty() ? nullptr : find(row.baseline);
@@ -84,7 +85,8 @@ void SummaryReporter::print_summary(std::FILE* out) const {
     baseline *= row.frames_per_unit;
     const double ratio = b && baseline > 0 ? measured / baseline : 0.0;
 
-    char measured_text[32], baseline_text[32], ratio_text[16], target_text[32];
+    char measured_text[32], baseline_text[32], difference_text[32], ratio_text[16], target_text[32];
+    std::snprintf(difference_text, sizeof difference_text, b ? "%+.1f" : "-", measured - baseline);
     if (b != nullptr) {
       std::snprintf(measured_text, sizeof measured_text, "%.1f", measured);
       std::snprintf(baseline_text, sizeof baseline_text, "%.1f", baseline);
@@ -118,9 +120,9 @@ void SummaryReporter::print_summary(std::FILE* out) const {
       std::snprintf(frames_text, sizeof frames_text, "%.0f", frames);
     char allocs_text[48];
     std::snprintf(allocs_text, sizeof allocs_text, "(%.0f/%s)", allocations, frames_text);
-    std::fprintf(out, "%-38s %12s %12s %8s %11s %6s  %-12.3g %-17s %s\n", row.label.c_str(), measured_text,
-                 baseline_text, ratio_text, target_text, result, frames > 0 ? allocations / frames : 0.0, allocs_text,
-                 row.unit);
+    std::fprintf(out, "%-38s %12s %12s %10s %8s %11s %6s  %-12.3g %-17s %s\n", row.label.c_str(), measured_text,
+                 baseline_text, difference_text, ratio_text, target_text, result,
+                 frames > 0 ? allocations / frames : 0.0, allocs_text, row.unit);
   }
 
   std::fprintf(out,
