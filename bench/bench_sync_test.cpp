@@ -23,8 +23,10 @@ std::unique_ptr<Session> make_sync_test(BenchGame& game, int32_t distance) {
 bool session_frame(Session& session, Frame f) {
   const uint32_t a = local_input(f);
   const uint32_t b = remote_input(f);
-  return (session.add_local_input(0, &a, sizeof a) == Result::ok) &
-         (session.add_local_input(1, &b, sizeof b) == Result::ok) & (session.advance_frame() == Result::ok);
+  const Result r0 = session.add_local_input(0, &a, sizeof a);
+  const Result r1 = session.add_local_input(1, &b, sizeof b);
+  const Result r2 = session.advance_frame();
+  return r0 == Result::ok && r1 == Result::ok && r2 == Result::ok;
 }
 
 class RawSyncTest {
