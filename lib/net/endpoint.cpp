@@ -36,6 +36,7 @@ const char* drop_reason_name(DropReason reason) noexcept {
     case DropReason::oversized: return "oversized";
     case DropReason::bad_magic: return "bad_magic";
     case DropReason::bad_version: return "bad_version";
+    case DropReason::bad_checksum: return "bad_checksum";
     case DropReason::unknown_type: return "unknown_type";
     case DropReason::malformed: return "malformed";
     case DropReason::bad_nonce: return "bad_nonce";
@@ -224,6 +225,7 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     case DecodeError::truncated: drop(DropReason::truncated); return;
     case DecodeError::oversized: drop(DropReason::oversized); return;
     case DecodeError::bad_magic: drop(DropReason::bad_magic); return;
+    case DecodeError::bad_checksum: drop(DropReason::bad_checksum); return;
     case DecodeError::unknown_type: drop(DropReason::unknown_type); return;
     case DecodeError::malformed: drop(DropReason::malformed); return;
     case DecodeError::bad_version:

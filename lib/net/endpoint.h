@@ -78,6 +78,7 @@ enum class DropReason : uint8_t {
   oversized,
   bad_magic,
   bad_version,
+  bad_checksum,   // garbled: the datagram's checksum does not match its bytes
   unknown_type,
   malformed,      // a field out of range or inconsistent with the session (e.g. blob size)
   bad_nonce,      // not from this connection (or before the handshake named it)

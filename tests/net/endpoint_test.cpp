@@ -386,6 +386,24 @@ TEST(Endpoint, BadDatagramsAreDroppedAndCounted) {
   EXPECT_EQ(0, std::memcmp(a.received_input(450), want.data(), 2));
 }
 
+// Datagrams garbled on the way are all dropped, and never alter the inputs delivered.
+TEST(Endpoint, GarbledDatagramsNeverCorruptInputs) {
+  EndpointPair pair(default_config(28), default_config(29));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  pair.a().recorder->garble = true;
+  pair.b().recorder->garble = true;
+  stream_inputs(pair, 1000, 60000000);  // checks every blob's content
+  for (auto* side : {&pair.a(), &pair.b()}) {
+    const auto& other = side == &pair.a() ? pair.b() : pair.a();
+    const auto stats = other.endpoint.stats();
+    uint64_t drops = 0;
+    for (uint64_t d : stats.dropped) drops += d;
+    EXPECT_EQ(drops, side->recorder->garbled);
+    EXPECT_GT(stats.dropped[size_t(DropReason::bad_checksum)], side->recorder->garbled / 2);
+  }
+}
+
 // A long backlog of incompressible blobs crosses in datagrams of at most 1200 bytes and
 // arrives complete, oldest first.
 TEST(Endpoint, BacklogRespectsDatagramCap) {
