@@ -1,6 +1,7 @@
 // retcon: the datagram codec. Every datagram is one message: a 16-byte header (magic,
 // protocol version, type, the sender's connection nonce, a sequence number, a checksum of the
-// datagram) and a body by type. docs/PROTOCOL.md documents the layout byte by byte; tests check the examples there.
+// datagram) and a body by type. docs/PROTOCOL.md documents the layout byte by byte; a test
+// checks its examples against this code.
 // Decoding is bounds-checked: a bad datagram yields a DecodeError, never an out-of-bounds read.
 #pragma once
 

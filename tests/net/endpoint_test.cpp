@@ -283,7 +283,9 @@ TEST(Endpoint, OtherProtocolVersionIsRejected) {
   EXPECT_EQ(e.reject_reason(), detail::RejectReason::version);
   EXPECT_EQ(dropped(e, DropReason::bad_version), 1u);
   bool rejected = false;
-  for (const auto& ev : drain_events(e)) rejected |= ev.type == EndpointEventType::handshake_rejected;
+  for (const auto& ev : drain_events(e)) {
+    rejected |= ev.type == EndpointEventType::handshake_rejected;
+  }
   EXPECT_TRUE(rejected);
 }
 

@@ -219,7 +219,8 @@ std::vector<std::vector<uint8_t>> valid_datagrams() {
 TEST(Wire, TruncatedAtEveryLengthIsRejected) {
   for (const auto& d : valid_datagrams()) {
     for (size_t n = 0; n < d.size(); ++n) {
-      std::vector<uint8_t> cut(d.begin(), d.begin() + long(n));  // own allocation: ASan sees overreads
+      // An allocation of exactly n bytes, so ASan sees any read past it.
+      std::vector<uint8_t> cut(d.begin(), d.begin() + long(n));
       Message m;
       const DecodeError e = decode_message(cut.data(), cut.size(), &m);
       EXPECT_NE(e, DecodeError::ok) << "length " << n << " of " << d.size();
