@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "net/endpoint.h"
@@ -463,6 +464,33 @@ TEST(Endpoint, ChecksumsAndConnectStatusCross) {
   EXPECT_TRUE(pair.b().endpoint.remote_connect_status(1).disconnected);
   EXPECT_EQ(pair.b().endpoint.remote_connect_status(0).last_frame, 10);
   EXPECT_FALSE(pair.b().endpoint.remote_connect_status(0).disconnected);
+}
+
+TEST(Endpoint, LogsGoThroughTheLogger) {
+  struct Lines {
+    std::vector<std::string> text;
+    std::vector<LogLevel> levels;
+  } lines;
+  EndpointConfig ca = default_config(30), cb = default_config(31);
+  ca.logger.user = &lines;
+  ca.logger.min_level = LogLevel::info;
+  ca.logger.log = [](void* user, LogLevel level, const char* message) {
+    static_cast<Lines*>(user)->text.emplace_back(message);
+    static_cast<Lines*>(user)->levels.push_back(level);
+  };
+  cb.shape.input_size = 3;  // rejected: an error line
+  cb.send_blob_size = cb.receive_blob_size = 3;
+  EndpointPair pair(ca, cb);
+  pair.start();
+  pair.run_handshake(1000000);
+  ASSERT_FALSE(lines.text.empty());
+  EXPECT_NE(lines.text.back().find("rejected"), std::string::npos) << lines.text.back();
+  EXPECT_EQ(lines.levels.back(), LogLevel::error);
+  Endpoint e;
+  EndpointConfig bad = ca;
+  bad.sync_round_trips = 0;
+  EXPECT_EQ(e.init(bad), Result::invalid_argument);
+  EXPECT_NE(lines.text.back().find("sync_round_trips"), std::string::npos) << lines.text.back();
 }
 
 TEST(Endpoint, ApiMisuseIsAnError) {
