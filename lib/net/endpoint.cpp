@@ -610,7 +610,8 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
       become_disconnected(false);
       return result;
     }
-    if (state_ == EndpointState::running && silence >= config_.notify_delay_us) {
+    if (state_ == EndpointState::running && config_.notify_delay_us != 0 &&
+        silence >= config_.notify_delay_us) {
       state_ = EndpointState::interrupted;
       log(LogLevel::warning, "connection interrupted");
       EndpointEvent e{EndpointEventType::interrupted};

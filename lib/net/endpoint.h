@@ -33,7 +33,7 @@ struct EndpointConfig {
   // They must mirror the peer's, or the handshake is rejected.
   uint16_t send_blob_size = 0;
   uint16_t receive_blob_size = 0;
-  uint64_t notify_delay_us = 750000;         // silence before `interrupted`
+  uint64_t notify_delay_us = 750000;         // silence before `interrupted`; 0: never
   uint64_t disconnect_timeout_us = 5000000;  // silence before `disconnected`; 0 disables both
   int32_t sync_round_trips = 5;              // handshake round trips before `synchronized`
   uint64_t handshake_retry_us = 200000;      // resend a handshake request unanswered this long
