@@ -81,6 +81,14 @@ Result Endpoint::init(const EndpointConfig& config) {
     return Result::invalid_argument;
   }
 
+  // Incompressible blobs this large cannot travel in one datagram (compressible ones can).
+  const size_t worst = kHeaderSize + kInputsFixedSize + 4 * size_t(s.num_players) +
+                       config.send_blob_size + (config.send_blob_size + 127) / 128;
+  if (worst > kMaxDatagramSize) {
+    log(LogLevel::warning, "send_blob_size %u: a blob of noise would not fit one datagram",
+        unsigned(config.send_blob_size));
+  }
+
   rng_.reseed(config.rng_seed);
   do local_nonce_ = rng_.next_u32(); while (local_nonce_ == 0);  // 0 means "unknown"
   remote_nonce_ = 0;
