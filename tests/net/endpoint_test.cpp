@@ -493,6 +493,62 @@ TEST(Endpoint, LogsGoThroughTheLogger) {
   EXPECT_NE(lines.text.back().find("sync_round_trips"), std::string::npos) << lines.text.back();
 }
 
+// A user transport (C function pointers) carries a whole connection, and a transport that
+// fails is reported by poll() and counted, without breaking the endpoint.
+TEST(Endpoint, RunsOverCallbackTransportAndSurvivesSendFailures) {
+  InMemoryNetwork net;
+  struct User {
+    InMemoryTransport* link;
+    bool fail = false;
+  } ua{net.add_endpoint()}, ub{net.add_endpoint()};
+  TransportCallbacks cb;
+  cb.send = [](void* user, const uint8_t* addr, uint32_t addr_len, const uint8_t* data,
+               size_t length) -> int32_t {
+    auto* u = static_cast<User*>(user);
+    PeerAddress to;
+    if (u->fail || !PeerAddress::from_bytes(addr, addr_len, &to)) return -1;
+    return u->link->send(to, data, length) == Result::ok ? 0 : -1;
+  };
+  cb.receive = [](void* user, uint8_t* addr, uint32_t* addr_len, uint8_t* buffer,
+                  size_t capacity, size_t* length) -> int32_t {
+    PeerAddress from;
+    if (!static_cast<User*>(user)->link->receive(&from, buffer, capacity, length)) return 0;
+    std::memcpy(addr, from.bytes, from.size);
+    *addr_len = from.size;
+    return 1;
+  };
+  cb.user = &ua;
+  CallbackTransport ta(cb);
+  cb.user = &ub;
+  CallbackTransport tb(cb);
+  Endpoint a, b;
+  ASSERT_EQ(a.init(default_config(32)), Result::ok);
+  ASSERT_EQ(b.init(default_config(33)), Result::ok);
+  a.start(0);
+  b.start(0);
+  uint8_t buffer[1500];
+  Frame sent = 0;
+  Result failed = Result::ok;
+  for (uint64_t now = 1000; now < 3000000 && b.last_received_frame() < 99; now += 1000) {
+    size_t length;
+    PeerAddress from;
+    while (ta.receive(&from, buffer, sizeof buffer, &length)) a.on_datagram(buffer, length, now);
+    while (tb.receive(&from, buffer, sizeof buffer, &length)) b.on_datagram(buffer, length, now);
+    if (a.running() && sent < 100) {
+      const uint8_t blob[2] = {uint8_t(sent), 0};
+      ASSERT_EQ(a.send_input(sent++, blob), Result::ok);
+    }
+    ua.fail = sent > 20 && sent < 40;  // a stretch where every send fails
+    const Result r = a.poll(now, ta, ub.link->address());
+    if (r != Result::ok) failed = r;
+    b.poll(now, tb, ua.link->address());
+  }
+  EXPECT_EQ(failed, Result::transport_error);
+  EXPECT_GT(a.stats().send_failures, 0u);
+  EXPECT_EQ(b.last_received_frame(), 99);
+  EXPECT_EQ(b.received_input(30)[0], 30);
+}
+
 TEST(Endpoint, ApiMisuseIsAnError) {
   Endpoint e;
   uint8_t blob[2] = {};
