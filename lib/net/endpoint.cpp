@@ -138,6 +138,7 @@ Result Endpoint::start(uint64_t now_us) {
   state_ = EndpointState::synchronizing;
   challenge_ = rng_.next_u32();
   next_handshake_at_ = now_us;
+  started_at_ = now_us;
   last_received_at_ = now_us;
   push_event({EndpointEventType::synchronizing, 0, config_.sync_round_trips});
   return Result::ok;
@@ -628,6 +629,12 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
     }
   }
 
+  if (state_ == EndpointState::synchronizing && config_.handshake_timeout_us != 0 &&
+      now_us >= started_at_ + config_.handshake_timeout_us) {
+    log(LogLevel::warning, "handshake timed out");
+    become_disconnected(false);
+    return result;
+  }
   if (reply_due_) {
     reply_due_ = false;
     m.header = next_header(MessageType::handshake_reply);

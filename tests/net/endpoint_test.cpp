@@ -242,6 +242,23 @@ TEST(Endpoint, DisconnectNoticeReachesPeer) {
   EXPECT_TRUE(events[0].by_peer);
 }
 
+TEST(Endpoint, HandshakeTimesOutWhenConfigured) {
+  EndpointConfig ca = default_config(34), cb = default_config(35);
+  ca.handshake_timeout_us = 1500000;
+  EndpointPair pair(ca, cb);
+  LinkProfile dead;
+  dead.loss = 1.0;
+  pair.set_link(dead);
+  pair.start();
+  EXPECT_FALSE(pair.run_handshake(1499000));
+  EXPECT_EQ(pair.a().endpoint.state(), EndpointState::synchronizing);
+  pair.step(1000);
+  EXPECT_EQ(pair.a().endpoint.state(), EndpointState::disconnected);
+  EXPECT_EQ(drain_events(pair.a().endpoint).back().type, EndpointEventType::disconnected);
+  for (int i = 0; i < 1000; ++i) pair.step(1000);
+  EXPECT_EQ(pair.b().endpoint.state(), EndpointState::synchronizing);  // 0: never gives up
+}
+
 TEST(Endpoint, MismatchedShapeIsRejected) {
   EndpointConfig ca = default_config(17), cb = default_config(18);
   cb.shape.frame_rate = 30;
