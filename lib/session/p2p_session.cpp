@@ -37,12 +37,7 @@ class P2PSessionImpl final : public P2PSession {
   Result poll(uint64_t now_us) override;
   Frame current_frame() const override { return driver_.frame(); }
   Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
-  SessionStats stats() const override {
-    SessionStats s = driver_.stats();
-    s.current_frame = driver_.frame();
-    s.confirmed_frame = driver_.confirmed_frame();
-    return s;
-  }
+  SessionStats stats() const override { return driver_stats(driver_); }
 
   // ---- P2PSession
   bool running() const override { return running_; }
@@ -460,14 +455,8 @@ void P2PSessionImpl::compare_reports(Peer& peer) {
     e.frame = report.frame;
     e.checksum_local = local;
     e.checksum_remote = report.sum;
-    describe_text_.clear();
-    const GameCallbacks& cb = driver_.callbacks();
     const SavedState* state = driver_.ring().size() ? driver_.ring().find(report.frame) : nullptr;
-    if (cb.describe_state && state) {
-      const TextSink sink{&describe_text_, [](void* ctx, const char* text, size_t n) {
-                            if (text) static_cast<std::string*>(ctx)->append(text, n);
-                          }};
-      cb.describe_state(cb.user, state->frame, state->data, state->length, &sink);
+    if (state && describe_saved_state(driver_.callbacks(), *state, &describe_text_)) {
       e.text_local = describe_text_.c_str();
       e.text_local_len = describe_text_.size();
     }
@@ -517,15 +506,7 @@ void P2PSessionImpl::send_due() {
 }  // namespace detail
 
 Result create_p2p_session(const P2PConfig& config, std::unique_ptr<P2PSession>* out) {
-  if (out == nullptr) return Result::invalid_argument;
-  out->reset();
-  if (validate_session_config(config.session) != nullptr) return Result::invalid_argument;
-  return detail::guarded_create([&] {
-    auto session = std::make_unique<detail::P2PSessionImpl>();
-    Result r = session->init(config);
-    if (r == Result::ok) *out = std::move(session);
-    return r;
-  });
+  return detail::create_session<detail::P2PSessionImpl>(config.session, config, out);
 }
 
 }  // namespace retcon
