@@ -20,6 +20,8 @@ namespace detail {
 namespace {
 
 constexpr uint32_t kMaxPeers = kMaxPlayers - 1 + kMaxSpectators;
+// Input delay (both sides together) that disconnect agreement can reach back over.
+constexpr int32_t kDisconnectDelayAllowance = 32;
 // Frames between two time-sync recommendations (half a second at 60 fps).
 constexpr Frame kTimeSyncInterval = 30;
 
@@ -122,6 +124,9 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   SaveMode mode = s.save_mode;
   if (c.desync_interval > 0 && s.max_prediction == 0 && mode == SaveMode::automatic) mode = SaveMode::every_frame;
   if (Result r = driver_.init(s, s.max_prediction, mode); r != Result::ok) return r;
+  // A dropped player's agreed last frame can be older than this machine's window: a peer that
+  // lost them early reports it only with its next inputs, up to a window and both delays later.
+  driver_.enable_checkpoints(2 * s.max_prediction + kDisconnectDelayAllowance);
 
   uint16_t local_mask = 0;
   for (uint32_t p = 0; p < num_players_; ++p) {
@@ -332,7 +337,15 @@ void P2PSessionImpl::agree_on_disconnects() {
       }
       if (theirs.last_frame < local_status_[p].last_frame) {
         local_status_[p].last_frame = theirs.last_frame;
-        driver_.disconnect_player(PlayerIndex(p), theirs.last_frame);
+        if (driver_.disconnect_player(PlayerIndex(p), theirs.last_frame) != Result::ok) {
+          // Older than any state kept: this machine cannot follow the agreement.
+          driver_.reporter().log(LogLevel::error, "player %u: agreed last frame %d is older than the saved history", p,
+                                 theirs.last_frame);
+          Event e = Reporter::make(EventType::desync_detected, "cannot roll back to the agreed disconnect frame");
+          e.player = PlayerIndex(p);
+          e.frame = theirs.last_frame + 1;
+          driver_.reporter().emit(e);
+        }
         desync_.invalidate_after(theirs.last_frame);
       }
     }
