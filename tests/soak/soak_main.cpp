@@ -1,6 +1,11 @@
 // retcon_soak: a long match of the fighter sample over a bad simulated network, in one process.
 //
-//   retcon_soak [frames] [seed]        (defaults: 3000 frames, seed 1)
+//   retcon_soak [frames] [seed] [inject]   (defaults: 3000 frames, seed 1, no fault)
+//
+// `inject` plants one fault to show the checks catch it (ctest runs each; see tests.cmake):
+//   desync  machine 1's game changes its state at frame frames/2 (a non-deterministic game)
+//   leak    64 bytes allocated every second of play after warm-up, freed only at the end
+//   vanish  machine 0's transport loses 1 datagram in 100 without the simulator counting it
 //
 // Four peers (one FighterBot each) and two spectators (one following peer 0, one following
 // peer 2), every direction of every connection through its own NetworkSimulator: 100 ms each
@@ -54,6 +59,10 @@ constexpr int32_t kMaxPrediction = 10;
 
 int g_failures = 0;
 
+enum class Inject { none, desync, leak, vanish };
+Inject g_inject = Inject::none;
+Frame g_desync_frame = -1;
+
 void fail(const char* what) {
   std::printf("FAIL: %s\n", what);
   ++g_failures;
@@ -63,6 +72,7 @@ void fail(const char* what) {
 // (index = frame, the last simulation wins) and the events that matter.
 struct SoakGame {
   fighter::FighterGame game{int(kPeers), 7};
+  bool faulty = false;               // inject desync: this machine's game is not deterministic
   std::vector<uint64_t> start_hash;  // sized once, before the match
   uint64_t desyncs = 0, interruptions = 0, resumptions = 0, disconnects = 0, timesyncs = 0;
   int32_t wait = 0;                  // frames still to skip on time-sync advice
@@ -72,6 +82,7 @@ struct SoakGame {
   void advance_frame(Frame f, const FrameInputs& in, uint32_t flags) {
     if (f >= 0 && size_t(f) < start_hash.size()) start_hash[size_t(f)] = fighter::fighter_checksum(game.state());
     game.advance_frame(f, in, flags);
+    if (faulty && f == g_desync_frame) game.state().rng ^= 0x5a5a5a5au;
   }
   uint64_t checksum(Frame f, const uint8_t* b, size_t n) { return game.checksum(f, b, n); }
   void on_event(const Event& e) {
@@ -123,6 +134,7 @@ class RoutedTransport final : public Transport {
   }
 
   Result send(const PeerAddress& to, const uint8_t* data, size_t length) override {
+    if (vanish_ && ++vanish_count_ % 100 == 0) return Result::ok;  // inject vanish: lost, uncounted
     for (uint32_t i = 0; i < count_; ++i)
       if (links_[i].to == to) return links_[i].sim->send(to, data, length);
     ++unrouted_;
@@ -133,12 +145,15 @@ class RoutedTransport final : public Transport {
   }
   InMemoryTransport* wire() { return wire_; }
   uint64_t unrouted() const { return unrouted_; }
+  void set_vanish() { vanish_ = true; }
 
  private:
   InMemoryTransport* wire_;
   Link links_[kNodes];
   uint32_t count_ = 0;
   uint64_t unrouted_ = 0;
+  bool vanish_ = false;
+  uint64_t vanish_count_ = 0;
 };
 
 struct Node {
@@ -187,11 +202,13 @@ bool build(std::vector<std::unique_ptr<Node>>& nodes, InMemoryNetwork& net, uint
   for (uint32_t k = 0; k < kNodes; ++k) {
     auto node = std::make_unique<Node>();
     node->spectator = k >= kPeers;
+    node->game.faulty = g_inject == Inject::desync && k == 1;
     node->game.start_hash.assign(size_t(frames) + 64, 0);
     node->transport = std::make_unique<RoutedTransport>(wires[k]);
     for (uint32_t j = 0; j < kNodes; ++j)
       if (talks(k, j)) node->transport->add_link(j, wires[j]->address(), profile_between(k, j, until_us),
                                                  seed * 1000003u + k * 64u + j);
+    if (g_inject == Inject::vanish && k == 0) node->transport->set_vanish();
     if (!node->spectator) node->bot = std::make_unique<fighter::FighterBot>(uint32_t(seed) * 7919u + k, int(k));
     nodes.push_back(std::move(node));
   }
@@ -356,12 +373,21 @@ Totals check_datagrams(std::vector<std::unique_ptr<Node>>& nodes) {
 int main(int argc, char** argv) {
   const long frames_arg = argc > 1 ? std::atol(argv[1]) : 3000;
   const long seed_arg = argc > 2 ? std::atol(argv[2]) : 1;
-  if (argc > 3 || frames_arg < 600 || frames_arg > 10000000 || seed_arg < 0) {
-    std::fprintf(stderr, "usage: retcon_soak [frames >= 600] [seed]\n");
+  if (argc > 3) {
+    if (std::strcmp(argv[3], "desync") == 0) g_inject = Inject::desync;
+    else if (std::strcmp(argv[3], "leak") == 0) g_inject = Inject::leak;
+    else if (std::strcmp(argv[3], "vanish") == 0) g_inject = Inject::vanish;
+    else argc = 99;
+  }
+  if (argc > 4 || frames_arg < 600 || frames_arg > 10000000 || seed_arg < 0) {
+    std::fprintf(stderr, "usage: retcon_soak [frames >= 600] [seed] [desync|leak|vanish]\n");
     return 2;
   }
   const Frame frames = Frame(frames_arg);
   const uint64_t seed = uint64_t(seed_arg);
+  g_desync_frame = Frame(frames_arg / 2);
+  std::vector<std::unique_ptr<char[]>> leaked;  // inject leak
+  leaked.reserve(size_t(frames_arg) * 4 / 60 + 64);
   const auto wall_start = std::chrono::steady_clock::now();
   // Ticks: the match itself, plus slack for stalls, time-sync waits and the end's blackouts.
   const uint64_t max_ticks = uint64_t(frames) * 2 + 3600;
@@ -395,6 +421,8 @@ int main(int argc, char** argv) {
         at_warm = soak::heap_counts();
       }
     } else {
+      if (g_inject == Inject::leak && ticks % 60 == 0 && leaked.size() < leaked.capacity())
+        leaked.push_back(std::make_unique<char[]>(64));
       const soak::HeapCounts h = soak::heap_counts();
       peak_live_after = std::max(peak_live_after, h.live_allocations);
       peak_bytes_after = std::max(peak_bytes_after, h.live_bytes);

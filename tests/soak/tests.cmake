@@ -14,4 +14,12 @@ if(RETCON_BUILD_SAMPLES)
   # Another seed, 3 minutes of play: release builds only (label slow, skipped under ASan).
   add_test(NAME soak_medium COMMAND retcon_soak 10800 2)
   set_tests_properties(soak_medium PROPERTIES PASS_REGULAR_EXPRESSION "\\| PASS" TIMEOUT 900 LABELS slow)
+  # The checks catch what they are for: one planted fault each, and the matching FAIL line.
+  add_test(NAME soak_detects_desync COMMAND retcon_soak 1200 3 desync)
+  set_tests_properties(soak_detects_desync PROPERTIES
+    PASS_REGULAR_EXPRESSION "FAIL: desync_detected events.*FAIL: machine 1 frame [0-9]+ started from")
+  add_test(NAME soak_detects_leak COMMAND retcon_soak 1200 3 leak)
+  set_tests_properties(soak_detects_leak PROPERTIES PASS_REGULAR_EXPRESSION "FAIL: live heap grew after warm-up")
+  add_test(NAME soak_detects_vanishing_datagrams COMMAND retcon_soak 1200 3 vanish)
+  set_tests_properties(soak_detects_vanishing_datagrams PROPERTIES PASS_REGULAR_EXPRESSION "FAIL: datagrams 0->")
 endif()
