@@ -153,6 +153,16 @@ TEST(OutOfMemory, SessionsAreUsableAfterOutOfMemory) {
   EXPECT_EQ(s->current_frame(), 10);
 }
 
+TEST(OutOfMemory, UdpTransportOpen) {
+  // Not a session, but the other creation a networked game makes before one: loopback, any port.
+  std::unique_ptr<UdpTransport> t;
+  const Exhausted e = exhaust_cpp(
+      "udp transport", [&] { return UdpTransport::open("127.0.0.1", 0, &t); }, [&] { return t != nullptr; },
+      [&] { t.reset(); });
+  EXPECT_GT(e.attempts, 0u);
+  EXPECT_EQ(e.attempts, e.allocations);
+}
+
 // ---- the C API
 
 struct CSession {
