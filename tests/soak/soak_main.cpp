@@ -54,6 +54,9 @@ constexpr double kLoss = 0.10;
 constexpr double kDuplicate = 0.02;
 constexpr uint64_t kBlackoutPeriodUs = 12000000;
 constexpr uint64_t kBlackoutUs = 1000000;
+// Links from a host to its spectator are capped (a spectator on a thin connection): bursts
+// after a blackout queue up and, past 200 ms of backlog, drop (about 1 datagram in 400).
+constexpr uint64_t kSpectatorBandwidth = 3000;  // bytes per second
 constexpr int32_t kInputDelay = 2;
 constexpr int32_t kMaxPrediction = 10;
 
@@ -183,6 +186,7 @@ LinkProfile profile_between(uint32_t from, uint32_t to, uint64_t until_us) {
   p.duplicate = kDuplicate;
   add_blackouts(&p.blackouts, from, until_us);
   add_blackouts(&p.blackouts, to, until_us);
+  if (to >= kPeers) p.bandwidth_bytes_per_s = kSpectatorBandwidth;
   return p;
 }
 
