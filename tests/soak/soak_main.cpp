@@ -6,6 +6,10 @@
 //   desync  machine 1's game changes its state at frame frames/2 (a non-deterministic game)
 //   leak    64 bytes allocated every second of play after warm-up, freed only at the end
 //   vanish  machine 0's transport loses 1 datagram in 100 without the simulator counting it
+//   partition  machines 0 and 1 stop hearing each other at 4 s (both directions, for good);
+//           the others hear both. Players get dropped, so only the checks that still apply
+//           run: no desync_detected (machines still connected must agree on every cut),
+//           datagrams, memory. KNOWN BUG: fails today, see docs/SOAK.md.
 //
 // Four peers (one FighterBot each) and two spectators (one following peer 0, one following
 // peer 2), every direction of every connection through its own NetworkSimulator: 100 ms each
@@ -62,7 +66,7 @@ constexpr int32_t kMaxPrediction = 10;
 
 int g_failures = 0;
 
-enum class Inject { none, desync, leak, vanish };
+enum class Inject { none, desync, leak, vanish, partition };
 Inject g_inject = Inject::none;
 Frame g_desync_frame = -1;
 
@@ -186,6 +190,8 @@ LinkProfile profile_between(uint32_t from, uint32_t to, uint64_t until_us) {
   p.duplicate = kDuplicate;
   add_blackouts(&p.blackouts, from, until_us);
   add_blackouts(&p.blackouts, to, until_us);
+  if (g_inject == Inject::partition && ((from == 0 && to == 1) || (from == 1 && to == 0)))
+    p.blackouts.push_back(BlackoutWindow{4000000, until_us});
   if (to >= kPeers) p.bandwidth_bytes_per_s = kSpectatorBandwidth;
   return p;
 }
@@ -381,10 +387,11 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[3], "desync") == 0) g_inject = Inject::desync;
     else if (std::strcmp(argv[3], "leak") == 0) g_inject = Inject::leak;
     else if (std::strcmp(argv[3], "vanish") == 0) g_inject = Inject::vanish;
+    else if (std::strcmp(argv[3], "partition") == 0) g_inject = Inject::partition;
     else argc = 99;
   }
   if (argc > 4 || frames_arg < 600 || frames_arg > 10000000 || seed_arg < 0) {
-    std::fprintf(stderr, "usage: retcon_soak [frames >= 600] [seed] [desync|leak|vanish]\n");
+    std::fprintf(stderr, "usage: retcon_soak [frames >= 600] [seed] [desync|leak|vanish|partition]\n");
     return 2;
   }
   const Frame frames = Frame(frames_arg);
@@ -433,8 +440,9 @@ int main(int argc, char** argv) {
     }
     done = finished(nodes, frames);
   }
+  const bool partition = g_inject == Inject::partition;  // players dropped: fewer checks apply
   const soak::HeapCounts at_end = soak::heap_counts();
-  if (!done) fail("the match did not finish (some peer or spectator stopped advancing)");
+  if (!done && !partition) fail("the match did not finish (some peer or spectator stopped advancing)");
   if (!warm) fail("the match never warmed up");
 
   // ---- desyncs, states
@@ -460,10 +468,10 @@ int main(int argc, char** argv) {
   if (desyncs != 0) fail("desync_detected events");
   if (compared == 0) fail("no checksum was ever compared between peers");
   if (errors != 0) fail("add_local_input / advance_frame returned errors");
-  if (disconnects != 0) fail("a machine was disconnected (1-second blackouts must not drop anyone)");
+  if (disconnects != 0 && !partition) fail("a machine was disconnected (1-second blackouts must not drop anyone)");
   uint64_t frames_compared = 0;
   bool states_equal = true;
-  for (uint32_t k = 1; k < kNodes; ++k) {
+  for (uint32_t k = 1; k < kNodes && !partition; ++k) {
     Node& n = *nodes[k];
     // Frames final on every peer (up to `frames`), and for a spectator those it ran.
     const Frame last = std::min(std::min(confirmed, frames), n.spectator ? n.session->current_frame() - 1 : frames);

@@ -22,4 +22,8 @@ if(RETCON_BUILD_SAMPLES)
   set_tests_properties(soak_detects_leak PROPERTIES PASS_REGULAR_EXPRESSION "FAIL: live heap grew after warm-up")
   add_test(NAME soak_detects_vanishing_datagrams COMMAND retcon_soak 1200 3 vanish)
   set_tests_properties(soak_detects_vanishing_datagrams PROPERTIES PASS_REGULAR_EXPRESSION "FAIL: datagrams 0->")
+  # KNOWN BUG, disabled until fixed (docs/SOAK.md): a partial partition makes peers cut a
+  # player at a frame some of them can no longer roll back to, and they desync.
+  add_test(NAME soak_partition COMMAND retcon_soak 3000 1 partition)
+  set_tests_properties(soak_partition PROPERTIES PASS_REGULAR_EXPRESSION "\\| PASS" DISABLED TRUE)
 endif()
