@@ -158,6 +158,25 @@ TEST(Limits, TwoFiftySixByteInputsCrossTheProtocol) {
   EXPECT_GT(match.machine(0).session->stats().rollbacks, 0u);
 }
 
+TEST(Limits, EightPlayersWith256ByteInputsAndPrediction64) {
+  // Every per-player limit at once (spectators aside, see below): 8 machines, 256-byte inputs,
+  // a 64-frame window, over a lossy link.
+  MatchOptions o;
+  o.machines = uint32_t(kMaxPlayers);
+  o.input_size = kMaxInputSize;
+  o.max_prediction = kMaxPredictionFrames;
+  o.frames = 240;
+  o.link.latency_us = 50000;
+  o.link.jitter_us = 20000;
+  o.link.loss = 0.1;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  ASSERT_TRUE(match.run(4000));
+  EXPECT_EQ(match.errors(), 0u);
+  expect_agree_with_reference(match, o.frames);
+  EXPECT_GT(match.machine(0).session->stats().rollbacks, 0u);
+}
+
 TEST(Limits, TwoFiftySixByteInputsOfFourPlayersReachASpectator) {
   // Every player's 256 bytes in one spectator frame: 1 KiB per frame, which these inputs do
   // not compress much, so one frame fills a datagram. The endpoint resends from the oldest
