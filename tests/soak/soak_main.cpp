@@ -14,8 +14,9 @@
 // Four peers (one FighterBot each) and two spectators (one following peer 0, one following
 // peer 2), every direction of every connection through its own NetworkSimulator: 100 ms each
 // way (200 ms round trip) plus 0..40 ms jitter, 10% loss, 2% duplicates, and each machine's
-// connection dark for 1 second every 8 seconds (both directions; machines staggered). Virtual
-// clock, 60 ticks per second, no sleeping.
+// connection dark for 1 second every 12 seconds (both directions; machines staggered), links
+// to spectators capped at 3 kB/s. Peers start with 2 frames of input delay and change it every
+// 600 frames (0..4). Virtual clock, 60 ticks per second, no sleeping.
 //
 // Checks, each printed as FAIL and turned into exit status 1:
 //   - no desync_detected event on any machine (and at least one checksum comparison was made);
@@ -282,6 +283,11 @@ void tick(std::vector<std::unique_ptr<Node>>& nodes, uint64_t now, Frame frames)
     }
     const Frame f = me.session->current_frame();
     if (f > frames + kTailFrames) continue;
+    // As a game adapting to the ping: every 600 frames each peer changes its input delay
+    // (0..4, different per peer), which repeats or skips local inputs at the switch.
+    if (f != me.last_input_frame && f % 600 == 300 &&
+        me.session->set_input_delay(PlayerIndex(k), int32_t((k + uint32_t(f) / 600) % 5)) != Result::ok)
+      ++me.errors;
     if (f != me.last_input_frame) {  // a stalled frame keeps the input it was given
       uint8_t in[fighter::kInputSize];
       me.bot->next_input(me.game.game.state(), in);
