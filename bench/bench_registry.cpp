@@ -17,6 +17,11 @@ std::vector<WorkCheck>& check_list() {
   return checks;
 }
 
+std::vector<CountRow>& count_list() {
+  static std::vector<CountRow> rows;
+  return rows;
+}
+
 std::vector<std::string>& name_list() {
   static std::vector<std::string> names;
   return names;
@@ -28,6 +33,9 @@ double min_of(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::min
 
 void add_comparison(Comparison row) { comparison_list().push_back(std::move(row)); }
 const std::vector<Comparison>& comparisons() { return comparison_list(); }
+
+void add_count_row(CountRow row) { count_list().push_back(std::move(row)); }
+const std::vector<CountRow>& count_rows() { return count_list(); }
 
 void add_work_check(WorkCheck check) { check_list().push_back(std::move(check)); }
 const std::vector<WorkCheck>& work_checks() { return check_list(); }
@@ -70,6 +78,14 @@ benchmark::internal::Benchmark* add_benchmark(const std::string& name, void (*fn
   return benchmark::RegisterBenchmark(name.c_str(), fn, size)
       ->ComputeStatistics("min", min_of)
       ->Unit(size >= (size_t{1} << 20) ? benchmark::kMicrosecond : benchmark::kNanosecond);
+}
+
+benchmark::internal::Benchmark* add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn,
+                                              bool microseconds) {
+  name_list().push_back(name);
+  return benchmark::RegisterBenchmark(name.c_str(), [fn = std::move(fn)](benchmark::State& state) { fn(state); })
+      ->ComputeStatistics("min", min_of)
+      ->Unit(microseconds ? benchmark::kMicrosecond : benchmark::kNanosecond);
 }
 
 }  // namespace retcon::bench

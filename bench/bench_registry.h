@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,7 +14,8 @@
 
 namespace retcon::bench {
 
-enum class TargetKind { none, max_ratio, max_ns };
+// max_difference_ns: the target applies to retcon - baseline (the library's own time).
+enum class TargetKind { none, max_ratio, max_ns, max_difference_ns };
 
 struct Comparison {
   std::string label;
@@ -31,6 +33,17 @@ struct Comparison {
 
 void add_comparison(Comparison row);
 const std::vector<Comparison>& comparisons();
+
+// A number measured exactly rather than timed (e.g. bytes on the wire over a simulated minute),
+// printed in its own section of the summary. `target` is a maximum when > 0.
+struct CountRow {
+  std::string label;
+  double value;
+  const char* unit;
+  double target = 0;
+};
+void add_count_row(CountRow row);
+const std::vector<CountRow>& count_rows();
 
 // A check, run before the benchmarks, that a session and its baseline did the same work.
 struct WorkCheck {
@@ -52,6 +65,10 @@ std::string expand_filter(const std::string& user_filter);
 // Registers `fn(state, size)` under `name`, with the statistics the summary needs.
 benchmark::internal::Benchmark* add_benchmark(const std::string& name, void (*fn)(benchmark::State&, size_t),
                                               size_t size);
+
+// The same for a benchmark that needs more than a size (its arguments captured in `fn`).
+benchmark::internal::Benchmark* add_benchmark(const std::string& name, std::function<void(benchmark::State&)> fn,
+                                              bool microseconds);
 
 // Times `body` (one iteration = `frames_per_iteration` frames) and records, as counters, the frames
 // run and the heap allocations made inside the timed loop.

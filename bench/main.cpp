@@ -22,6 +22,7 @@ void register_raw_benchmarks();
 void register_local_benchmarks();
 void register_sync_test_benchmarks();
 void register_rollback_benchmarks();
+void register_p2p_benchmarks();
 }  // namespace retcon::bench
 
 namespace {
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   retcon::bench::register_local_benchmarks();
   retcon::bench::register_sync_test_benchmarks();
   retcon::bench::register_rollback_benchmarks();
+  retcon::bench::register_p2p_benchmarks();
 
   char min_time[] = "--benchmark_min_time=0.1";
   char repetitions[] = "--benchmark_repetitions=5";

@@ -108,6 +108,10 @@ void SummaryReporter::print_summary(std::FILE* out) const {
         std::snprintf(target_text, sizeof target_text, "<= %.0f ns", row.target);
         result = measured <= row.target ? "PASS" : "MISS";
         break;
+      case TargetKind::max_difference_ns:
+        std::snprintf(target_text, sizeof target_text, "diff<=%.0f", row.target);
+        result = b && measured - baseline <= row.target ? "PASS" : "MISS";
+        break;
     }
     // allocs: heap allocations inside the timed loops of the retcon benchmark(s) of the row, over
     // `frames` frames (all repetitions); 0 means zero allocations per frame in steady state.
@@ -129,6 +133,19 @@ void SummaryReporter::print_summary(std::FILE* out) const {
                "\nallocs/frame: heap allocations (counted by a replaced operator new) inside the timed loops of the\n"
                "row's retcon benchmark(s), all repetitions, divided by the frames they ran; setup and warm-up frames\n"
                "are outside the loops. 0 = no allocation in steady state.\n");
+  if (!count_rows().empty()) {
+    std::fprintf(out, "\nexact counts (simulated network and virtual clock, not timed; p2p wire: 60 fps, 2-byte scripted inputs,\n"
+                      "50 ms one way, one simulated minute, bytes = UDP payload):\n");
+    for (const CountRow& c : count_rows()) {
+      char target_text[32] = "-";
+      const char* result = "info";
+      if (c.target > 0) {
+        std::snprintf(target_text, sizeof target_text, "<= %.0f", c.target);
+        result = c.value <= c.target ? "PASS" : "MISS";
+      }
+      std::fprintf(out, "%-50s %10.1f %-22s %10s %6s\n", c.label.c_str(), c.value, c.unit, target_text, result);
+    }
+  }
   std::fprintf(out, "\nwork checks (session and baseline run the same frames; state bytes and counters compared):\n");
   for (const WorkCheck& c : work_checks())
     std::fprintf(out, "  %-4s %-42s %s\n", c.ok ? "ok" : "FAIL", c.scenario.c_str(), c.detail.c_str());

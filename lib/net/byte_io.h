@@ -18,6 +18,15 @@ class ByteWriter {
   void u32(uint32_t v) noexcept { put(v, 4); }
   void u64(uint64_t v) noexcept { put(v, 8); }
   void i32(int32_t v) noexcept { put(static_cast<uint32_t>(v), 4); }
+  // LEB128: 7 bits per byte, lowest first, the high bit set on every byte but the last
+  // (1 byte below 128, at most 5 for 32 bits).
+  void varint(uint32_t v) noexcept {
+    while (v >= 0x80) {
+      u8(static_cast<uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    u8(static_cast<uint8_t>(v));
+  }
   void bytes(const uint8_t* src, size_t n) noexcept {
     if (!reserve(n)) return;
     if (n != 0) std::memcpy(data_ + size_, src, n);
@@ -70,6 +79,24 @@ class ByteReader {
   uint32_t u32() noexcept { return static_cast<uint32_t>(get(4)); }
   uint64_t u64() noexcept { return get(8); }
   int32_t i32() noexcept { return static_cast<int32_t>(static_cast<uint32_t>(get(4))); }
+  // A LEB128 varint (see ByteWriter::varint). False for one that is longer than 5 bytes,
+  // above 32 bits or not minimal (a final byte of 0 after the first), so every value has one
+  // encoding. A truncated one sets failed() and returns true (the caller reports truncation).
+  bool varint(uint32_t* out) noexcept {
+    *out = 0;
+    uint64_t v = 0;
+    for (int i = 0; i < 5; ++i) {
+      const uint8_t b = u8();
+      if (failed_) return true;
+      v |= uint64_t{b & 0x7Fu} << (7 * i);
+      if ((b & 0x80) == 0) {
+        if ((b == 0 && i > 0) || v > 0xFFFFFFFFu) return false;
+        *out = static_cast<uint32_t>(v);
+        return true;
+      }
+    }
+    return false;
+  }
   // Returns a pointer to the next `n` bytes and skips them, or null when fewer remain.
   const uint8_t* skip(size_t n) noexcept {
     if (failed_ || n > size_ - pos_) {

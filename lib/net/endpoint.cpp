@@ -73,6 +73,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   else if (config.sync_round_trips < 1 || config.sync_round_trips > 1000) bad = "sync_round_trips";
   else if (config.send_queue_frames < 2 ||
            config.send_queue_frames > config.max_send_queue_frames) bad = "send_queue_frames";
+  else if (config.input_batch_frames < 1 || config.input_batch_frames > 60) bad = "input_batch_frames";
   else if (config.receive_window_frames < 2 || config.receive_window_frames > (1u << 20)) {
     bad = "receive_window_frames";
   } else if (config.disconnect_timeout_us != 0 &&
@@ -83,7 +84,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   }
 
   // Incompressible blobs this large cannot travel in one datagram (compressible ones can).
-  const size_t worst = kHeaderSize + kInputsFixedSize + 4 * size_t(s.num_players) +
+  const size_t worst = kHeaderSize + kInputsFixedSize + kInputsStatusSize * size_t(s.num_players) +
                        config.send_blob_size + (config.send_blob_size + 127) / 128;
   if (worst > kMaxDatagramSize) {
     log(LogLevel::warning, "send_blob_size %u: a blob of noise would not fit one datagram",
@@ -107,12 +108,15 @@ Result Endpoint::init(const EndpointConfig& config) {
 
   send_capacity_ = config.send_queue_frames;
   send_ring_.assign(size_t(send_capacity_) * config.send_blob_size, 0);
-  last_sent_ = last_acked_ = kNullFrame;
+  last_sent_ = last_acked_ = last_flushed_ = kNullFrame;
   inputs_dirty_ = false;
+  last_inputs_sent_at_ = 0;
+  frame_us_ = 1000000u / s.frame_rate;
   receive_ring_.assign(size_t(config.receive_window_frames) * config.receive_blob_size, 0);
   last_received_ = kNullFrame;
   next_pop_ = 0;
   ack_due_ = false;
+  ack_due_since_ = 0;
   const size_t widest = config.send_blob_size > config.receive_blob_size
                             ? config.send_blob_size : config.receive_blob_size;
   zeros_.assign(widest + 1, 0);
@@ -220,6 +224,7 @@ void Endpoint::commit_sequence(uint32_t sequence) noexcept {
 }
 
 void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) {
+  if (now_us > now_) now_ = now_us;  // when an acknowledgement became due
   ++stats_.datagrams_received;
   stats_.bytes_received += length;
   if (state_ == EndpointState::idle || state_ == EndpointState::disconnected) {
@@ -313,7 +318,8 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
       return true;
     case MessageType::inputs:
       if (remote_hello_.shape.num_players == 0 ||
-          m.inputs.blob_size != config_.receive_blob_size) {
+          m.inputs.blob_size != config_.receive_blob_size ||
+          (m.inputs.disconnected >> config_.shape.num_players) != 0) {
         drop(DropReason::malformed);
         return false;
       }
@@ -360,16 +366,22 @@ bool Endpoint::handle_ack(Frame ack) noexcept {
   return true;
 }
 
+void Endpoint::want_ack() noexcept {
+  if (ack_due_) return;
+  ack_due_ = true;
+  ack_due_since_ = now_;
+}
+
 bool Endpoint::handle_inputs(const InputsBody& body) {
   if (!handle_ack(body.ack_frame)) {
     drop(DropReason::out_of_window);
     return false;
   }
-  const uint8_t players = body.status_count < config_.shape.num_players
-                              ? body.status_count : uint8_t(config_.shape.num_players);
-  for (uint8_t i = 0; i < players; ++i) {
+  const uint32_t players = config_.shape.num_players;
+  for (uint32_t i = 0; i < players; ++i) {
     // Reordered datagrams must not move a player's status backwards. While connected, the last
-    // frame only grows; once disconnected it is the agreed cut, which only ever moves earlier.
+    // frame only grows (protocol 2 does not send it: it stays -1); once disconnected it is the
+    // agreed cut, which only ever moves earlier.
     ConnectStatus& s = remote_status_[i];
     const ConnectStatus& in = body.status[i];
     if (in.disconnected) {
@@ -385,7 +397,7 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   if (end <= last_received_) {
     // Nothing new: the peer has not seen our acknowledgement yet. Recent repeats are the
     // protocol working; frames older than anything we still hold are not.
-    ack_due_ = true;
+    want_ack();
     if (end <= last_received_ - Frame(config_.receive_window_frames)) {
       drop(DropReason::out_of_window);
       return false;
@@ -396,7 +408,7 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   const uint8_t* reference = start == 0 ? zeros_.data() : received_input(start - 1);
   if (start > last_received_ + 1 || reference == nullptr || last_received_ >= window_end) {
     drop(DropReason::out_of_window);
-    ack_due_ = true;
+    want_ack();
     return false;
   }
   InputsReader reader(body, reference);
@@ -406,7 +418,7 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     std::memcpy(receive_slot(f), scratch_.data(), config_.receive_blob_size);
     last_received_ = f;
   }
-  ack_due_ = true;
+  want_ack();
   return true;
 }
 
@@ -475,9 +487,14 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
     const Result grown = grow_send_ring();
     if (grown != Result::ok) return grown;
   }
+  // A changed input goes out at once; an unchanged one may wait to share a datagram.
+  const uint8_t* previous = frame == 0 ? zeros_.data() : send_slot(frame - 1);
+  if (config_.input_batch_frames <= 1 ||
+      std::memcmp(previous, blob, config_.send_blob_size) != 0) {
+    inputs_dirty_ = true;
+  }
   std::memcpy(send_slot(frame), blob, config_.send_blob_size);
   last_sent_ = frame;
-  inputs_dirty_ = true;
   return Result::ok;
 }
 
@@ -662,13 +679,29 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
   }
   if (running()) {
     const bool unacked = last_sent_ > last_acked_;
-    if (unacked && (inputs_dirty_ || now_us >= last_inputs_sent_at_ + config_.resend_interval_us)) {
+    const bool pending = last_sent_ > last_flushed_;
+    const uint64_t batch = config_.input_batch_frames;
+    // Pending frames go out when one changed, when enough of them wait, or when the oldest has
+    // waited that many frame times (the owner stopped queueing frames). Half a frame of slack
+    // keeps the count, not the clock, in charge at a steady frame rate.
+    const bool ack_overdue = ack_due_ && now_us >= ack_due_since_ + (batch + 1) * frame_us_;
+    const bool batch_due =
+        pending && (inputs_dirty_ || uint32_t(last_sent_ - last_flushed_) >= batch ||
+                    now_us >= last_inputs_sent_at_ + batch * frame_us_ + frame_us_ / 2 ||
+                    ack_overdue);
+    // Nothing pending but frames unacknowledged: resend them now and then (loss recovery when
+    // no new frame is coming, e.g. while the owner waits at its prediction limit).
+    const bool resend_due =
+        unacked && !pending && now_us >= last_inputs_sent_at_ + config_.resend_interval_us;
+    if (unacked && (batch_due || resend_due)) {
       note(send_inputs(transport, to));
       inputs_dirty_ = false;
       ack_due_ = false;  // the inputs datagram carries our acknowledgement
       last_inputs_sent_at_ = now_us;
+      last_flushed_ = last_sent_;  // what did not fit follows as the acknowledgements come
     }
-    if (ack_due_) {
+    // An acknowledgement waits a little for an inputs datagram to ride on, unless we send none.
+    if (ack_due_ && (config_.send_blob_size == 0 || ack_overdue)) {
       ack_due_ = false;
       m.header = next_header(MessageType::input_ack);
       m.ack_frame = last_received_;

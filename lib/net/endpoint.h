@@ -39,8 +39,14 @@ struct EndpointConfig {
   uint64_t handshake_retry_us = 200000;      // resend a handshake request unanswered this long
   uint64_t handshake_timeout_us = 0;         // give up (disconnected) after this; 0: never
   uint64_t keepalive_interval_us = 200000;   // send something at least this often
-  uint64_t quality_interval_us = 200000;     // quality report (ping, frame advantage) period
-  uint64_t resend_interval_us = 50000;       // resend unacked inputs when no new one was sent
+  uint64_t quality_interval_us = 500000;     // quality report (ping, frame advantage) period
+  uint64_t resend_interval_us = 50000;       // resend unacked inputs when no new one is pending
+  // Send policy. A frame whose input differs from the previous frame's goes out at the next
+  // poll; an unchanged one (which the receiver predicts right anyway) waits until this many
+  // frames are pending (or as many frame times passed since the last inputs datagram), so they
+  // share one datagram. Acknowledgements likewise wait up to one frame time longer for an
+  // inputs datagram to ride on. 1: every frame goes out at once. 1..60.
+  uint32_t input_batch_frames = 3;
   uint32_t send_queue_frames = 128;          // initial unacked-frame ring; doubles when full
   uint32_t max_send_queue_frames = 4096;     // beyond this send_input fails
   // Received frames held. A frame at or beyond (next frame to pop + this) is not accepted
@@ -187,6 +193,7 @@ class Endpoint {
   // False when the message was dropped (and counted).
   bool handle(const Message& message, uint64_t now_us);
   bool handle_inputs(const InputsBody& body);
+  void want_ack() noexcept;
   bool handle_ack(Frame ack) noexcept;
   void handle_rtt_sample(uint64_t rtt_us) noexcept;
   Handshake local_hello(uint32_t challenge) const noexcept;
@@ -239,14 +246,17 @@ class Endpoint {
   uint32_t send_capacity_ = 0;
   Frame last_sent_ = kNullFrame;
   Frame last_acked_ = kNullFrame;
-  bool inputs_dirty_ = false;
+  Frame last_flushed_ = kNullFrame;  // the newest frame an inputs datagram carried
+  bool inputs_dirty_ = false;        // a pending frame's input differs from the one before
   uint64_t last_inputs_sent_at_ = 0;
+  uint64_t frame_us_ = 16667;        // one frame time, from shape.frame_rate
 
   // Incoming inputs.
   std::vector<uint8_t> receive_ring_;
   Frame last_received_ = kNullFrame;
   Frame next_pop_ = 0;
   bool ack_due_ = false;
+  uint64_t ack_due_since_ = 0;
   std::vector<uint8_t> zeros_;    // the reference before frame 0
   std::vector<uint8_t> scratch_;  // one expanded blob
 

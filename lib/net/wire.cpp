@@ -60,27 +60,44 @@ bool read_handshake(ByteReader& r, Handshake* h) noexcept {
          h->send_blob_size <= kMaxBlobSize && h->receive_blob_size <= kMaxBlobSize;
 }
 
+uint32_t zigzag(int32_t v) noexcept {
+  return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31);
+}
+
+int32_t unzigzag(uint32_t v) noexcept {
+  return static_cast<int32_t>((v >> 1) ^ (0u - (v & 1u)));
+}
+
+// Layout in docs/PROTOCOL.md: start_frame, ack_frame - start_frame (zigzag), count, blob_size,
+// the disconnected mask and each disconnected player's last_frame + 1, all varints but the
+// mask; then the payload.
 bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
-  b->start_frame = r.i32();
-  b->ack_frame = r.i32();
-  b->count = r.u16();
-  b->blob_size = r.u16();
-  b->status_count = r.u8();
-  const uint8_t disconnected = r.u8();
-  if (r.failed()) return true;
-  if (b->start_frame < 0 || b->ack_frame < kNullFrame || b->count == 0 || b->blob_size == 0 ||
-      b->blob_size > kMaxBlobSize || b->status_count > kMaxPlayers ||
-      b->start_frame > std::numeric_limits<Frame>::max() - b->count ||
-      (b->status_count < 8 && (disconnected >> b->status_count) != 0)) {
-    return false;
+  uint32_t start = 0, ack_delta = 0, count = 0, blob_size = 0;
+  bool valid = r.varint(&start) && r.varint(&ack_delta) && r.varint(&count) &&
+               r.varint(&blob_size);
+  b->disconnected = r.u8();
+  if (r.failed()) return true;  // the caller reports truncation
+  const int64_t ack = int64_t(start) + unzigzag(ack_delta);
+  valid = valid && start <= uint32_t(std::numeric_limits<Frame>::max()) && ack >= kNullFrame &&
+          ack <= std::numeric_limits<Frame>::max() && count >= 1 &&
+          count <= std::numeric_limits<uint16_t>::max() &&
+          start <= uint32_t(std::numeric_limits<Frame>::max()) - count && blob_size >= 1 &&
+          blob_size <= kMaxBlobSize;
+  if (!valid) return false;
+  b->start_frame = Frame(start);
+  b->ack_frame = Frame(ack);
+  b->count = uint16_t(count);
+  b->blob_size = uint16_t(blob_size);
+  for (int i = 0; i < kMaxPlayers; ++i) {
+    b->status[i] = ConnectStatus{};
+    if (((b->disconnected >> i) & 1) == 0) continue;
+    uint32_t last = 0;
+    if (!r.varint(&last)) return false;
+    if (r.failed()) return true;
+    if (last > uint32_t(std::numeric_limits<Frame>::max()) + 1u) return false;
+    b->status[i].disconnected = true;
+    b->status[i].last_frame = Frame(int64_t(last) - 1);
   }
-  for (uint8_t i = 0; i < b->status_count; ++i) {
-    b->status[i].disconnected = ((disconnected >> i) & 1) != 0;
-    b->status[i].last_frame = r.i32();
-    if (b->status[i].last_frame < kNullFrame) return false;
-  }
-  for (uint8_t i = b->status_count; i < kMaxPlayers; ++i) b->status[i] = ConnectStatus{};
-  if (r.failed()) return true;
   b->payload_size = r.remaining();
   b->payload = r.skip(b->payload_size);
   return inputs_payload_valid(b->payload, b->payload_size, b->count, b->blob_size);
@@ -215,19 +232,20 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
   Header h = header;
   h.type = MessageType::inputs;
   write_header(writer_, h);
-  writer_.i32(start_frame);
-  writer_.i32(ack_frame);
+  writer_.varint(uint32_t(start_frame));
+  writer_.varint(zigzag(int32_t(int64_t(ack_frame) - start_frame)));
   count_offset_ = writer_.size();
-  writer_.u16(0);
-  writer_.u16(blob_size);
+  for (size_t i = 0; i < kCountRoom; ++i) writer_.u8(0);  // the count, known at finish()
+  writer_.varint(blob_size);
   if (status_count > kMaxPlayers) status_count = kMaxPlayers;
-  writer_.u8(status_count);
   uint8_t disconnected = 0;
   for (uint8_t i = 0; i < status_count; ++i) {
     if (status[i].disconnected) disconnected = static_cast<uint8_t>(disconnected | (1u << i));
   }
   writer_.u8(disconnected);
-  for (uint8_t i = 0; i < status_count; ++i) writer_.i32(status[i].last_frame);
+  for (uint8_t i = 0; i < status_count; ++i) {
+    if (status[i].disconnected) writer_.varint(uint32_t(int64_t(status[i].last_frame) + 1));
+  }
 }
 
 bool InputsWriter::append(const uint8_t* blob) noexcept {
@@ -239,8 +257,16 @@ bool InputsWriter::append(const uint8_t* blob) noexcept {
 }
 
 size_t InputsWriter::finish() noexcept {
-  if (writer_.overflowed()) return 0;
-  writer_.patch_u16(count_offset_, count_);
+  if (writer_.overflowed() || count_ == 0) return 0;
+  // Write the count's varint and close the room left for a longer one.
+  uint8_t count[kCountRoom];
+  ByteWriter cw(count, sizeof count);
+  cw.varint(count_);
+  uint8_t* at = writer_.data() + count_offset_;
+  const size_t tail = writer_.size() - count_offset_ - kCountRoom;
+  std::memmove(at + cw.size(), at + kCountRoom, tail);
+  std::memcpy(at, count, cw.size());
+  writer_.truncate(writer_.size() - (kCountRoom - cw.size()));
   seal_datagram(writer_.data(), writer_.size());
   return writer_.size();
 }

@@ -16,14 +16,17 @@ namespace retcon::detail {
 
 inline constexpr uint8_t kMagic0 = 0x52;  // 'R'
 inline constexpr uint8_t kMagic1 = 0x43;  // 'C'
-inline constexpr uint8_t kProtocolVersion = 1;
+// 2: compact inputs body (varints; last frames only of disconnected players).
+inline constexpr uint8_t kProtocolVersion = 2;
 // Below every common path MTU (1280 for IPv6 minus headers), so datagrams never fragment.
 inline constexpr size_t kMaxDatagramSize = 1200;
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kChecksumOffset = 12;
 inline constexpr size_t kMaxBlobSize = size_t(kMaxPlayers) * kMaxInputSize;
-// The fixed part of an inputs body before the connect-status frames and the payload.
-inline constexpr size_t kInputsFixedSize = 14;
+// The most an inputs body takes before its payload: start_frame (5-byte varint), ack delta
+// (5), count (3), blob_size (2) and the disconnected mask (1), plus 5 per disconnected player.
+inline constexpr size_t kInputsFixedSize = 16;
+inline constexpr size_t kInputsStatusSize = 5;
 
 enum class MessageType : uint8_t {
   handshake_request = 1,
@@ -88,7 +91,8 @@ struct InputsBody {
   Frame ack_frame = kNullFrame; // the sender has every frame up to this one from us
   uint16_t count = 0;           // blobs in the payload
   uint16_t blob_size = 0;
-  uint8_t status_count = 0;
+  uint8_t disconnected = 0;     // bit i: the sender sees player i as disconnected
+  // Per player; last_frame travels only for disconnected players (kNullFrame for the others).
   ConnectStatus status[kMaxPlayers];
   const uint8_t* payload = nullptr;
   size_t payload_size = 0;
@@ -133,7 +137,8 @@ size_t encode_message(const Message& message, uint8_t* out, size_t capacity) noe
 class InputsWriter {
  public:
   // `reference` is the blob of start_frame - 1 (zeros before frame 0); `capacity` is capped
-  // at kMaxDatagramSize. `status` has `status_count` (<= kMaxPlayers) entries.
+  // at kMaxDatagramSize. `status` has `status_count` (<= kMaxPlayers) entries; only the
+  // disconnected ones take room (a bit and their last frame).
   InputsWriter(uint8_t* out, size_t capacity, const Header& header, Frame start_frame,
                Frame ack_frame, uint16_t blob_size, const ConnectStatus* status,
                uint8_t status_count, const uint8_t* reference) noexcept;
@@ -146,6 +151,7 @@ class InputsWriter {
  private:
   ByteWriter writer_;
   DeltaRunEncoder encoder_;
+  static constexpr size_t kCountRoom = 3;  // the longest varint of a 16-bit count
   const uint8_t* previous_;
   size_t count_offset_ = 0;
   uint16_t blob_size_;

@@ -76,8 +76,10 @@ TEST(ProtocolDoc, InputsExampleMatchesTheCodec) {
   EXPECT_EQ(m.inputs.start_frame, 100);
   EXPECT_EQ(m.inputs.ack_frame, 98);
   EXPECT_EQ(m.inputs.count, 4);
-  EXPECT_EQ(m.inputs.status[0].last_frame, 101);
-  EXPECT_EQ(m.inputs.status[1].last_frame, 98);
+  // Connected players' last frames do not travel (only a disconnected player's does).
+  EXPECT_EQ(m.inputs.disconnected, 0);
+  EXPECT_EQ(m.inputs.status[0], ConnectStatus{});
+  EXPECT_EQ(m.inputs.status[1], ConnectStatus{});
   InputsReader reader(m.inputs, reference);
   uint8_t blob[2];
   for (const auto& expected : blobs) {

@@ -1,5 +1,7 @@
 // Measures (and logs, without a threshold) the bytes per second one peer sends at 60 fps
 // with 2-byte inputs that change like a player's: buttons held for a while, then pressed.
+// Checks only that batching unchanged inputs saves bytes and that every frame still arrives
+// and is acknowledged, with and without loss. retcon_bench reports the same over P2P sessions.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,14 +12,18 @@
 namespace retcon {
 namespace {
 
-TEST(WireBytes, PayloadBytesPerSecondAt60Fps) {
-  test::EndpointPair pair(test::default_config(1), test::default_config(2), 4);
+// Payload bytes per second one peer sends with a send policy of `batch` frames.
+double payload_bytes_per_second(uint32_t batch, double loss) {
+  auto config_a = test::default_config(1), config_b = test::default_config(2);
+  config_a.input_batch_frames = config_b.input_batch_frames = batch;
+  test::EndpointPair pair(config_a, config_b, 4);
   LinkProfile link;
   link.latency_us = 40000;  // an 80 ms round trip: ~5 frames in flight each way
   link.jitter_us = 5000;
+  link.loss = loss;
   pair.set_link(link);
   pair.start();
-  ASSERT_TRUE(pair.run_handshake());
+  EXPECT_TRUE(pair.run_handshake());
 
   std::mt19937 rng(17);
   uint16_t buttons[2] = {0, 0};
@@ -34,7 +40,7 @@ TEST(WireBytes, PayloadBytesPerSecondAt60Fps) {
       }
       const uint8_t blob[2] = {uint8_t(buttons[side]), uint8_t(buttons[side] >> 8)};
       auto& ep = side == 0 ? pair.a().endpoint : pair.b().endpoint;
-      ASSERT_EQ(ep.send_input(f, blob), Result::ok);
+      EXPECT_EQ(ep.send_input(f, blob), Result::ok);
     }
     pair.step(16667);  // one poll per frame, as a game loop would
     Frame got;
@@ -47,12 +53,24 @@ TEST(WireBytes, PayloadBytesPerSecondAt60Fps) {
   const double payload = double(after.bytes_sent - before.bytes_sent) / elapsed_s;
   const double datagrams = double(after.datagrams_sent - before.datagrams_sent) / elapsed_s;
   // UDP over IPv4 adds 28 bytes of headers per datagram.
-  std::printf("[ wire bytes ] 60 fps, 2-byte inputs, 80 ms RTT: %.0f payload B/s, "
-              "%.1f datagrams/s, %.0f B/s with UDP/IPv4 headers\n",
-              payload, datagrams, payload + datagrams * 28);
-  RecordProperty("payload_bytes_per_second", int(payload));
-  for (int i = 0; i < 30; ++i) pair.step(16667);  // let the last frames land
+  std::printf("[ wire bytes ] 60 fps, 2-byte inputs, 80 ms RTT, %.0f%% loss, batch %u: %.0f payload "
+              "B/s, %.1f datagrams/s, %.0f B/s with UDP/IPv4 headers\n",
+              loss * 100, batch, payload, datagrams, payload + datagrams * 28);
+  for (int i = 0; i < 60; ++i) pair.step(16667);  // let the last frames land
   EXPECT_EQ(pair.b().endpoint.last_received_frame(), 60 * seconds - 1);
+  EXPECT_EQ(pair.a().endpoint.last_received_frame(), 60 * seconds - 1);
+  EXPECT_EQ(pair.a().endpoint.last_acked_frame(), 60 * seconds - 1);
+  return payload;
+}
+
+TEST(WireBytes, PayloadBytesPerSecondAt60Fps) {
+  const uint32_t batch = detail::EndpointConfig{}.input_batch_frames;
+  const double every_frame = payload_bytes_per_second(1, 0.0);
+  const double batched = payload_bytes_per_second(batch, 0.0);
+  RecordProperty("payload_bytes_per_second", int(batched));
+  RecordProperty("payload_bytes_per_second_every_frame", int(every_frame));
+  EXPECT_LT(batched, every_frame);  // batching unchanged inputs must save bytes
+  payload_bytes_per_second(batch, 0.10);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -148,7 +149,8 @@ RC_GTEST_PROP(WireProperty, CompressedInputStreamRoundTrips, ()) {
   RC_ASSERT(decode_message(datagram.data(), datagram.size(), &m) == DecodeError::ok);
   RC_ASSERT(m.inputs.start_frame == start);
   RC_ASSERT(m.inputs.count == fitted);
-  RC_ASSERT(m.inputs.status_count == 2);
+  RC_ASSERT(m.inputs.disconnected == 0x02);
+  RC_ASSERT(!m.inputs.status[0].disconnected);
   RC_ASSERT(m.inputs.status[1].disconnected);
   RC_ASSERT(m.inputs.status[1].last_frame == 7);
   InputsReader reader(m.inputs, reference.data());
@@ -165,8 +167,41 @@ TEST(Wire, UnchangedInputsCostOneBytePer128) {
   std::vector<uint8_t> reference(2, 0x5A);
   std::vector<uint8_t> datagram;
   ASSERT_EQ(encode_inputs(blobs, 100, reference, &datagram), 64u);
-  // header + fixed inputs fields + 2 statuses + a single zero-run token for 128 bytes
-  EXPECT_EQ(datagram.size(), kHeaderSize + kInputsFixedSize + 8 + 1);
+  // header + start 100 (1 byte) + ack 5 - 100 (zigzag 189: 2 bytes) + count 64 (1) +
+  // blob_size (1) + disconnected mask (1) + player 1's last frame 7 (1) + one zero-run token
+  EXPECT_EQ(datagram.size(), kHeaderSize + 7 + 1);
+}
+
+// The varint fields at their limits: the largest start frame, an ack of -1 far below it, a
+// disconnected player with no frame (-1) and one at the largest frame.
+TEST(Wire, InputsFieldsAtTheirLimits) {
+  const Frame start = std::numeric_limits<Frame>::max() - 2;  // start + count <= max
+  const ConnectStatus status[8] = {{false, kNullFrame}, {true, kNullFrame}, {false, 5},
+                                   {false, 6},          {false, 7},         {false, 8},
+                                   {false, 9},          {true, std::numeric_limits<Frame>::max()}};
+  const uint8_t reference[3] = {0, 0, 0}, blob[3] = {1, 2, 3};
+  uint8_t out[kMaxDatagramSize];
+  Header h;
+  InputsWriter w(out, sizeof out, h, start, kNullFrame, 3, status, 8, reference);
+  ASSERT_TRUE(w.append(blob));
+  ASSERT_TRUE(w.append(blob));
+  const size_t n = w.finish();
+  Message m;
+  ASSERT_EQ(decode_message(out, n, &m), DecodeError::ok);
+  EXPECT_EQ(m.inputs.start_frame, start);
+  EXPECT_EQ(m.inputs.ack_frame, kNullFrame);
+  EXPECT_EQ(m.inputs.count, 2);
+  EXPECT_EQ(m.inputs.blob_size, 3);
+  EXPECT_EQ(m.inputs.disconnected, 0x82);
+  for (int i = 0; i < 8; ++i) {
+    const ConnectStatus expected = status[i].disconnected ? status[i] : ConnectStatus{};
+    EXPECT_EQ(m.inputs.status[i], expected) << i;
+  }
+  // A third blob would make start + count overflow the frame range: the reader refuses it.
+  InputsWriter w3(out, sizeof out, h, start, kNullFrame, 3, status, 8, reference);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(w3.append(blob));
+  const size_t n3 = w3.finish();
+  EXPECT_EQ(decode_message(out, n3, &m), DecodeError::malformed);
 }
 
 // A long backlog of incompressible blobs goes out in datagrams of at most 1200 bytes, oldest
@@ -262,12 +297,23 @@ TEST(Wire, ClassesOfBadInput) {
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_checksum);
   seal_datagram(d.data(), d.size());  // ...and by the field check when the checksum matches
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
-  d = good.back();         // inputs: negative start frame
-  d[kHeaderSize + 3] = 0x80;
+  // inputs body: start 10, ack delta -5 (zigzag 9), count 3, blob_size 4, mask 0x02, ...
+  ASSERT_EQ(good.back()[kHeaderSize + 2], 3);
+  d = good.back();         // inputs: blob size 0
+  d[kHeaderSize + 3] = 0;
+  seal_datagram(d.data(), d.size());
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  d = good.back();         // inputs: a varint that is not minimal (0x8a 0x00 for 10)
+  d[kHeaderSize] = 0x8a;
+  d.insert(d.begin() + long(kHeaderSize) + 1, 0);
+  seal_datagram(d.data(), d.size());
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  d = good.back();         // inputs: an ack below -1 (delta -12 from start 10: zigzag 23)
+  d[kHeaderSize + 1] = 23;
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = good.back();         // inputs: a count the payload does not hold
-  d[kHeaderSize + 8] = 9;
+  d[kHeaderSize + 2] = 9;
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = good.back();         // inputs: one payload bit flipped

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "net/wire.h"
 #include "support/match_harness.h"
 
 namespace retcon::test {
@@ -123,7 +124,7 @@ TEST(P2PSession, GarbageFromAPeerAddressIsDroppedCountedAndTheMatchStaysInSync) 
       case 1: n = 1 + rng() % 11; for (size_t i = 0; i < n; ++i) d[i] = uint8_t(rng()); break;  // truncated
       case 2: n = 1300; std::memset(d, 0x52, n); break;                      // oversized
       case 3: n = 40; for (size_t i = 0; i < n; ++i) d[i] = uint8_t(rng());   // garbled, right magic
-        d[0] = 0x52; d[1] = 0x43; d[2] = 1; d[3] = uint8_t(1 + rng() % 9); break;
+        d[0] = 0x52; d[1] = 0x43; d[2] = detail::kProtocolVersion; d[3] = uint8_t(1 + rng() % 9); break;
       case 4: n = 20; std::memset(d, 0, n); d[0] = 0x52; d[1] = 0x43; d[2] = 99; d[3] = 3; break;  // wrong version
     }
     forger.send(target, d, n);
