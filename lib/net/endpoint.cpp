@@ -73,8 +73,9 @@ Result Endpoint::init(const EndpointConfig& config) {
   else if (config.sync_round_trips < 1 || config.sync_round_trips > 1000) bad = "sync_round_trips";
   else if (config.send_queue_frames < 2 ||
            config.send_queue_frames > config.max_send_queue_frames) bad = "send_queue_frames";
-  else if (config.input_batch_frames < 1 || config.input_batch_frames > 60) bad = "input_batch_frames";
-  else if (config.receive_window_frames < 2 || config.receive_window_frames > (1u << 20)) {
+  else if (config.input_batch_frames < 1 || config.input_batch_frames > 60) {
+    bad = "input_batch_frames";
+  } else if (config.receive_window_frames < 2 || config.receive_window_frames > (1u << 20)) {
     bad = "receive_window_frames";
   } else if (config.disconnect_timeout_us != 0 &&
              config.notify_delay_us > config.disconnect_timeout_us) bad = "notify_delay_us";

@@ -591,3 +591,49 @@ TEST(Endpoint, ApiMisuseIsAnError) {
 
 }  // namespace
 }  // namespace retcon
+
+namespace retcon::test {
+namespace {
+
+// The send policy: a changed input goes out at the next poll; unchanged ones wait until
+// input_batch_frames are pending (or that many frame times pass), then share one datagram.
+// Every frame still arrives and is acknowledged.
+TEST(Endpoint, ChangedInputsGoAtOnceUnchangedOnesShareADatagram) {
+  EndpointPair pair(default_config(40), default_config(41));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  ASSERT_EQ(detail::EndpointConfig{}.input_batch_frames, 3u);
+  auto& a = pair.a().endpoint;
+  auto& b = pair.b().endpoint;
+  const uint8_t x[2] = {1, 0};
+  auto settle = [&](int ms) {
+    for (int i = 0; i < ms; ++i) pair.step(1000);
+  };
+  ASSERT_EQ(a.send_input(0, x), Result::ok);  // differs from the zeros before frame 0
+  settle(2);
+  EXPECT_EQ(b.last_received_frame(), 0);
+  ASSERT_EQ(a.send_input(1, x), Result::ok);  // unchanged: waits
+  settle(2);
+  ASSERT_EQ(a.send_input(2, x), Result::ok);
+  settle(2);
+  EXPECT_EQ(b.last_received_frame(), 0);
+  ASSERT_EQ(a.send_input(3, x), Result::ok);  // the third pending frame: the batch goes
+  settle(2);
+  EXPECT_EQ(b.last_received_frame(), 3);
+  const uint8_t y[2] = {3, 0};
+  ASSERT_EQ(a.send_input(4, y), Result::ok);  // changed: at once
+  settle(2);
+  EXPECT_EQ(b.last_received_frame(), 4);
+  // An unchanged frame with no more to come goes after 3.5 frame times (58 ms).
+  ASSERT_EQ(a.send_input(5, y), Result::ok);
+  settle(40);
+  EXPECT_EQ(b.last_received_frame(), 4);
+  settle(40);
+  EXPECT_EQ(b.last_received_frame(), 5);
+  settle(100);
+  EXPECT_EQ(a.last_acked_frame(), 5);
+  EXPECT_EQ(a.stats().send_queue_length, 0u);
+}
+
+}  // namespace
+}  // namespace retcon::test

@@ -53,8 +53,8 @@ double payload_bytes_per_second(uint32_t batch, double loss) {
   const double payload = double(after.bytes_sent - before.bytes_sent) / elapsed_s;
   const double datagrams = double(after.datagrams_sent - before.datagrams_sent) / elapsed_s;
   // UDP over IPv4 adds 28 bytes of headers per datagram.
-  std::printf("[ wire bytes ] 60 fps, 2-byte inputs, 80 ms RTT, %.0f%% loss, batch %u: %.0f payload "
-              "B/s, %.1f datagrams/s, %.0f B/s with UDP/IPv4 headers\n",
+  std::printf("[ wire bytes ] 60 fps, 2-byte inputs, 80 ms RTT, %.0f%% loss, batch %u: "
+              "%.0f payload B/s, %.1f datagrams/s, %.0f B/s with UDP/IPv4 headers\n",
               loss * 100, batch, payload, datagrams, payload + datagrams * 28);
   for (int i = 0; i < 60; ++i) pair.step(16667);  // let the last frames land
   EXPECT_EQ(pair.b().endpoint.last_received_frame(), 60 * seconds - 1);
