@@ -596,13 +596,15 @@ namespace retcon::test {
 namespace {
 
 // The send policy: a changed input goes out at the next poll; unchanged ones wait until
-// input_batch_frames are pending (or that many frame times pass), then share one datagram.
+// input_batch_frames (here 3) are pending (or that many frame times pass), then share one
+// datagram.
 // Every frame still arrives and is acknowledged.
 TEST(Endpoint, ChangedInputsGoAtOnceUnchangedOnesShareADatagram) {
-  EndpointPair pair(default_config(40), default_config(41));
+  detail::EndpointConfig ca = default_config(40), cb = default_config(41);
+  ca.input_batch_frames = cb.input_batch_frames = 3;
+  EndpointPair pair(ca, cb);
   pair.start();
   ASSERT_TRUE(pair.run_handshake());
-  ASSERT_EQ(detail::EndpointConfig{}.input_batch_frames, 3u);
   auto& a = pair.a().endpoint;
   auto& b = pair.b().endpoint;
   const uint8_t x[2] = {1, 0};
