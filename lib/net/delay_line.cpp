@@ -41,9 +41,12 @@ void DelayLine::push(uint64_t due_us, const PeerAddress& address, const uint8_t*
 
 long DelayLine::earliest_due(uint64_t now_us) const noexcept {
   long best = -1;
-  for (size_t i = 0; i < slots_.size(); ++i) {
+  size_t seen = 0;  // push() fills the lowest free slot: the scan usually ends early
+  for (size_t i = 0; i < slots_.size() && seen < used_; ++i) {
     const Slot& s = slots_[i];
-    if (!s.used || s.due_us > now_us) continue;
+    if (!s.used) continue;
+    ++seen;
+    if (s.due_us > now_us) continue;
     if (best < 0) {
       best = long(i);
       continue;

@@ -275,8 +275,9 @@ InputsReader::InputsReader(const InputsBody& body, const uint8_t* reference) noe
     : decoder_(body.payload, body.payload_size),
       blob_size_(body.blob_size <= kMaxBlobSize ? body.blob_size : 0),
       left_(body.count) {
-  std::memset(previous_, 0, sizeof previous_);
+  // Only the first blob_size bytes are ever read.
   if (reference != nullptr) std::memcpy(previous_, reference, blob_size_);
+  else std::memset(previous_, 0, blob_size_);
 }
 
 bool InputsReader::next(uint8_t* blob) noexcept {
