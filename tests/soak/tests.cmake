@@ -26,4 +26,8 @@ if(RETCON_BUILD_SAMPLES)
   # player at a frame some of them can no longer roll back to, and they desync.
   add_test(NAME soak_partition COMMAND retcon_soak 3000 1 partition)
   set_tests_properties(soak_partition PROPERTIES PASS_REGULAR_EXPRESSION "\\| PASS" DISABLED TRUE)
+  # KNOWN BUG, the same one in its most common form: one peer crashes, the others cut its
+  # player at frames one apart, and some can no longer roll back to the lower one.
+  add_test(NAME soak_peer_leaves COMMAND retcon_soak 3000 1 leave)
+  set_tests_properties(soak_peer_leaves PROPERTIES PASS_REGULAR_EXPRESSION "\\| PASS" DISABLED TRUE)
 endif()
