@@ -30,7 +30,8 @@
 //   - the datagram counts add up in all 16 directions: what the sending endpoint sent, plus the
 //     simulator's duplicates, equals what the receiving endpoint received, plus what the
 //     simulator dropped (loss, blackout, bandwidth), plus what is still in flight (held by the
-//     simulator or waiting unread in the receiver's queue).
+//     simulator or waiting unread in the receiver's queue);
+//   - every session's counters agree with what the game's callbacks saw, and with themselves.
 // The last line is a one-line summary (see docs/SOAK.md).
 #include <algorithm>
 #include <chrono>
@@ -493,6 +494,24 @@ int main(int argc, char** argv) {
     interruptions += n.game.interruptions;
     disconnects += n.game.disconnects;
     others_disconnected += n.game.others_disconnected;
+    // The session's counters agree with what the game saw, and with themselves.
+    const fighter::FighterGameCounters& g = n.game.game.counters();
+    uint64_t histogram_rollbacks = 0, histogram_frames = 0;
+    for (uint32_t d = 0; d <= uint32_t(kMaxPredictionFrames); ++d) {
+      histogram_rollbacks += s.rollback_depth_histogram[d];
+      histogram_frames += uint64_t(d) * s.rollback_depth_histogram[d];
+    }
+    if (s.frames_advanced != g.frames_advanced || s.frames_resimulated != g.frames_resimulated ||
+        s.saves != g.saves || s.loads != g.loads || s.frames_advanced != uint64_t(s.current_frame) ||
+        histogram_rollbacks != s.rollbacks || (s.max_rollback_depth < uint32_t(kMaxPredictionFrames) &&
+                                               histogram_frames != s.frames_resimulated)) {
+      std::printf("FAIL: machine %u session stats disagree with the game: advanced %" PRIu64 "/%" PRIu64
+                  " (current frame %d), resimulated %" PRIu64 "/%" PRIu64 " (histogram %" PRIu64 "), saves %" PRIu64
+                  "/%" PRIu64 ", loads %" PRIu64 "/%" PRIu64 ", rollbacks %" PRIu64 " (histogram %" PRIu64 ")\n",
+                  k, s.frames_advanced, g.frames_advanced, s.current_frame, s.frames_resimulated, g.frames_resimulated,
+                  histogram_frames, s.saves, g.saves, s.loads, g.loads, s.rollbacks, histogram_rollbacks);
+      ++g_failures;
+    }
     if (n.gone) continue;
     if (!n.spectator) confirmed = std::min(confirmed, n.settled);
   }
