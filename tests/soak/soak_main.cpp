@@ -31,7 +31,8 @@
 //     simulator's duplicates, equals what the receiving endpoint received, plus what the
 //     simulator dropped (loss, blackout, bandwidth), plus what is still in flight (held by the
 //     simulator or waiting unread in the receiver's queue);
-//   - every session's counters agree with what the game's callbacks saw, and with themselves.
+//   - every session's counters agree with what the game's callbacks saw, and with themselves;
+//   - every endpoint measured a round trip that matches its link (200..330 ms).
 // The last line is a one-line summary (see docs/SOAK.md).
 #include <algorithm>
 #include <chrono>
@@ -385,6 +386,13 @@ Totals check_datagrams(std::vector<std::unique_ptr<Node>>& nodes) {
                     " in flight %" PRIu64 ", queued unread %" PRIu64 ", peer endpoint received %" PRIu64 "\n",
                     a, b, out.datagrams_sent, out.send_failures, sim.sent, sim.duplicated, sim.delivered, dropped,
                     uint64_t(flight), queued[a][b], in.datagrams_received);
+        ++g_failures;
+      }
+      // The measured round trip matches the link: 200 ms, plus 0..80 ms of jitter both ways, plus
+      // up to a tick of waiting for the next poll at each end.
+      const bool live = !nodes[a]->gone && !nodes[b]->gone;
+      if (live && (out.ping_us < 2 * kOneWayUs || out.ping_us > 2 * (kOneWayUs + kJitterUs + kTickUs) + 20000)) {
+        std::printf("FAIL: %u->%u: ping %" PRIu64 " us, the links give 200..330 ms\n", a, b, out.ping_us);
         ++g_failures;
       }
       t.sent += out.datagrams_sent;
