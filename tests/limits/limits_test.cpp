@@ -166,7 +166,7 @@ TEST(Limits, EightPlayersWith256ByteInputsAndPrediction64) {
   o.machines = uint32_t(kMaxPlayers);
   o.input_size = kMaxInputSize;
   o.max_prediction = kMaxPredictionFrames;
-  o.frames = 240;
+  o.frames = 150;
   o.link.latency_us = 50000;
   o.link.jitter_us = 20000;
   o.link.loss = 0.1;
