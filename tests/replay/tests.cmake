@@ -1,0 +1,1 @@
+retcon_add_test(replay_tests ${CMAKE_CURRENT_LIST_DIR}/replay_test.cpp)
