@@ -53,6 +53,10 @@ class FighterPeer {
   // set_manual_input() was called. Frames well after `last_frame` (two prediction windows) are
   // not simulated, but the session keeps polling so peers can still confirm.
   PeerTick tick(uint64_t now_us, retcon::Frame last_frame);
+  // Only send and receive (between frames, to answer peers sooner).
+  void poll(uint64_t now_us) {
+    if (session_) session_->poll(now_us);
+  }
   void set_manual_input(uint16_t bits) { manual_ = true; manual_bits_ = bits; }
 
   bool running() const { return session_ && session_->running(); }

@@ -49,13 +49,15 @@ inline const NamedProfile* find_net_profile(const char* name) {
 
 // One line describing a link, e.g. "latency 50 ms, jitter 8 ms, loss 5.0%".
 inline void describe_link(const retcon::LinkProfile& l, char* out, size_t capacity) {
-  std::snprintf(out, capacity,
-                "latency %llu ms, jitter %llu ms, loss %.1f%%, duplicates %.1f%%, reorder %.1f%%, "
-                "blackouts %llu ms every %llu ms",
+  char blackouts[96] = "no blackouts";
+  if (l.blackout_period_us != 0 && l.blackout_duration_us != 0) {
+    std::snprintf(blackouts, sizeof blackouts, "%llu ms blackout every %llu ms",
+                  static_cast<unsigned long long>(l.blackout_duration_us / 1000),
+                  static_cast<unsigned long long>(l.blackout_period_us / 1000));
+  }
+  std::snprintf(out, capacity, "latency %llu ms, jitter %llu ms, loss %.1f%%, duplicates %.1f%%, reorder %.1f%%, %s",
                 static_cast<unsigned long long>(l.latency_us / 1000), static_cast<unsigned long long>(l.jitter_us / 1000),
-                l.loss * 100, l.duplicate * 100, l.reorder * 100,
-                static_cast<unsigned long long>(l.blackout_period_us ? l.blackout_duration_us / 1000 : 0),
-                static_cast<unsigned long long>(l.blackout_period_us / 1000));
+                l.loss * 100, l.duplicate * 100, l.reorder * 100, blackouts);
 }
 
 }  // namespace fighter
