@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "fighter_peer.h"
+#include "net_connect.h"
 #include "net_profiles.h"
 
 namespace {
@@ -73,26 +74,6 @@ bool parse(int argc, char** argv, Options* o) {
          fighter::find_net_profile(o->profile.c_str()) != nullptr;
 }
 
-// "127.0.0.1:5000" or "[::1]:5000".
-bool parse_address(const std::string& text, retcon::PeerAddress* out) {
-  std::string host;
-  std::string port;
-  if (!text.empty() && text[0] == '[') {
-    const size_t close = text.find(']');
-    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') return false;
-    host = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-  } else {
-    const size_t colon = text.rfind(':');
-    if (colon == std::string::npos) return false;
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-  }
-  const long p = std::strtol(port.c_str(), nullptr, 10);
-  if (p < 1 || p > 65535) return false;
-  return retcon::make_ip_address(host.c_str(), uint16_t(p), out) == retcon::Result::ok;
-}
-
 uint64_t micros_since(Clock::time_point start) {
   return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
 }
@@ -105,35 +86,10 @@ int main(int argc, char** argv) {
     usage();
     return 2;
   }
-  std::unique_ptr<retcon::UdpTransport> udp;
-  if (retcon::Result r = retcon::UdpTransport::open(opt.bind.c_str(), opt.local_port, &udp); r != retcon::Result::ok) {
-    std::fprintf(stderr, "fighter_net: cannot bind %s:%u: %s\n", opt.bind.c_str(), opt.local_port, retcon::result_name(r));
-    return 2;
-  }
-  char local[64];
-  retcon::format_ip_address(udp->local_address(), local, sizeof local);
-  std::printf("listening on %s\n", local);
-  std::fflush(stdout);
-
   const Clock::time_point start = Clock::now();
+  std::unique_ptr<retcon::UdpTransport> udp;
   retcon::PeerAddress remote;
-  if (opt.remote == "any") {
-    // Wait for the peer's first datagram (its handshake) and take its address.
-    uint8_t buffer[2048];
-    size_t length = 0;
-    bool heard = false;
-    while (!heard && micros_since(start) < 30000000) {
-      heard = udp->receive(&remote, buffer, sizeof buffer, &length);
-      if (!heard) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    if (!heard) {
-      std::fprintf(stderr, "fighter_net: no peer within 30 s\n");
-      return 1;
-    }
-  } else if (!parse_address(opt.remote, &remote)) {
-    std::fprintf(stderr, "fighter_net: bad --remote '%s' (want HOST:PORT or any)\n", opt.remote.c_str());
-    return 2;
-  }
+  if (!fighter::open_udp_peer(opt.bind, opt.local_port, opt.remote, 30000000, &udp, &remote)) return 2;
   char remote_text[64];
   retcon::format_ip_address(remote, remote_text, sizeof remote_text);
   std::printf("peer %s\n", remote_text);
