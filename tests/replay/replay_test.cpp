@@ -122,42 +122,53 @@ TEST(Replay, SyncTestSessionRecordsEachFrameOnce) {
   EXPECT_EQ(v.checkpoints_verified, uint32_t(rec.recorded_frames()));
 }
 
-// Two machines over a lossy, jittery in-memory network, each recording: the replays must be the
-// same bytes (same confirmed inputs, same checksums), and play back clean.
-TEST(Replay, P2PMatchBothPeersRecordTheSameReplay) {
-  constexpr uint32_t kMachines = 2;
-  constexpr Frame kFrames = 400;
-  InMemoryNetwork net;
-  struct M {
-    TestGame game;
-    ReplayRecorder rec;
-    InMemoryTransport* wire = nullptr;
-    std::unique_ptr<NetworkSimulator> sim;
-    std::unique_ptr<P2PSession> session;
-  };
-  std::vector<std::unique_ptr<M>> ms;
+// A P2P match over a lossy, jittery in-memory network with every machine recording.
+struct MatchSetup {
+  uint32_t machines = 2;
+  int32_t max_prediction = 8;
+  SaveMode save_mode = SaveMode::automatic;
+  Frame frames = 400;
+  Frame leave_at = -1;  // the last machine stops (crashes) at this frame
+};
+
+struct RecordedMachine {
+  TestGame game;
+  ReplayRecorder rec;
+  InMemoryTransport* wire = nullptr;
+  std::unique_ptr<NetworkSimulator> sim;
+  std::unique_ptr<P2PSession> session;
+  bool stopped = false;
+};
+
+// `net` must outlive the machines: declare it first.
+void run_recorded_match(const MatchSetup& setup, InMemoryNetwork& net, std::vector<std::unique_ptr<RecordedMachine>>* out) {
+  auto& ms = *out;
   LinkProfile link;
   link.latency_us = 40000;
   link.jitter_us = 15000;
   link.loss = 0.05;
-  for (uint32_t m = 0; m < kMachines; ++m) {
-    auto x = std::make_unique<M>();
+  for (uint32_t m = 0; m < setup.machines; ++m) {
+    auto x = std::make_unique<RecordedMachine>();
     x->wire = net.add_endpoint();
     x->sim = std::make_unique<NetworkSimulator>(*x->wire, 11 + m);
     x->sim->set_outgoing(link);
     ms.push_back(std::move(x));
   }
-  for (uint32_t m = 0; m < kMachines; ++m) {
-    M& me = *ms[m];
-    ASSERT_EQ(me.rec.init(recorder_config(kMachines, 5), bind_game(me.game)), Result::ok);
+  for (uint32_t m = 0; m < setup.machines; ++m) {
+    RecordedMachine& me = *ms[m];
+    ASSERT_EQ(me.rec.init(recorder_config(setup.machines, 5), bind_game(me.game)), Result::ok);
     P2PConfig c;
-    c.session.num_players = kMachines;
+    c.session.num_players = setup.machines;
     c.session.input_size = kInputSize;
     c.session.max_state_size = kStateCap;
+    c.session.max_prediction = setup.max_prediction;
+    c.session.save_mode = setup.save_mode;
     c.session.callbacks = me.rec.callbacks();
     c.network.transport = me.sim.get();
     c.network.rng_seed = 100 + m;
-    for (uint32_t p = 0; p < kMachines; ++p) {
+    c.network.disconnect_timeout_us = 1000000;
+    c.network.notify_delay_us = 300000;
+    for (uint32_t p = 0; p < setup.machines; ++p) {
       c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
       c.players[p].address = ms[p]->wire->address();
     }
@@ -165,46 +176,83 @@ TEST(Replay, P2PMatchBothPeersRecordTheSameReplay) {
   }
   uint64_t now = 0;
   bool done = false;
-  for (int t = 0; t < 5000 && !done; ++t) {
+  for (int t = 0; t < 8000 && !done; ++t) {
     now += 16667;
     done = true;
-    for (uint32_t m = 0; m < kMachines; ++m) {
-      M& me = *ms[m];
+    for (uint32_t m = 0; m < setup.machines; ++m) {
+      RecordedMachine& me = *ms[m];
+      if (me.stopped) continue;
       me.sim->set_time(now);
       me.session->poll(now);
-      if (me.session->running() && me.session->current_frame() < kFrames + 30) {
+      if (me.session->running() && me.session->current_frame() < setup.frames + 30) {
         const Frame f = me.session->current_frame();
+        if (m + 1 == setup.machines && f == setup.leave_at) {
+          me.stopped = true;
+          continue;
+        }
         uint8_t in[kInputSize] = {input_byte(m, f, 0), input_byte(m, f, 1)};
         me.session->add_local_input(PlayerIndex(m), in, kInputSize);
         me.session->advance_frame();
         me.rec.commit(me.session->confirmed_frame());
       }
-      if (me.rec.recorded_frames() < kFrames) done = false;
+      if (me.rec.recorded_frames() < setup.frames) done = false;
     }
   }
   ASSERT_TRUE(done);
-  ASSERT_GT(ms[0]->session->stats().rollbacks, 0u) << "the link should cause rollbacks";
-  for (auto& m : ms) ASSERT_EQ(m->rec.error(), Result::ok);
-  // Compare the common prefix byte for byte.
-  const Frame common = std::min(ms[0]->rec.recorded_frames(), ms[1]->rec.recorded_frames());
-  for (Frame f = 0; f < common; ++f) {
-    const FrameInputs a = ms[0]->rec.replay().inputs(f), b = ms[1]->rec.replay().inputs(f);
-    ASSERT_EQ(std::memcmp(a.bytes, b.bytes, kMachines * kInputSize), 0) << "frame " << f;
-    ASSERT_EQ(std::memcmp(a.status, b.status, kMachines), 0) << "frame " << f;
-    const ReplayCheckpoint* ca = ms[0]->rec.replay().checkpoint(f);
-    const ReplayCheckpoint* cb = ms[1]->rec.replay().checkpoint(f);
-    ASSERT_EQ(ca == nullptr, cb == nullptr);
-    if (ca) {
-      ASSERT_EQ(ca->checksum, cb->checksum) << "frame " << f;
+}
+
+class ReplayOfMatch : public ::testing::TestWithParam<MatchSetup> {};
+
+// Every machine records the same replay (same confirmed inputs, same checksums), whatever the
+// session settings; and each replay plays back clean.
+TEST_P(ReplayOfMatch, EveryPeerRecordsTheSameReplay) {
+  const MatchSetup setup = GetParam();
+  InMemoryNetwork net;
+  std::vector<std::unique_ptr<RecordedMachine>> ms;
+  run_recorded_match(setup, net, &ms);
+  if (HasFatalFailure()) return;
+  if (setup.max_prediction > 0) {
+    ASSERT_GT(ms[0]->session->stats().rollbacks, 0u) << "the link should cause rollbacks";
+  }
+  std::vector<RecordedMachine*> live;
+  for (auto& m : ms) {
+    ASSERT_EQ(m->rec.error(), Result::ok);
+    if (!m->stopped) live.push_back(m.get());
+  }
+  const Replay& first = live[0]->rec.replay();
+  for (RecordedMachine* other : live) {
+    const Replay& r = other->rec.replay();
+    const Frame common = std::min(first.frame_count(), r.frame_count());
+    for (Frame f = 0; f < common; ++f) {
+      const FrameInputs a = first.inputs(f), b = r.inputs(f);
+      ASSERT_EQ(std::memcmp(a.bytes, b.bytes, setup.machines * kInputSize), 0) << "frame " << f;
+      ASSERT_EQ(std::memcmp(a.status, b.status, setup.machines), 0) << "frame " << f;
+      const ReplayCheckpoint* ca = first.checkpoint(f);
+      const ReplayCheckpoint* cb = r.checkpoint(f);
+      ASSERT_EQ(ca == nullptr, cb == nullptr);
+      if (ca) {
+        ASSERT_EQ(ca->checksum, cb->checksum) << "frame " << f;
+      }
     }
   }
-  for (auto& m : ms) {
+  if (setup.leave_at >= 0) {  // the leaver's frames after the agreed cut are zeros, disconnected
+    const FrameInputs last = first.inputs(first.frame_count() - 1);
+    EXPECT_EQ(last.status[setup.machines - 1], InputStatus::disconnected);
+    EXPECT_EQ(last.status[0], InputStatus::confirmed);
+  }
+  for (RecordedMachine* m : live) {
     TestGame replayed;
     const ReplayVerdict v = play(m->rec.replay(), replayed);
     EXPECT_FALSE(v.diverged()) << "first bad " << v.first_bad;
-    EXPECT_GE(v.checkpoints_verified, uint32_t(kFrames / 5));
+    EXPECT_GE(v.checkpoints_verified, uint32_t(setup.frames / 5));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Settings, ReplayOfMatch,
+                         ::testing::Values(MatchSetup{}, MatchSetup{2, 8, SaveMode::sparse, 400, -1},
+                                           MatchSetup{2, 0, SaveMode::automatic, 300, -1},
+                                           MatchSetup{3, 6, SaveMode::every_frame, 400, -1},
+                                           MatchSetup{3, 8, SaveMode::automatic, 500, 200}));
 
 TEST(Replay, DivergenceNamesTheFirstBadCheckpoint) {
   const Replay rec = record_local(2, 200, 10, true);
