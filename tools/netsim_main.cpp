@@ -140,9 +140,9 @@ int main(int argc, char** argv) {
               opt.profile.c_str(), link);
   std::printf("  frames %d, seed %" PRIu64 ", max prediction %d, virtual time %.1f s (%" PRIu64 " ticks)\n", last,
               opt.match.seed, opt.match.max_prediction, seconds, match.ticks());
-  std::printf("  %-6s %9s %10s %10s %9s %7s %8s %9s %9s %7s  %-16s\n", "peer", "rollbacks", "mean depth", "max depth",
+  std::printf("  %-6s %6s %9s %10s %10s %9s %7s %8s %9s %9s %7s  %-16s\n", "peer", "frames", "rollbacks", "mean depth", "max depth",
               "stalls", "ping", "sent B/s", "recv B/s", "lost", "desyncs", "checksum@frame");
-  std::vector<std::vector<std::string>> table = {{"peer", "rollbacks", "mean depth", "max depth", "stalls", "mean ping ms",
+  std::vector<std::vector<std::string>> table = {{"peer", "frames", "rollbacks", "mean depth", "max depth", "stalls", "mean ping ms",
                                                   "sent B/s", "recv B/s", "desyncs", "checksum at frame " + std::to_string(last)}};
   bool ok = finished;
   bool have_reference = false;
@@ -167,15 +167,16 @@ int main(int argc, char** argv) {
     char checksum[32];
     if (have) std::snprintf(checksum, sizeof checksum, "%016" PRIx64, sum);
     else std::snprintf(checksum, sizeof checksum, "(not confirmed)");
-    std::printf("  %-6s %9" PRIu64 " %10.2f %10u %9" PRIu64 " %5.0fms %8.0f %9.0f %9" PRIu64 " %7" PRIu64 "  %s\n",
-                name_of(match, i).c_str(), t.rollbacks, mean, t.max_depth, t.stalls, ping, sent, recv,
+    const int frames = p.running() ? p.session().current_frame() : 0;
+    std::printf("  %-6s %6d %9" PRIu64 " %10.2f %10u %9" PRIu64 " %5.0fms %8.0f %9.0f %9" PRIu64 " %7" PRIu64 "  %s\n",
+                name_of(match, i).c_str(), frames, t.rollbacks, mean, t.max_depth, t.stalls, ping, sent, recv,
                 out.dropped_loss + out.dropped_blackout, p.desyncs(), checksum);
     char buf[6][32];
     std::snprintf(buf[0], 32, "%.2f", mean);
     std::snprintf(buf[1], 32, "%.0f", ping);
     std::snprintf(buf[2], 32, "%.0f", sent);
     std::snprintf(buf[3], 32, "%.0f", recv);
-    table.push_back({name_of(match, i), std::to_string(t.rollbacks), buf[0], std::to_string(t.max_depth),
+    table.push_back({name_of(match, i), std::to_string(frames), std::to_string(t.rollbacks), buf[0], std::to_string(t.max_depth),
                      std::to_string(t.stalls), buf[1], buf[2], buf[3], std::to_string(p.desyncs()), checksum});
   }
   if (!finished) std::printf("  result: FAILED: not every machine confirmed frame %d in %" PRIu64 " ticks\n", last, match.ticks());
