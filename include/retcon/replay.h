@@ -64,7 +64,7 @@ class Replay {
   const std::vector<uint8_t>& user_data() const noexcept { return user_data_; }
   void set_user_data(std::vector<uint8_t> data) { user_data_ = std::move(data); }
 
-  Frame frame_count() const noexcept { return Frame(stride() ? inputs_.size() / stride() : 0); }
+  Frame frame_count() const noexcept { return Frame(header_.num_players ? status_.size() / header_.num_players : 0); }
   // Inputs of `frame` (0 <= frame < frame_count()); pointers stay valid until the replay changes.
   FrameInputs inputs(Frame frame) const noexcept;
   const std::vector<ReplayCheckpoint>& checkpoints() const noexcept { return checkpoints_; }
@@ -88,11 +88,12 @@ class Replay {
   static Result read_file(const char* path, Replay* out, std::string* error);
 
  private:
-  size_t stride() const noexcept { return size_t(header_.num_players) * (header_.input_size + 1); }
+  size_t input_bytes() const noexcept { return size_t(header_.num_players) * header_.input_size; }
 
   ReplayHeader header_;
   std::vector<uint8_t> user_data_;
-  std::vector<uint8_t> inputs_;  // per frame: players * input_size bytes, then players statuses
+  std::vector<uint8_t> inputs_;       // per frame: players * input_size bytes
+  std::vector<InputStatus> status_;   // per frame: players statuses
   std::vector<ReplayCheckpoint> checkpoints_;
   std::vector<uint8_t> states_;
 };

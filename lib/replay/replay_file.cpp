@@ -68,12 +68,9 @@ Result fail(Result r, std::string* error, const std::string& message) {
 }  // namespace
 
 FrameInputs Replay::inputs(Frame frame) const noexcept {
-  const size_t s = stride();
   if (frame < 0 || frame >= frame_count()) return FrameInputs{nullptr, nullptr, header_.input_size, 0};
-  const uint8_t* base = inputs_.data() + size_t(frame) * s;
-  const size_t input_bytes = size_t(header_.num_players) * header_.input_size;
-  return FrameInputs{base, reinterpret_cast<const InputStatus*>(base + input_bytes), header_.input_size,
-                     header_.num_players};
+  return FrameInputs{inputs_.data() + size_t(frame) * input_bytes(), status_.data() + size_t(frame) * header_.num_players,
+                     header_.input_size, header_.num_players};
 }
 
 const ReplayCheckpoint* Replay::checkpoint(Frame frame) const noexcept {
@@ -88,9 +85,8 @@ const ReplayCheckpoint* Replay::checkpoint(Frame frame) const noexcept {
 }
 
 void Replay::append_frame(const uint8_t* inputs, const InputStatus* status) {
-  const size_t input_bytes = size_t(header_.num_players) * header_.input_size;
-  inputs_.insert(inputs_.end(), inputs, inputs + input_bytes);
-  for (uint32_t p = 0; p < header_.num_players; ++p) inputs_.push_back(uint8_t(status[p]));
+  inputs_.insert(inputs_.end(), inputs, inputs + input_bytes());
+  status_.insert(status_.end(), status, status + header_.num_players);
 }
 
 void Replay::append_checkpoint(Frame frame, uint64_t checksum, const uint8_t* state, size_t length) {
@@ -105,14 +101,17 @@ void Replay::append_checkpoint(Frame frame, uint64_t checksum, const uint8_t* st
   checkpoints_.push_back(c);
 }
 
-void Replay::reserve_frames(size_t frames) { inputs_.reserve(frames * stride()); }
+void Replay::reserve_frames(size_t frames) {
+  inputs_.reserve(frames * input_bytes());
+  status_.reserve(frames * header_.num_players);
+}
 
 Result Replay::serialize(std::vector<uint8_t>* out) const {
   if (out == nullptr) return Result::invalid_argument;
   try {
     std::vector<uint8_t>& o = *out;
     o.clear();
-    o.reserve(kHeaderSize + user_data_.size() + inputs_.size() + checkpoints_.size() * kCheckpointFixed +
+    o.reserve(kHeaderSize + user_data_.size() + inputs_.size() + status_.size() + checkpoints_.size() * kCheckpointFixed +
               states_.size() + kTrailerSize);
     o.insert(o.end(), kMagic, kMagic + 8);
     put(o, kReplayVersion, 2);
@@ -128,7 +127,12 @@ Result Replay::serialize(std::vector<uint8_t>* out) const {
     put(o, uint32_t(checkpoints_.size()), 4);
     put(o, uint32_t(user_data_.size()), 4);
     o.insert(o.end(), user_data_.begin(), user_data_.end());
-    o.insert(o.end(), inputs_.begin(), inputs_.end());
+    const Frame frames = frame_count();
+    for (Frame f = 0; f < frames; ++f) {
+      const uint8_t* in = inputs_.data() + size_t(f) * input_bytes();
+      o.insert(o.end(), in, in + input_bytes());
+      for (uint32_t k = 0; k < header_.num_players; ++k) o.push_back(uint8_t(status_[size_t(f) * header_.num_players + k]));
+    }
     for (const ReplayCheckpoint& c : checkpoints_) {
       put(o, uint32_t(c.frame), 4);
       put(o, c.checksum, 8);
@@ -209,14 +213,19 @@ Result Replay::parse(const uint8_t* data, size_t size, Replay* out, std::string*
                       " bytes, the file has " + std::to_string(size));
     }
     if (!in.take(size_t(frames * stride), "the frames", &p)) return fail(Result::corrupt_data, error, in.error());
-    r.inputs_.assign(p, p + frames * stride);
+    const size_t input_bytes = size_t(h.num_players) * h.input_size;
+    r.inputs_.reserve(size_t(frames) * input_bytes);
+    r.status_.reserve(size_t(frames) * h.num_players);
     for (uint64_t f = 0; f < frames; ++f) {
+      const uint8_t* row = p + f * stride;
+      r.inputs_.insert(r.inputs_.end(), row, row + input_bytes);
       for (uint32_t k = 0; k < h.num_players; ++k) {
-        const uint8_t s = p[f * stride + size_t(h.num_players) * h.input_size + k];
+        const uint8_t s = row[input_bytes + k];
         if (s > uint8_t(InputStatus::disconnected))
           return fail(Result::corrupt_data, error,
                       "frame " + std::to_string(f) + " player " + std::to_string(k) + ": bad input status " +
                           std::to_string(s));
+        r.status_.push_back(InputStatus(s));
       }
     }
     if (checkpoints * kCheckpointFixed > size)

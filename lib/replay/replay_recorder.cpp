@@ -22,12 +22,13 @@ struct ReplayRecorder::Impl {
   GameCallbacks game{};
   ReplayRecorderConfig config;
   std::vector<Slot> slots;
-  std::vector<uint8_t> inputs;   // ring_frames * players * (input_size + 1)
+  std::vector<uint8_t> inputs;   // ring_frames * players * input_size
+  std::vector<InputStatus> status;  // ring_frames * players
   std::vector<uint8_t> states;   // ring_frames * max_state_size when storing states
   std::unique_ptr<uint8_t[]> scratch;
   Frame newest = kNullFrame;     // newest frame simulated
 
-  size_t stride() const { return size_t(config.num_players) * (config.input_size + 1); }
+  size_t input_bytes() const { return size_t(config.num_players) * config.input_size; }
 
   void on_advance(Frame frame, const FrameInputs* in, uint32_t flags) {
     if (frame >= 0 && in != nullptr && in->player_count == config.num_players && in->input_size == config.input_size) {
@@ -38,13 +39,12 @@ struct ReplayRecorder::Impl {
         owner->error_ = Result::internal_error;
       }
       slot.frame = frame;
-      uint8_t* dst = inputs.data() + (size_t(frame) % ring) * stride();
-      const size_t input_bytes = size_t(config.num_players) * config.input_size;
-      std::memcpy(dst, in->bytes, input_bytes);
+      const size_t index = size_t(frame) % ring;
+      std::memcpy(inputs.data() + index * input_bytes(), in->bytes, input_bytes());
       for (uint32_t p = 0; p < config.num_players; ++p) {
         // A predicted input still here once the frame is confirmed was predicted right.
         const InputStatus s = in->status ? in->status[p] : InputStatus::confirmed;
-        dst[input_bytes + p] = uint8_t(s == InputStatus::disconnected ? s : InputStatus::confirmed);
+        status[index * config.num_players + p] = s == InputStatus::disconnected ? s : InputStatus::confirmed;
       }
       slot.has_checksum = config.checksum_interval != 0 && frame % Frame(config.checksum_interval) == 0;
       if (slot.has_checksum) take_checksum(slot, frame);
@@ -86,7 +86,8 @@ Result ReplayRecorder::init(const ReplayRecorderConfig& config, const GameCallba
     impl->game = game;
     impl->config = config;
     impl->slots.assign(config.ring_frames, Impl::Slot{});
-    impl->inputs.assign(size_t(config.ring_frames) * impl->stride(), 0);
+    impl->inputs.assign(size_t(config.ring_frames) * impl->input_bytes(), 0);
+    impl->status.assign(size_t(config.ring_frames) * config.num_players, InputStatus::confirmed);
     if (config.checksum_interval != 0) {
       impl->scratch = std::make_unique<uint8_t[]>(config.max_state_size);
       if (config.store_states) impl->states.assign(size_t(config.ring_frames) * config.max_state_size, 0);
@@ -158,9 +159,7 @@ void ReplayRecorder::commit(Frame confirmed) {
         error_ = Result::internal_error;
         return;
       }
-      const uint8_t* row = m.inputs.data() + index * m.stride();
-      const size_t input_bytes = size_t(m.config.num_players) * m.config.input_size;
-      replay_.append_frame(row, reinterpret_cast<const InputStatus*>(row + input_bytes));
+      replay_.append_frame(m.inputs.data() + index * m.input_bytes(), m.status.data() + index * m.config.num_players);
       if (slot.has_checksum) {
         replay_.append_checkpoint(f, slot.checksum, slot.state_length ? m.states.data() + slot.state_offset : nullptr,
                                   slot.state_length);
