@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,11 @@ struct MatchSetup {
   Frame leave_at = -1;  // the last machine stops (crashes) at this frame
 };
 
+void PrintTo(const MatchSetup& m, std::ostream* os) {
+  *os << m.machines << " machines, max prediction " << m.max_prediction << ", save mode " << uint32_t(m.save_mode)
+      << ", " << m.frames << " frames" << (m.leave_at >= 0 ? ", one leaves" : "");
+}
+
 struct RecordedMachine {
   TestGame game;
   ReplayRecorder rec;
@@ -252,7 +258,13 @@ INSTANTIATE_TEST_SUITE_P(Settings, ReplayOfMatch,
                          ::testing::Values(MatchSetup{}, MatchSetup{2, 8, SaveMode::sparse, 400, -1},
                                            MatchSetup{2, 0, SaveMode::automatic, 300, -1},
                                            MatchSetup{3, 6, SaveMode::every_frame, 400, -1},
-                                           MatchSetup{3, 8, SaveMode::automatic, 500, 200}));
+                                           MatchSetup{3, 8, SaveMode::automatic, 500, 200}),
+                         [](const ::testing::TestParamInfo<MatchSetup>& param) {
+                           const MatchSetup& m = param.param;
+                           return std::to_string(m.machines) + "machines_prediction" + std::to_string(m.max_prediction) +
+                                  "_savemode" + std::to_string(uint32_t(m.save_mode)) +
+                                  (m.leave_at >= 0 ? "_disconnect" : "");
+                         });
 
 TEST(Replay, DivergenceNamesTheFirstBadCheckpoint) {
   const Replay rec = record_local(2, 200, 10, true);
