@@ -34,6 +34,7 @@ retcon::Result FighterMatch::build() {
     s.max_prediction = opt_.max_prediction;
     s.checksum_interval = opt_.checksum_interval;
     s.store_states = opt_.store_states;
+    if (m == opt_.players - 1) s.diverge_at = opt_.diverge_at;
     if (Result r = me.peer->start(s); r != Result::ok) return r;
   }
   return Result::ok;

@@ -22,6 +22,7 @@ struct FighterMatchOptions {
   uint32_t checksum_interval = 1;
   bool store_states = false;
   uint32_t sample_ticks = 30;   // one chart point per this many ticks (0.5 s)
+  retcon::Frame diverge_at = -1;  // the last player machine's game diverges there (a desync)
 };
 
 // One chart point of one machine (averages / maxima over the sample window).

@@ -31,7 +31,7 @@ void usage() {
                "                     [--profile lan|broadband|transatlantic|mobile|hell]\n"
                "                     [--latency-ms MS] [--jitter-ms MS] [--loss P] [--dup P] [--reorder P]\n"
                "                     [--blackout-every-ms MS] [--blackout-ms MS] [--max-prediction F]\n"
-               "                     [--report FILE.html] [--replay FILE] [--quiet]\n"
+               "                     [--report FILE.html] [--replay FILE] [--quiet] [--inject-desync FRAME]\n"
                "  P is a probability (0.05) or a percentage (5%%). Custom flags override the profile's values.\n"
                "profiles:\n");
   for (const fighter::NamedProfile& p : fighter::kNetProfiles) std::fprintf(stderr, "  %-14s %s\n", p.name, p.description);
@@ -84,6 +84,7 @@ bool parse(int argc, char** argv, Options* o) {
     else if (std::strcmp(a, "--reorder") == 0) { if (!parse_probability(v, &l.reorder)) return false; }
     else if (std::strcmp(a, "--report") == 0) o->report = v;
     else if (std::strcmp(a, "--replay") == 0) o->replay = v;
+    else if (std::strcmp(a, "--inject-desync") == 0) o->match.diverge_at = std::atoi(v);
     else return false;
   }
   return o->match.players >= 2 && o->match.players <= 4 && o->match.spectators >= 0 && o->match.frames > 0 &&
@@ -181,7 +182,8 @@ int main(int argc, char** argv) {
   }
   if (!finished) std::printf("  result: FAILED: not every machine confirmed frame %d in %" PRIu64 " ticks\n", last, match.ticks());
   else if (ok) std::printf("  result: OK, all %zu machines agree at frame %d: %016" PRIx64 "\n", match.machines(), last, reference);
-  else std::printf("  result: DESYNC or checksum mismatch\n");
+  else std::printf("  result: DESYNC or checksum mismatch%s\n",
+                   opt.match.diverge_at >= 0 ? " (injected with --inject-desync on the last player machine)" : "");
 
   if (opt.replay) {
     const retcon::Result r = match.peer(0).recorder().write_file(opt.replay);

@@ -32,6 +32,9 @@ struct PeerSetup {
   uint32_t checksum_interval = 1;        // recorder checkpoints (1: every frame)
   bool store_states = false;             // keep states in the replay (for describe on divergence)
   uint64_t disconnect_timeout_us = 5000000;
+  // Testing the tools: every simulation of this frame ends with player 0 one health point down,
+  // on this machine only, as a platform-dependent computation would (a desync). -1: never.
+  int32_t diverge_at = -1;
 };
 
 // What one tick did, for charts.
@@ -90,6 +93,7 @@ class FighterPeer {
     void load_state(retcon::Frame f, const uint8_t* b, size_t n) { game->load_state(f, b, n); }
     void advance_frame(retcon::Frame f, const retcon::FrameInputs& in, uint32_t flags) {
       game->advance_frame(f, in, flags);
+      if (f == peer->setup_.diverge_at) game->state().p[0].health -= 1;
     }
     void describe_state(retcon::Frame f, const uint8_t* b, size_t n, const retcon::TextSink& s) {
       game->describe_state(f, b, n, s);
