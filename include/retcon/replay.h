@@ -76,6 +76,7 @@ class Replay {
   void append_frame(const uint8_t* inputs, const InputStatus* status);
   void append_checkpoint(Frame frame, uint64_t checksum, const uint8_t* state, size_t length);
   void reserve_frames(size_t frames);
+  void reserve_checkpoints(size_t checkpoints, size_t state_bytes);
 
   // The file image (docs/REPLAY_FORMAT.md).
   Result serialize(std::vector<uint8_t>* out) const;
@@ -110,6 +111,9 @@ struct ReplayRecorderConfig {
   // it was confirmed makes error() return Result::internal_error.
   uint32_t ring_frames = 2 * kMaxPredictionFrames + kMaxInputDelay + 8;
   std::vector<uint8_t> user_data;
+  // Memory reserved up front for this many frames (with their checkpoints and states): a
+  // recording no longer than that allocates nothing while the session runs.
+  uint32_t reserve_frames = 0;
 };
 
 class ReplayRecorder {

@@ -101,6 +101,11 @@ void Replay::append_checkpoint(Frame frame, uint64_t checksum, const uint8_t* st
   checkpoints_.push_back(c);
 }
 
+void Replay::reserve_checkpoints(size_t checkpoints, size_t state_bytes) {
+  checkpoints_.reserve(checkpoints);
+  states_.reserve(state_bytes);
+}
+
 void Replay::reserve_frames(size_t frames) {
   inputs_.reserve(frames * input_bytes());
   status_.reserve(frames * header_.num_players);

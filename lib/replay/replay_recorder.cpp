@@ -101,6 +101,12 @@ Result ReplayRecorder::init(const ReplayRecorderConfig& config, const GameCallba
               (config.store_states && config.checksum_interval != 0 ? kReplayStoresStates : 0u);
     replay_ = Replay(h);
     replay_.set_user_data(config.user_data);
+    if (config.reserve_frames != 0) {
+      const size_t frames = config.reserve_frames;
+      const size_t checkpoints = config.checksum_interval ? frames / config.checksum_interval + 1 : 0;
+      replay_.reserve_frames(frames);
+      replay_.reserve_checkpoints(checkpoints, config.store_states ? checkpoints * config.max_state_size : 0);
+    }
     impl_ = std::move(impl);
   } catch (const std::bad_alloc&) {
     return Result::out_of_memory;
