@@ -168,7 +168,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 // ---------------------------------------------------------------------------------- record
 
 int record(const Options& o) {
-  retcon::ReplayRecorder* rec = nullptr;
+  const retcon::ReplayRecorder* rec = nullptr;
   std::unique_ptr<retcon::tools::FighterMatch> match;
   retcon::ReplayRecorder local_rec;
   fighter::FighterGame game(o.players, o.seed);
@@ -185,7 +185,7 @@ int record(const Options& o) {
     if (match->build() != retcon::Result::ok) return 2;
     while (!match->tick() && match->ticks() < uint64_t(o.frames) * 4 + 3600) {
     }
-    rec = const_cast<retcon::ReplayRecorder*>(&match->peer(0).recorder());
+    rec = &match->peer(0).recorder();
   } else {
     retcon::ReplayRecorderConfig rc;
     rc.num_players = uint32_t(o.players);
