@@ -43,6 +43,8 @@ class DesyncDetector {
   bool settling(Frame frame) const noexcept {
     return settle_until_ != kNullFrame && frame >= settle_from_ && frame <= settle_until_;
   }
+  // True once `now` is past the settling time of the latest cut.
+  bool settled(Frame now) const noexcept { return settle_until_ == kNullFrame || now > settle_until_; }
   // A disconnect moved a player's last frame to `after` (we are at `now`): checksums of later
   // frames were taken with inputs that changed, so forget ours and recompute from there. A
   // peer's reports of such frames may predate the peer learning the same cut, so frames after

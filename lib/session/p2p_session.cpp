@@ -413,6 +413,9 @@ void P2PSessionImpl::stream_to_spectators() {
   const Frame confirmed = driver_.confirmed_frame();
   while (last_streamed_ < confirmed) {
     const Frame f = last_streamed_ + 1;
+    // Spectators cannot roll back: frames after a disconnect cut go out only once the cut has
+    // had time to settle among the peers (it may still move earlier).
+    if (desync_.settling(f) && !desync_.settled(driver_.frame())) break;
     for (uint32_t p = 0; p < num_players_; ++p) {
       Frame after;
       uint8_t* dst = blob_.get() + size_t(p) * input_size_;
@@ -515,7 +518,8 @@ void P2PSessionImpl::update_time_sync() {
 void P2PSessionImpl::send_due() {
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
-    if (!peer.spectator) peer.endpoint.set_local_connect_status(local_status_, num_players_);
+    // Spectators need it too: it tells them which players are gone and from which frame.
+    peer.endpoint.set_local_connect_status(local_status_, num_players_);
     if (peer.endpoint.state() == EndpointState::idle) continue;
     peer.endpoint.set_local_frame(driver_.frame(), peer.endpoint.remote_frame() == kNullFrame
                                                        ? 0

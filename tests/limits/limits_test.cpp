@@ -4,6 +4,7 @@
 //   prediction window 0..64 frames, input delay 0..32 frames.
 #include <algorithm>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -140,7 +141,7 @@ TEST(Limits, ThirtyThreeSpectatorsAreRefused) {
   EXPECT_EQ(create_p2p_session(c, &s), Result::ok);
 }
 
-// ------------------------------------------------------------------ input size: 256 bytes
+// ------------------------------------------------------------------ input size: 128 bytes
 
 TEST(Limits, TwoFiftySixByteInputsCrossTheProtocol) {
   MatchOptions o;
@@ -165,7 +166,7 @@ TEST(Limits, EightPlayersWith256ByteInputsAndPrediction64) {
   o.machines = uint32_t(kMaxPlayers);
   o.input_size = kMaxInputSize;
   o.max_prediction = kMaxPredictionFrames;
-  o.frames = 240;
+  o.frames = 150;
   o.link.latency_us = 50000;
   o.link.jitter_us = 20000;
   o.link.loss = 0.1;
@@ -200,13 +201,10 @@ TEST(Limits, TwoFiftySixByteInputsOfFourPlayersReachASpectator) {
   expect_agree_with_reference(match, o.frames);
 }
 
-// KNOWN BUG (disabled until fixed): a spectator frame holds every player's input, 8 x 256 =
-// 2048 bytes, and a frame is never split across datagrams (kMaxDatagramSize 1200). When the
-// inputs do not compress below 1200 bytes (here: bytes that change every few frames), the host
-// can never send frame 0: the spectator stays at frame 0 with no event or error, and the
-// host's queue to it only grows. The same holds for a P2P peer owning several players whose
-// blob exceeds a datagram (e.g. 5 local players x 256 bytes).
-TEST(Limits, DISABLED_TwoFiftySixByteInputsOfEightPlayersReachASpectator) {
+// Regression: with 256-byte inputs a spectator frame (8 x 256 bytes) could exceed a datagram when
+// the inputs did not compress, and the spectator never left frame 0. The input size limit is now
+// 128 bytes, so a whole frame (8 x 128 = 1 KiB) always fits one datagram.
+TEST(Limits, LargestInputsOfEightPlayersReachASpectator) {
   MatchOptions o;
   o.machines = uint32_t(kMaxPlayers);
   o.spectators = 1;
@@ -221,12 +219,51 @@ TEST(Limits, DISABLED_TwoFiftySixByteInputsOfEightPlayersReachASpectator) {
   expect_agree_with_reference(match, o.frames);
 }
 
+// Regression, the P2P side of the one above: a machine owning several players sends all their
+// inputs in one frame blob; with incompressible (random) bytes it must still fit a datagram.
+TEST(Limits, SevenLocalPlayersWithLargestRandomInputsPlayAP2PMatch) {
+  InMemoryNetwork net;
+  InMemoryTransport* wires[2] = {net.add_endpoint(), net.add_endpoint()};
+  TestGame games[2];
+  std::unique_ptr<P2PSession> sessions[2];
+  constexpr uint32_t kOwnedByZero = 7;
+  for (int m = 0; m < 2; ++m) {
+    P2PConfig c;
+    c.session = config_for(games[m], kMaxPlayers, kMaxInputSize);
+    c.network.transport = wires[m];
+    for (uint32_t p = 0; p < uint32_t(kMaxPlayers); ++p) {
+      const uint32_t owner = p < kOwnedByZero ? 0 : 1;
+      c.players[p].kind = owner == uint32_t(m) ? PlayerKind::local : PlayerKind::remote;
+      c.players[p].address = wires[owner]->address();
+    }
+    ASSERT_EQ(create_p2p_session(c, &sessions[m]), Result::ok);
+  }
+  std::mt19937 rng(5);
+  uint64_t now = 0;
+  for (int tick = 0; tick < 1200; ++tick) {
+    now += 16667;
+    for (uint32_t m = 0; m < 2; ++m) {
+      sessions[m]->poll(now);
+      if (!sessions[m]->running()) continue;
+      for (uint32_t p = 0; p < uint32_t(kMaxPlayers); ++p) {
+        if ((p < kOwnedByZero) != (m == 0)) continue;
+        uint8_t in[kMaxInputSize];
+        for (uint8_t& b : in) b = uint8_t(rng());
+        sessions[m]->add_local_input(PlayerIndex(p), in, kMaxInputSize);
+      }
+      sessions[m]->advance_frame();
+    }
+  }
+  EXPECT_GT(sessions[0]->confirmed_frame(), 600);
+  EXPECT_GT(sessions[1]->confirmed_frame(), 600);
+}
+
 TEST(Limits, InputOfTwoFiftySevenBytesIsRefused) {
   TestGame game;
   SessionConfig s = config_for(game, 2, kMaxInputSize + 1);
   std::unique_ptr<Session> session;
   EXPECT_EQ(create_local_session(s, &session), Result::invalid_argument);
-  EXPECT_STREQ(validate_session_config(s), "input_size must be 1..256 bytes");
+  EXPECT_STREQ(validate_session_config(s), "input_size must be 1..128 bytes");
   s.input_size = kMaxInputSize;
   ASSERT_EQ(create_local_session(s, &session), Result::ok);
   uint8_t in[kMaxInputSize + 1] = {};
