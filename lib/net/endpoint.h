@@ -50,7 +50,7 @@ struct EndpointConfig {
   // 50 ms, window 8, 10% loss) measured 2: 850 B/s, 0.3% of frames stalled at the prediction
   // limit; 3: 617 B/s, 2.9% stalled.
   uint32_t input_batch_frames = 2;
-  uint32_t send_queue_frames = 128;          // initial unacked-frame ring; doubles when full
+  uint32_t send_queue_frames = 256;          // initial unacked-frame ring; doubles when full
   uint32_t max_send_queue_frames = 4096;     // beyond this send_input fails
   // Received frames held. A frame at or beyond (next frame to pop + this) is not accepted
   // (nor acknowledged) until the owner pops more: the peer simply resends it later.
