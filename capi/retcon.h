@@ -300,7 +300,10 @@ RETCON_API retcon_result retcon_sync_test_session_create(const retcon_session_co
                                                          retcon_session** out);
 
 /* Frees the session and everything it owns. NULL is accepted (RETCON_RESULT_OK). From inside
- * one of the session's own callbacks: RETCON_RESULT_WRONG_STATE and nothing is freed. */
+ * one of the session's own callbacks: RETCON_RESULT_WRONG_STATE and nothing is freed.
+ * Session functions given a pointer that is not a live session (already destroyed, or not a
+ * session at all) return RETCON_RESULT_INVALID_ARGUMENT when they can tell, which is
+ * best-effort: do not rely on it. */
 RETCON_API retcon_result retcon_session_destroy(retcon_session* session);
 
 /* retcon_session_kind of the session. */

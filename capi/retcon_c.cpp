@@ -12,6 +12,10 @@
 #include "retcon/session.h"
 
 struct retcon_session {
+  // Tells a live handle from a destroyed one or a stray pointer, in the common cases: a
+  // best-effort check that turns those into RETCON_RESULT_INVALID_ARGUMENT, not a guarantee.
+  static constexpr uint32_t kMagic = 0x52434e53;  // "RCNS"
+  uint32_t magic = kMagic;
   std::unique_ptr<retcon::Session> impl;
   retcon::capi::CallbackBridge bridge;  // the C++ callbacks' user pointer: never moves
   uint32_t kind = 0;
@@ -96,9 +100,13 @@ retcon_result create_session(const retcon_session_config* config, const retcon_g
   });
 }
 
+bool is_session(const retcon_session* s) noexcept {
+  return s != nullptr && s->magic == retcon_session::kMagic && s->impl;
+}
+
 // For calls that change the session: refused from inside its callbacks.
 retcon_result check_mutable(const retcon_session* s) noexcept {
-  if (s == nullptr || !s->impl) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (!is_session(s)) return RETCON_RESULT_INVALID_ARGUMENT;
   if (s->in_callbacks) return RETCON_RESULT_WRONG_STATE;
   return RETCON_RESULT_OK;
 }
@@ -192,15 +200,17 @@ retcon_result retcon_sync_test_session_create(const retcon_session_config* confi
 
 retcon_result retcon_session_destroy(retcon_session* session) {
   if (session == nullptr) return RETCON_RESULT_OK;
+  if (!is_session(session)) return RETCON_RESULT_INVALID_ARGUMENT;
   if (session->in_callbacks) return RETCON_RESULT_WRONG_STATE;
   return guarded([&] {
+    session->magic = 0;
     delete session;
     return RETCON_RESULT_OK;
   });
 }
 
 retcon_result retcon_session_get_kind(const retcon_session* session, uint32_t* kind) {
-  if (session == nullptr || kind == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (!is_session(session) || kind == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   *kind = session->kind;
   return RETCON_RESULT_OK;
 }
@@ -233,7 +243,7 @@ retcon_result retcon_session_set_input_delay(retcon_session* session, int32_t pl
 }
 
 retcon_result retcon_session_current_frame(const retcon_session* session, int32_t* frame) {
-  if (session == nullptr || !session->impl || frame == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (!is_session(session) || frame == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
     *frame = session->impl->current_frame();
     return RETCON_RESULT_OK;
@@ -241,7 +251,7 @@ retcon_result retcon_session_current_frame(const retcon_session* session, int32_
 }
 
 retcon_result retcon_session_confirmed_frame(const retcon_session* session, int32_t* frame) {
-  if (session == nullptr || !session->impl || frame == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (!is_session(session) || frame == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
     *frame = session->impl->confirmed_frame();
     return RETCON_RESULT_OK;
@@ -249,7 +259,7 @@ retcon_result retcon_session_confirmed_frame(const retcon_session* session, int3
 }
 
 retcon_result retcon_session_get_stats(const retcon_session* session, retcon_session_stats* stats) {
-  if (session == nullptr || !session->impl || stats == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (!is_session(session) || stats == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   if (!known_size(stats->size, sizeof(retcon_session_stats))) return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
     const retcon::SessionStats s = session->impl->stats();

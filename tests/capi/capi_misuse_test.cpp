@@ -230,6 +230,25 @@ TEST_F(CapiMisuse, NullSessionAndNullOutputs) {
   EXPECT_EQ(retcon_session_add_local_input(session, 0, nullptr, sizeof input), RETCON_RESULT_INVALID_ARGUMENT);
 }
 
+TEST_F(CapiMisuse, PointerThatIsNotASessionIsRejected) {
+  // Zeroed memory of a session's size stands for a stray pointer.
+  alignas(16) unsigned char fake[512] = {};
+  auto* s = reinterpret_cast<retcon_session*>(fake);
+  int32_t frame = 0;
+  uint32_t kind = 0;
+  retcon_session_stats stats;
+  retcon_session_stats_init(&stats);
+  EXPECT_EQ(retcon_session_add_local_input(s, 0, input, sizeof input), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_advance_frame(s), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_poll(s, 0), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_set_input_delay(s, 0, 1), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_current_frame(s, &frame), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_confirmed_frame(s, &frame), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_get_stats(s, &stats), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_get_kind(s, &kind), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_INVALID_ARGUMENT);
+}
+
 TEST_F(CapiMisuse, UnknownPlayersAndWrongInputSizes) {
   ASSERT_EQ(create_sync(), RETCON_RESULT_OK);
   for (int32_t p : {-1, 2, RETCON_MAX_PLAYERS, 1000}) {
