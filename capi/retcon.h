@@ -286,7 +286,8 @@ typedef struct retcon_session retcon_session;
 
 /* All players on this machine: no prediction, no rollback, runs from the first frame.
  * On success `*out` is a new session (destroy it with retcon_session_destroy); on failure
- * `*out` is set to NULL (when `out` is not NULL). */
+ * `*out` is set to NULL (when `out` is not NULL). When the config is refused, the reason also
+ * goes to config->logger (if set) as a RETCON_LOG_ERROR line. */
 RETCON_API retcon_result retcon_local_session_create(const retcon_session_config* config,
                                                      const retcon_game_callbacks* callbacks,
                                                      retcon_session** out);

@@ -4,6 +4,7 @@
 #include "retcon.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <new>
 
@@ -81,17 +82,30 @@ const char* convert_config(const retcon_session_config* config, const retcon_gam
   return retcon::validate_session_config(*out);
 }
 
+// A rejected create: with no global last error, the reason goes to the config's logger (when
+// the config is readable and has one) as an error line.
+retcon_result reject(const retcon_session_config* config, const char* function, const char* reason) noexcept {
+  if (config != nullptr && known_size(config->size, sizeof(retcon_session_config)) && config->logger.log &&
+      config->logger.min_level <= RETCON_LOG_ERROR) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%s: %s", function, reason);
+    config->logger.log(config->logger.user, RETCON_LOG_ERROR, line);
+  }
+  return RETCON_RESULT_INVALID_ARGUMENT;
+}
+
 // Creates the handle, wires the bridge into `config`, and lets `make` build the C++ session.
 template <class Make>
-retcon_result create_session(const retcon_session_config* config, const retcon_game_callbacks* callbacks,
-                             uint32_t kind, retcon_session** out, Make&& make) noexcept {
-  if (out == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+retcon_result create_session(const char* function, const retcon_session_config* config,
+                             const retcon_game_callbacks* callbacks, uint32_t kind, retcon_session** out,
+                             Make&& make) noexcept {
+  if (out == nullptr) return reject(config, function, "out is NULL");
   *out = nullptr;
   return guarded([&] {
     std::unique_ptr<retcon_session> s(new retcon_session);  // bad_alloc -> OUT_OF_MEMORY
     s->kind = kind;
     retcon::SessionConfig cpp;
-    if (convert_config(config, callbacks, &s->bridge, &cpp) != nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+    if (const char* why = convert_config(config, callbacks, &s->bridge, &cpp)) return reject(config, function, why);
     const Result r = make(cpp, &s->impl);
     if (r != Result::ok) return to_c(r);
     if (!s->impl) return RETCON_RESULT_INTERNAL_ERROR;
@@ -177,7 +191,7 @@ retcon_result retcon_session_config_validate(const retcon_session_config* config
 
 retcon_result retcon_local_session_create(const retcon_session_config* config,
                                           const retcon_game_callbacks* callbacks, retcon_session** out) {
-  return create_session(config, callbacks, RETCON_SESSION_LOCAL, out,
+  return create_session("retcon_local_session_create", config, callbacks, RETCON_SESSION_LOCAL, out,
                         [](const retcon::SessionConfig& c, std::unique_ptr<retcon::Session>* s) {
                           return retcon::create_local_session(c, s);
                         });
@@ -186,10 +200,16 @@ retcon_result retcon_local_session_create(const retcon_session_config* config,
 retcon_result retcon_sync_test_session_create(const retcon_session_config* config,
                                               const retcon_sync_test_config* sync_test,
                                               const retcon_game_callbacks* callbacks, retcon_session** out) {
+  static constexpr const char* kFunction = "retcon_sync_test_session_create";
   if (out != nullptr) *out = nullptr;
-  if (sync_test == nullptr || !known_size(sync_test->size, sizeof(retcon_sync_test_config)))
-    return RETCON_RESULT_INVALID_ARGUMENT;
-  return create_session(config, callbacks, RETCON_SESSION_SYNC_TEST, out,
+  if (sync_test == nullptr) return reject(config, kFunction, "sync_test is NULL");
+  if (!known_size(sync_test->size, sizeof(retcon_sync_test_config)))
+    return reject(config, kFunction,
+                  "sync_test->size is not sizeof(retcon_sync_test_config): fill it with retcon_sync_test_config_init");
+  if (config != nullptr && known_size(config->size, sizeof(retcon_session_config)) &&
+      (sync_test->check_distance < 1 || sync_test->check_distance > config->max_prediction))
+    return reject(config, kFunction, "check_distance must be 1..max_prediction");
+  return create_session(kFunction, config, callbacks, RETCON_SESSION_SYNC_TEST, out,
                         [&](const retcon::SessionConfig& c, std::unique_ptr<retcon::Session>* s) {
                           retcon::SyncTestConfig st;
                           st.session = c;
