@@ -45,10 +45,10 @@
  */
 #ifndef RETCON_API
 #  if defined(_WIN32) || defined(__CYGWIN__)
-#    if defined(RETCON_BUILDING_LIBRARY)
-#      define RETCON_API __declspec(dllexport)
-#    elif defined(RETCON_STATIC)
+#    if defined(RETCON_STATIC)
 #      define RETCON_API
+#    elif defined(RETCON_BUILDING_LIBRARY)
+#      define RETCON_API __declspec(dllexport)
 #    else
 #      define RETCON_API __declspec(dllimport)
 #    endif
