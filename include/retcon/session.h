@@ -55,7 +55,10 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   // Give this frame's input of a local player. With input delay d it is applied at frame
-  // current_frame() + d. One call per local player per frame.
+  // current_frame() + d. One call per local player per frame: while advance_frame() is refused
+  // (prediction_limit) the frame does not change, and further calls for it return
+  // input_already_added (harmless: the first input stands). A typical tick:
+  //   session->poll(now); session->add_local_input(0, &pad, sizeof pad); session->advance_frame();
   virtual Result add_local_input(PlayerIndex player, const void* input, size_t size) = 0;
   // Simulate one frame (after any rollback the newest inputs require), through the
   // game's callbacks. Result::prediction_limit means: not advanced, call again next tick.

@@ -50,8 +50,9 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   if (input == nullptr) return Result::invalid_argument;
   if (size != input_size_) return Result::invalid_input_size;
   Player& p = players_[player];
+  // No window check here: the input of the frame about to run is always taken (and sent), or
+  // peers in lockstep would wait on each other forever. advance() enforces the window.
   if (p.added_this_frame) return Result::input_already_added;
-  if (window_full()) return Result::prediction_limit;
 
   const Frame target = frame_ + p.delay;
   Frame last = p.queue.last_confirmed();
@@ -92,7 +93,7 @@ Result RollbackDriver::set_input_delay(PlayerIndex player, int32_t frames) noexc
 Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after) noexcept {
   if (player < 0 || uint32_t(player) >= num_players_) return Result::invalid_player;
   Player& p = players_[player];
-  if (p.disconnected) return p.disconnected_after == after ? Result::ok : Result::wrong_state;
+  if (p.disconnected && after >= p.disconnected_after) return Result::ok;
   if (after < kNullFrame || (after + 1 < frame_ && after + 1 < frame_ - history_)) return Result::input_out_of_window;
   p.disconnected = true;
   p.disconnected_after = after;

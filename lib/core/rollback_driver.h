@@ -37,8 +37,17 @@ class RollbackDriver {
   Result set_input_delay(PlayerIndex player, int32_t frames) noexcept;
   int32_t input_delay(PlayerIndex player) const noexcept { return players_[player].delay; }
   // From `after`+1 on, the player's input is zeros with status disconnected. Rolls back if
-  // frames after it were already simulated with other inputs.
+  // frames after it were already simulated with other inputs. Called again with an earlier
+  // frame, it moves the cut earlier (peers agree on the earliest frame any of them reports).
   Result disconnect_player(PlayerIndex player, Frame after) noexcept;
+  bool is_disconnected(PlayerIndex player, Frame* after = nullptr) const noexcept {
+    if (after) *after = players_[player].disconnected_after;
+    return players_[player].disconnected;
+  }
+  // True when add_remote_input(player, frame) would be stored now (next in order, in window).
+  bool can_accept(PlayerIndex player, Frame frame) const noexcept {
+    return frame == players_[player].queue.last_confirmed() + 1 && players_[player].queue.fits(frame, oldest_needed());
+  }
 
   // ---- the normal frame: rollback if needed, window check, save, simulate ----
   Result advance() noexcept;

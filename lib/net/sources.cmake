@@ -1,1 +1,13 @@
 # Network sources: wire codec, transports, simulator, protocol endpoint.
+list(APPEND RETCON_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/peer_address.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ip_address.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/callback_transport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/in_memory_network.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/delay_line.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/network_simulator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/udp_transport.cpp)
+list(APPEND RETCON_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/input_compression.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/wire.cpp)
+list(APPEND RETCON_SOURCES ${CMAKE_CURRENT_LIST_DIR}/endpoint.cpp)

@@ -81,11 +81,13 @@ TEST(RollbackDriver, PredictionWindowBlocksWithClearStatusAndNeverDropsARollback
     ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
     ASSERT_EQ(h.driver.advance(), Result::ok);
   }
-  EXPECT_EQ(h.driver.add_local_input(0, &v, 1), Result::prediction_limit);
+  ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+  EXPECT_EQ(h.driver.advance(), Result::prediction_limit);
   EXPECT_EQ(h.driver.frame(), 3);
+  EXPECT_EQ(h.driver.stats().frames_stalled, 1u);
+  EXPECT_EQ(h.driver.add_local_input(0, &v, 1), Result::input_already_added) << "same frame";
   const uint8_t r = 9;
   ASSERT_EQ(h.driver.add_remote_input(1, 0, &r), Result::ok);  // mispredicted frame 0
-  ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
   ASSERT_EQ(h.driver.advance(), Result::ok);
   EXPECT_EQ(h.game.loads, 1u) << "the correction happened";
   EXPECT_EQ(h.driver.frame(), 4);
@@ -95,9 +97,9 @@ TEST(RollbackDriver, ZeroPredictionIsLockstep) {
   DriverHarness h;
   ASSERT_EQ(h.init(2, 1, 1, 0), Result::ok);
   const uint8_t v = 1;
-  EXPECT_EQ(h.driver.add_local_input(0, &v, 1), Result::prediction_limit);
-  ASSERT_EQ(h.driver.add_remote_input(1, 0, &v), Result::ok);
   ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+  EXPECT_EQ(h.driver.advance(), Result::prediction_limit) << "the remote input of frame 0 is missing";
+  ASSERT_EQ(h.driver.add_remote_input(1, 0, &v), Result::ok);
   ASSERT_EQ(h.driver.advance(), Result::ok);
   EXPECT_EQ(h.game.saves, 0u) << "nothing can roll back, so nothing is saved";
 }

@@ -27,13 +27,15 @@ class TestGame {
   // Non-determinism to inject: when armed, re-simulated frames at or after this frame fold a
   // hidden counter into the state (as a game reading an unsaved global would).
   int32_t nondeterministic_from = -1;
+  // A game that differs from its peers' copies: at this frame (every simulation of it) the
+  // state is changed as a platform-dependent computation would.
+  int32_t diverge_at = -1;
   uint64_t hidden_calls = 0;
   // When set, every frame advanced records the state hash it started from (index = frame).
   std::vector<uint64_t>* start_hashes = nullptr;
   uint64_t advances = 0, resimulated = 0, loads = 0, saves = 0;
   int32_t frame_errors = 0;  // advance/load called with a frame the state disagrees with
   std::vector<Event> events;  // reserved up front by tests that count allocations
-  std::string last_description;
 
   size_t save_state(Frame frame, uint8_t* buffer, size_t capacity) {
     ++saves;
@@ -58,11 +60,18 @@ class TestGame {
     ++advances;
     if (flags & kAdvanceResimulating) ++resimulated;
     step(in);
+    if (frame == diverge_at) state.chain ^= 0xdeadull;
     if ((flags & kAdvanceResimulating) && nondeterministic_from >= 0 && frame >= nondeterministic_from) {
       state.chain ^= ++hidden_calls;
     }
   }
-  void on_event(const Event& e) { if (events.size() < events.capacity()) events.push_back(e); }
+  // Event texts live only during the callback: the first event's are copied here.
+  std::string first_text_local, first_text_remote;
+  void on_event(const Event& e) {
+    if (events.empty() && e.text_local) first_text_local.assign(e.text_local, e.text_local_len);
+    if (events.empty() && e.text_remote) first_text_remote.assign(e.text_remote, e.text_remote_len);
+    if (events.size() < events.capacity()) events.push_back(e);
+  }
   void describe_state(Frame frame, const uint8_t* buffer, size_t length, const TextSink& sink) {
     TestGameState s{};
     if (length >= offsetof(TestGameState, tail)) std::memcpy(static_cast<void*>(&s), buffer, offsetof(TestGameState, tail));

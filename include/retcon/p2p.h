@@ -1,0 +1,87 @@
+// retcon: peer-to-peer and spectator sessions over any Transport.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "retcon/session.h"
+#include "retcon/transport.h"
+
+namespace retcon {
+
+enum class PlayerKind : uint32_t { local = 0, remote = 1 };
+
+struct PlayerSetup {
+  PlayerKind kind = PlayerKind::local;
+  PeerAddress address;  // remote players: the peer machine (several players may share one)
+};
+
+struct NetworkConfig {
+  Transport* transport = nullptr;          // not owned; must outlive the session
+  uint32_t frame_rate = 60;                // checked by both sides in the handshake
+  uint64_t notify_delay_us = 750000;       // silence before connection_interrupted (0 disables)
+  uint64_t disconnect_timeout_us = 5000000;  // silence before a peer is dropped (0 disables)
+  int32_t sync_round_trips = 5;            // handshake round trips before synchronized
+  uint64_t rng_seed = 0;                   // for handshake nonces: give each run a fresh value
+};
+
+struct P2PConfig {
+  SessionConfig session;
+  NetworkConfig network;
+  PlayerSetup players[kMaxPlayers];        // the first session.num_players entries are used
+  uint32_t num_spectators = 0;
+  PeerAddress spectators[kMaxSpectators];  // machines this host streams confirmed inputs to
+  // Desync detection: every `desync_interval` frames peers exchange the checksum of a frame
+  // both have confirmed, and compare. 0 disables it. On by default.
+  int32_t desync_interval = 30;
+};
+
+struct SpectatorConfig {
+  SessionConfig session;                   // num_players and input_size as the host's
+  NetworkConfig network;
+  PeerAddress host;
+  // When more than this many confirmed frames wait, advance_frame runs extra frames (up to
+  // catchup_max_frames per call) so the spectator catches up with the match.
+  int32_t catchup_threshold = 8;
+  int32_t catchup_max_frames = 3;
+};
+
+// Per remote peer (or spectator) numbers. All counts are exact since the session started.
+struct PeerStats {
+  uint32_t state;                 // 0 idle, 1 synchronizing, 2 running, 3 interrupted, 4 disconnected
+  uint64_t ping_us;
+  uint64_t jitter_us;
+  uint32_t send_queue_length;     // our frames the peer has not acknowledged
+  int32_t local_frames_ahead;     // how far our frame is ahead of the peer's (estimated now)
+  int32_t remote_frames_ahead;    // the same, as the peer last reported it about us
+  uint64_t bytes_sent, datagrams_sent, bytes_received, datagrams_received;
+  uint64_t dropped_truncated, dropped_oversized, dropped_bad_magic, dropped_bad_version,
+      dropped_unknown_type, dropped_malformed, dropped_bad_nonce, dropped_replayed,
+      dropped_out_of_window, dropped_wrong_state;
+  uint64_t send_failures;
+};
+
+class P2PSession : public Session {
+ public:
+  // True once every peer finished the handshake; inputs are refused before (not_synchronized).
+  virtual bool running() const = 0;
+  // Remote players share a peer; `player` names any player of that peer. not_found otherwise.
+  virtual Result peer_stats(PlayerIndex player, PeerStats* out) const = 0;
+  virtual Result spectator_stats(uint32_t spectator, PeerStats* out) const = 0;
+  // The latest time-sync advice (also sent as a timesync event, every 30 frames): skip advancing
+  // this many ticks once, to let slower peers catch up. 0 when the peers are within a frame.
+  virtual int32_t frames_to_wait() const = 0;
+  // Drop a remote player (and every player of that peer): peers agree on their last frame.
+  virtual Result disconnect_player(PlayerIndex player) = 0;
+  // Datagrams from addresses not in the session, dropped and counted.
+  virtual uint64_t dropped_unknown_address() const = 0;
+  // Desync reports received and compared so far (for tests and overlays).
+  virtual uint64_t checksums_compared() const = 0;
+};
+
+Result create_p2p_session(const P2PConfig& config, std::unique_ptr<P2PSession>* out);
+
+// A spectator: all players remote, confirmed inputs only (no prediction, never rolls back).
+Result create_spectator_session(const SpectatorConfig& config, std::unique_ptr<P2PSession>* out);
+
+}  // namespace retcon

@@ -1,0 +1,246 @@
+// retcon: how datagrams leave and enter the library. The protocol (Endpoint) never opens a
+// socket: it hands bytes to a Transport and polls one for bytes. This header holds the
+// interface, the address type every transport shares, and the transports retcon ships:
+//   CallbackTransport  user-supplied C function pointers (Steam, ENet, WebRTC, ...)
+//   InMemoryNetwork    many transports in one process, for tests and local play
+//   NetworkSimulator   wraps any transport and adds latency, loss, duplicates, blackouts
+//   UdpTransport       a non-blocking UDP socket (IPv4 and IPv6), no thread, no run loop
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "retcon/result.h"
+
+namespace retcon {
+
+// An opaque peer address: whatever bytes a transport needs to reach a peer. 32 bytes hold an
+// IPv6 address with port and scope, an in-memory id, or a platform user id (e.g. a Steam id).
+// Only the first `size` bytes are meaningful; equality and hashing ignore the rest.
+struct PeerAddress {
+  static constexpr uint32_t kCapacity = 32;
+  uint32_t size = 0;
+  uint8_t bytes[kCapacity] = {};
+
+  // Copies `length` bytes; false (and `*out` left empty) when length > kCapacity or data is null.
+  static bool from_bytes(const uint8_t* data, size_t length, PeerAddress* out) noexcept;
+};
+
+bool operator==(const PeerAddress& a, const PeerAddress& b) noexcept;
+inline bool operator!=(const PeerAddress& a, const PeerAddress& b) noexcept { return !(a == b); }
+// FNV-1a over size and bytes: stable across runs and machines, usable as a map key.
+uint64_t hash_peer_address(const PeerAddress& address) noexcept;
+struct PeerAddressHash {
+  size_t operator()(const PeerAddress& a) const noexcept { return size_t(hash_peer_address(a)); }
+};
+
+// The address of an InMemoryNetwork endpoint.
+PeerAddress make_memory_address(uint32_t id) noexcept;
+
+// IP addresses as used by UdpTransport: 1 byte family (4 or 6), 2 bytes port (big-endian),
+// then 4 or 16 address bytes (IPv6 adds a 4-byte scope id). `host` is numeric text:
+// "127.0.0.1", "::1", "fe80::1%2". Result::invalid_argument when it does not parse.
+Result make_ip_address(const char* host, uint16_t port, PeerAddress* out) noexcept;
+// 0 when `address` is not an IP address.
+uint16_t ip_address_port(const PeerAddress& address) noexcept;
+// "127.0.0.1:5000" or "[::1]:5000", NUL-terminated, truncated to `capacity`. Returns the
+// length written (excluding the NUL); 0 when `address` is not an IP address.
+size_t format_ip_address(const PeerAddress& address, char* buffer, size_t capacity) noexcept;
+
+// A datagram transport. Unreliable and unordered by contract: the protocol copes with loss,
+// duplication and reordering. Implementations never block.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Queue one datagram to `to`. Result::transport_error when it could not be handed over;
+  // datagrams lost later on the way are not reported (as with UDP).
+  virtual Result send(const PeerAddress& to, const uint8_t* data, size_t length) = 0;
+  // Poll one datagram into `buffer`. False when none is waiting. A datagram longer than
+  // `capacity` is dropped (or, on UDP, truncated to `capacity`): give a buffer larger than
+  // the biggest datagram you expect, so an oversized one is recognisable by its length.
+  virtual bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) = 0;
+
+ protected:
+  Transport() = default;
+  Transport(const Transport&) = default;
+  Transport& operator=(const Transport&) = default;
+};
+
+// ---------------------------------------------------------------------------------------------
+// User transports through C function pointers, so the C API can offer them one to one.
+struct TransportCallbacks {
+  void* user = nullptr;
+  // Send `length` bytes of `data` to the address `addr` (addr_len bytes). Return 0 on success,
+  // anything else on failure.
+  int32_t (*send)(void* user, const uint8_t* addr, uint32_t addr_len, const uint8_t* data,
+                  size_t length) = nullptr;
+  // Poll one datagram. `*addr_len` holds the capacity of `addr` (32) on entry and the bytes
+  // written on return; `*length` the datagram's length. Return 1 when a datagram was written,
+  // 0 when none is waiting, a negative number on error (counted, treated as none).
+  int32_t (*receive)(void* user, uint8_t* addr, uint32_t* addr_len, uint8_t* buffer,
+                     size_t capacity, size_t* length) = nullptr;
+};
+
+class CallbackTransport final : public Transport {
+ public:
+  explicit CallbackTransport(const TransportCallbacks& callbacks) noexcept : cb_(callbacks) {}
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override;
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override;
+  // Receive calls that returned an error or an impossible address/length.
+  uint64_t receive_errors() const noexcept { return receive_errors_; }
+
+ private:
+  TransportCallbacks cb_;
+  uint64_t receive_errors_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// In-process network. Every endpoint has a queue; send() appends to the destination's queue in
+// order. Queue slots keep their buffers, so nothing is allocated once the queues have grown to
+// the traffic's peak. Single-threaded, like the rest of retcon.
+class InMemoryNetwork;
+
+class InMemoryTransport final : public Transport {
+ public:
+  InMemoryTransport(const InMemoryTransport&) = delete;
+  InMemoryTransport& operator=(const InMemoryTransport&) = delete;
+
+  PeerAddress address() const noexcept { return make_memory_address(id_); }
+  uint32_t id() const noexcept { return id_; }
+  // Datagrams waiting in this endpoint's queue.
+  size_t pending() const noexcept { return count_; }
+
+  // Sending to an address with no endpoint drops the datagram (as UDP would) and counts it.
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override;
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override;
+
+ private:
+  friend class InMemoryNetwork;
+  struct Datagram {
+    PeerAddress from;
+    std::vector<uint8_t> bytes;  // capacity kept between uses
+    size_t length = 0;
+  };
+  InMemoryTransport(InMemoryNetwork* network, uint32_t id);
+  void enqueue(const PeerAddress& from, const uint8_t* data, size_t length);
+
+  InMemoryNetwork* network_;
+  uint32_t id_;
+  std::vector<Datagram> ring_;
+  size_t head_ = 0;
+  size_t count_ = 0;
+};
+
+class InMemoryNetwork {
+ public:
+  InMemoryNetwork() = default;
+  InMemoryNetwork(const InMemoryNetwork&) = delete;
+  InMemoryNetwork& operator=(const InMemoryNetwork&) = delete;
+  ~InMemoryNetwork();
+
+  // A new endpoint with the next id (1, 2, 3, ...), owned by the network.
+  InMemoryTransport* add_endpoint();
+  // Null when no endpoint has that address.
+  InMemoryTransport* find(const PeerAddress& address) noexcept;
+  uint64_t dropped_unknown_address() const noexcept { return dropped_unknown_address_; }
+
+ private:
+  friend class InMemoryTransport;
+  std::vector<std::unique_ptr<InMemoryTransport>> endpoints_;
+  uint64_t dropped_unknown_address_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Network conditions for one direction of a NetworkSimulator.
+struct BlackoutWindow {
+  uint64_t start_us;  // first microsecond of silence
+  uint64_t end_us;    // first microsecond after it
+};
+
+struct LinkProfile {
+  uint64_t latency_us = 0;
+  uint64_t jitter_us = 0;          // extra delay, uniform in [0, jitter_us]
+  double loss = 0.0;               // probability a datagram is dropped
+  double duplicate = 0.0;          // probability a datagram is delivered twice
+  double reorder = 0.0;            // probability a datagram is held back by reorder_delay_us
+  uint64_t reorder_delay_us = 20000;
+  uint64_t bandwidth_bytes_per_s = 0;  // 0 = unlimited
+  // With a bandwidth cap, datagrams queue behind each other; beyond this backlog they drop.
+  uint64_t max_queue_delay_us = 200000;
+  std::vector<BlackoutWindow> blackouts;  // datagrams entering the link inside one are dropped
+  // Periodic blackouts: silent during [offset + k*period, offset + k*period + duration).
+  uint64_t blackout_period_us = 0;        // 0 = none
+  uint64_t blackout_duration_us = 0;
+  uint64_t blackout_offset_us = 0;
+};
+
+struct SimulatorStats {
+  uint64_t sent = 0;               // datagrams offered to this direction
+  uint64_t delivered = 0;          // datagrams handed on (duplicates count twice)
+  uint64_t dropped_loss = 0;
+  uint64_t dropped_blackout = 0;
+  uint64_t dropped_bandwidth = 0;
+  uint64_t duplicated = 0;
+};
+
+// Wraps a transport and applies a LinkProfile to what it sends (outgoing) and to what it
+// receives (incoming). Time comes from set_time(); the RNG is its own, seeded, so the same
+// seed and the same calls give the same run. Delayed datagrams wait in preallocated slots.
+class NetworkSimulator final : public Transport {
+ public:
+  NetworkSimulator(Transport& inner, uint64_t seed);
+  ~NetworkSimulator() override;
+  NetworkSimulator(const NetworkSimulator&) = delete;
+  NetworkSimulator& operator=(const NetworkSimulator&) = delete;
+
+  void set_outgoing(const LinkProfile& profile);
+  void set_incoming(const LinkProfile& profile);
+  // Advance the virtual clock (never backwards; an earlier time is ignored) and hand due
+  // outgoing datagrams to the inner transport.
+  void set_time(uint64_t now_us);
+  uint64_t time() const noexcept;
+
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override;
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override;
+
+  const SimulatorStats& outgoing_stats() const noexcept;
+  const SimulatorStats& incoming_stats() const noexcept;
+  // Datagrams held in either direction, waiting for their delivery time.
+  size_t in_flight() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// A UDP socket (standalone asio underneath, never exposed). Non-blocking: receive() returns
+// false at once when nothing is waiting. No thread, no run loop. An IPv6 socket sends only to
+// IPv6 addresses.
+class UdpTransport final : public Transport {
+ public:
+  // Binds `host` (numeric: "0.0.0.0", "127.0.0.1", "::", "::1") and `port` (0 = any free
+  // port). Result::invalid_argument for a host that does not parse, Result::transport_error
+  // when the socket cannot be opened or bound. Never throws.
+  static Result open(const char* host, uint16_t port, std::unique_ptr<UdpTransport>* out) noexcept;
+  ~UdpTransport() override;
+  UdpTransport(const UdpTransport&) = delete;
+  UdpTransport& operator=(const UdpTransport&) = delete;
+
+  uint16_t local_port() const noexcept;
+  PeerAddress local_address() const noexcept;
+
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override;
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override;
+  uint64_t send_errors() const noexcept;
+  uint64_t receive_errors() const noexcept;
+
+ private:
+  struct Impl;
+  explicit UdpTransport(std::unique_ptr<Impl> impl) noexcept;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace retcon

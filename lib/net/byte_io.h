@@ -1,0 +1,106 @@
+// retcon: bounds-checked little-endian byte writing and reading for the wire codec. A reader
+// that runs past its end stops, returns zeros and remembers it failed, so a decoder checks
+// once at the end instead of before every field, and never reads out of bounds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace retcon::detail {
+
+class ByteWriter {
+ public:
+  ByteWriter(uint8_t* data, size_t capacity) noexcept : data_(data), capacity_(capacity) {}
+
+  void u8(uint8_t v) noexcept { put(v, 1); }
+  void u16(uint16_t v) noexcept { put(v, 2); }
+  void u32(uint32_t v) noexcept { put(v, 4); }
+  void u64(uint64_t v) noexcept { put(v, 8); }
+  void i32(int32_t v) noexcept { put(static_cast<uint32_t>(v), 4); }
+  void bytes(const uint8_t* src, size_t n) noexcept {
+    if (!reserve(n)) return;
+    if (n != 0) std::memcpy(data_ + size_, src, n);
+    size_ += n;
+  }
+  // Overwrite 2 bytes already written at `offset` (e.g. a count known only at the end).
+  void patch_u16(size_t offset, uint16_t v) noexcept {
+    if (offset + 2 <= size_) {
+      data_[offset] = static_cast<uint8_t>(v);
+      data_[offset + 1] = static_cast<uint8_t>(v >> 8);
+    }
+  }
+
+  size_t size() const noexcept { return size_; }
+  size_t remaining() const noexcept { return capacity_ - size_; }
+  bool overflowed() const noexcept { return overflow_; }
+  uint8_t* data() noexcept { return data_; }
+  // Forget everything written after `size` (used to undo a blob that did not fit).
+  void truncate(size_t size) noexcept {
+    if (size <= size_) size_ = size;
+    overflow_ = false;
+  }
+
+ private:
+  bool reserve(size_t n) noexcept {
+    if (overflow_ || n > capacity_ - size_) {
+      overflow_ = true;
+      return false;
+    }
+    return true;
+  }
+  void put(uint64_t v, size_t n) noexcept {
+    if (!reserve(n)) return;
+    for (size_t i = 0; i < n; ++i) data_[size_ + i] = static_cast<uint8_t>(v >> (8 * i));
+    size_ += n;
+  }
+
+  uint8_t* data_;
+  size_t capacity_;
+  size_t size_ = 0;
+  bool overflow_ = false;
+};
+
+class ByteReader {
+ public:
+  ByteReader(const uint8_t* data, size_t size) noexcept : data_(data), size_(size) {}
+
+  uint8_t u8() noexcept { return static_cast<uint8_t>(get(1)); }
+  uint16_t u16() noexcept { return static_cast<uint16_t>(get(2)); }
+  uint32_t u32() noexcept { return static_cast<uint32_t>(get(4)); }
+  uint64_t u64() noexcept { return get(8); }
+  int32_t i32() noexcept { return static_cast<int32_t>(static_cast<uint32_t>(get(4))); }
+  // Returns a pointer to the next `n` bytes and skips them, or null when fewer remain.
+  const uint8_t* skip(size_t n) noexcept {
+    if (failed_ || n > size_ - pos_) {
+      failed_ = true;
+      return nullptr;
+    }
+    const uint8_t* p = data_ + pos_;
+    pos_ += n;
+    return p;
+  }
+
+  bool failed() const noexcept { return failed_; }
+  size_t remaining() const noexcept { return failed_ ? 0 : size_ - pos_; }
+  size_t position() const noexcept { return pos_; }
+
+ private:
+  uint64_t get(size_t n) noexcept {
+    if (failed_ || n > size_ - pos_) {
+      failed_ = true;
+      return 0;
+    }
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) v |= uint64_t{data_[pos_ + i]} << (8 * i);
+    pos_ += n;
+    return v;
+  }
+
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace retcon::detail

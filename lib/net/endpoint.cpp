@@ -1,0 +1,684 @@
+// retcon: see endpoint.h for the contract; docs/PROTOCOL.md for the message exchange.
+#include "net/endpoint.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace retcon::detail {
+
+namespace {
+
+// Smoothing as in TCP (RFC 6298): a new sample moves the estimate by 1/8, the variation by 1/4.
+uint64_t smooth(uint64_t average, uint64_t sample, uint64_t weight) noexcept {
+  return (average * (weight - 1) + sample) / weight;
+}
+
+uint64_t distance(uint64_t a, uint64_t b) noexcept { return a > b ? a - b : b - a; }
+
+}  // namespace
+
+const char* endpoint_state_name(EndpointState state) noexcept {
+  switch (state) {
+    case EndpointState::idle: return "idle";
+    case EndpointState::synchronizing: return "synchronizing";
+    case EndpointState::running: return "running";
+    case EndpointState::interrupted: return "interrupted";
+    case EndpointState::disconnected: return "disconnected";
+  }
+  return "unknown";
+}
+
+const char* drop_reason_name(DropReason reason) noexcept {
+  switch (reason) {
+    case DropReason::truncated: return "truncated";
+    case DropReason::oversized: return "oversized";
+    case DropReason::bad_magic: return "bad_magic";
+    case DropReason::bad_version: return "bad_version";
+    case DropReason::unknown_type: return "unknown_type";
+    case DropReason::malformed: return "malformed";
+    case DropReason::bad_nonce: return "bad_nonce";
+    case DropReason::replayed: return "replayed";
+    case DropReason::out_of_window: return "out_of_window";
+    case DropReason::wrong_state: return "wrong_state";
+    case DropReason::count_: break;
+  }
+  return "unknown";
+}
+
+void Endpoint::log(LogLevel level, const char* format, ...) const noexcept {
+  if (config_.logger.log == nullptr || level < config_.logger.min_level) return;
+  char line[256];  // on the stack: logging must not allocate
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  config_.logger.log(config_.logger.user, level, line);
+}
+
+Result Endpoint::init(const EndpointConfig& config) {
+  config_ = config;
+  initialized_ = false;
+  const char* bad = nullptr;
+  const SessionShape& s = config.shape;
+  if (s.num_players < 1 || s.num_players > uint32_t(kMaxPlayers)) bad = "shape.num_players";
+  else if (s.input_size < 1 || s.input_size > kMaxInputSize) bad = "shape.input_size";
+  else if (s.frame_rate < 1 || s.frame_rate > 65535) bad = "shape.frame_rate";
+  else if ((config.players_owned >> s.num_players) != 0) bad = "players_owned";
+  else if (config.send_blob_size > kMaxBlobSize) bad = "send_blob_size";
+  else if (config.receive_blob_size > kMaxBlobSize) bad = "receive_blob_size";
+  else if (config.sync_round_trips < 1 || config.sync_round_trips > 1000) bad = "sync_round_trips";
+  else if (config.send_queue_frames < 2 ||
+           config.send_queue_frames > config.max_send_queue_frames) bad = "send_queue_frames";
+  else if (config.receive_window_frames < 2 || config.receive_window_frames > (1u << 20)) {
+    bad = "receive_window_frames";
+  } else if (config.disconnect_timeout_us != 0 &&
+             config.notify_delay_us > config.disconnect_timeout_us) bad = "notify_delay_us";
+  if (bad != nullptr) {
+    log(LogLevel::error, "endpoint config: invalid %s", bad);
+    return Result::invalid_argument;
+  }
+
+  rng_.reseed(config.rng_seed);
+  do local_nonce_ = rng_.next_u32(); while (local_nonce_ == 0);  // 0 means "unknown"
+  remote_nonce_ = 0;
+  next_sequence_ = 0;
+  seen_sequence_ = false;
+  highest_sequence_ = 0;
+  sequence_bits_ = 0;
+  state_ = EndpointState::idle;
+  sync_done_ = 0;
+  reply_due_ = false;
+  remote_hello_ = Handshake{};
+  reject_reason_ = RejectReason::none;
+  sent_anything_ = false;
+  disconnect_notices_left_ = 0;
+
+  send_capacity_ = config.send_queue_frames;
+  send_ring_.assign(size_t(send_capacity_) * config.send_blob_size, 0);
+  last_sent_ = last_acked_ = kNullFrame;
+  inputs_dirty_ = false;
+  receive_ring_.assign(size_t(config.receive_window_frames) * config.receive_blob_size, 0);
+  last_received_ = kNullFrame;
+  next_pop_ = 0;
+  ack_due_ = false;
+  const size_t widest = config.send_blob_size > config.receive_blob_size
+                            ? config.send_blob_size : config.receive_blob_size;
+  zeros_.assign(widest + 1, 0);
+  scratch_.assign(config.receive_blob_size + 1, 0);
+
+  for (int i = 0; i < kMaxPlayers; ++i) local_status_[i] = remote_status_[i] = ConnectStatus{};
+  local_frame_ = 0;
+  local_advantage_ = 0;
+  echo_due_ = false;
+  have_rtt_ = false;
+  srtt_us_ = jitter_us_ = 0;
+  remote_frame_ = kNullFrame;
+  remote_advantage_ = 0;
+  event_head_ = event_count_ = 0;
+  outgoing_checksum_count_ = 0;
+  incoming_checksum_head_ = incoming_checksum_count_ = 0;
+  stats_ = EndpointStats{};
+  initialized_ = true;
+  return Result::ok;
+}
+
+Result Endpoint::start(uint64_t now_us) {
+  if (!initialized_ || state_ != EndpointState::idle) return Result::wrong_state;
+  state_ = EndpointState::synchronizing;
+  challenge_ = rng_.next_u32();
+  next_handshake_at_ = now_us;
+  last_received_at_ = now_us;
+  push_event({EndpointEventType::synchronizing, 0, config_.sync_round_trips});
+  return Result::ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Receiving
+
+void Endpoint::drop(DropReason reason) noexcept { ++stats_.dropped[size_t(reason)]; }
+
+void Endpoint::push_event(const EndpointEvent& event) noexcept {
+  if (event_count_ == kEventCapacity) {
+    // The newest state matters more than the oldest progress report.
+    event_head_ = (event_head_ + 1) % kEventCapacity;
+    --event_count_;
+    ++stats_.events_overflowed;
+  }
+  events_[(event_head_ + event_count_) % kEventCapacity] = event;
+  ++event_count_;
+}
+
+bool Endpoint::pop_event(EndpointEvent* event) noexcept {
+  if (event_count_ == 0 || event == nullptr) return false;
+  *event = events_[event_head_];
+  event_head_ = (event_head_ + 1) % kEventCapacity;
+  --event_count_;
+  return true;
+}
+
+void Endpoint::reject(RejectReason reason) noexcept {
+  if (state_ == EndpointState::disconnected) return;
+  reject_reason_ = reason;
+  state_ = EndpointState::disconnected;
+  // One reply carrying our version and shape, so the peer sees the mismatch too instead of
+  // retrying its handshake forever (it may never get our own request: we stop sending).
+  reply_due_ = true;
+  if (reason == RejectReason::version) reply_challenge_ = 0;
+  log(LogLevel::error, "handshake rejected: peer %s differs",
+      reason == RejectReason::version ? "protocol version" : "session shape");
+  EndpointEvent e{EndpointEventType::handshake_rejected};
+  e.reason = reason;
+  push_event(e);
+}
+
+void Endpoint::become_disconnected(bool by_peer) noexcept {
+  if (state_ == EndpointState::disconnected) return;
+  state_ = EndpointState::disconnected;
+  log(LogLevel::info, "peer disconnected (%s)", by_peer ? "notice" : "timeout");
+  EndpointEvent e{EndpointEventType::disconnected};
+  e.by_peer = by_peer;
+  push_event(e);
+}
+
+bool Endpoint::compatible(const Handshake& remote) const noexcept {
+  return remote.shape == config_.shape && remote.send_blob_size == config_.receive_blob_size &&
+         remote.receive_blob_size == config_.send_blob_size;
+}
+
+bool Endpoint::sequence_fresh(uint32_t sequence) const noexcept {
+  if (!seen_sequence_ || sequence > highest_sequence_) return true;
+  const uint32_t age = highest_sequence_ - sequence;
+  // Older than the bitmap: too old to tell a replay from a late original, so dropped.
+  return age < 64 && (sequence_bits_ & (uint64_t{1} << age)) == 0;
+}
+
+void Endpoint::commit_sequence(uint32_t sequence) noexcept {
+  if (!seen_sequence_) {
+    seen_sequence_ = true;
+    highest_sequence_ = sequence;
+    sequence_bits_ = 1;
+  } else if (sequence > highest_sequence_) {
+    const uint32_t shift = sequence - highest_sequence_;
+    sequence_bits_ = shift >= 64 ? 1 : (sequence_bits_ << shift) | 1;
+    highest_sequence_ = sequence;
+  } else {
+    sequence_bits_ |= uint64_t{1} << (highest_sequence_ - sequence);
+  }
+}
+
+void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) {
+  ++stats_.datagrams_received;
+  stats_.bytes_received += length;
+  if (state_ == EndpointState::idle || state_ == EndpointState::disconnected) {
+    drop(DropReason::wrong_state);
+    return;
+  }
+  Message m;
+  const DecodeError error = decode_message(data, length, &m);
+  const bool handshake = m.header.type == MessageType::handshake_request ||
+                         m.header.type == MessageType::handshake_reply;
+  switch (error) {
+    case DecodeError::ok: break;
+    case DecodeError::truncated: drop(DropReason::truncated); return;
+    case DecodeError::oversized: drop(DropReason::oversized); return;
+    case DecodeError::bad_magic: drop(DropReason::bad_magic); return;
+    case DecodeError::unknown_type: drop(DropReason::unknown_type); return;
+    case DecodeError::malformed: drop(DropReason::malformed); return;
+    case DecodeError::bad_version:
+      drop(DropReason::bad_version);
+      // A peer speaking another version can only be told apart while handshaking; later it
+      // is noise (or an attack) and counting it is enough.
+      if (handshake && state_ == EndpointState::synchronizing) reject(RejectReason::version);
+      return;
+  }
+  if (remote_nonce_ == 0) {
+    // The first handshake message names the connection. A reply must echo our challenge,
+    // so a stale reply from an earlier connection cannot claim it.
+    const bool claims = m.header.nonce != 0 &&
+                        (m.header.type == MessageType::handshake_request ||
+                         (m.header.type == MessageType::handshake_reply &&
+                          m.handshake.challenge == challenge_));
+    if (!claims) {
+      drop(DropReason::bad_nonce);
+      return;
+    }
+    remote_nonce_ = m.header.nonce;
+  } else if (m.header.nonce != remote_nonce_) {
+    drop(DropReason::bad_nonce);
+    return;
+  }
+  if (!sequence_fresh(m.header.sequence)) {
+    drop(DropReason::replayed);
+    return;
+  }
+  // Only a datagram that passed every check moves the replay window and counts as a sign of
+  // life: a forged one with a far-ahead sequence number must not lock the real peer out.
+  if (!handle(m, now_us)) return;
+  commit_sequence(m.header.sequence);
+  last_received_at_ = now_us;
+  if (state_ == EndpointState::interrupted) {
+    state_ = EndpointState::running;
+    log(LogLevel::info, "connection resumed");
+    push_event({EndpointEventType::resumed});
+  }
+}
+
+bool Endpoint::handle(const Message& m, uint64_t now_us) {
+  switch (m.header.type) {
+    case MessageType::handshake_request:
+      if (!compatible(m.handshake)) {
+        reply_challenge_ = m.handshake.challenge;
+        reject(RejectReason::shape);
+        return true;
+      }
+      remote_hello_ = m.handshake;
+      reply_due_ = true;  // answered in any state: the peer may still be handshaking
+      reply_challenge_ = m.handshake.challenge;
+      return true;
+    case MessageType::handshake_reply:
+      if (!compatible(m.handshake)) {
+        reject(RejectReason::shape);
+        return true;
+      }
+      if (state_ != EndpointState::synchronizing || m.handshake.challenge != challenge_) {
+        drop(DropReason::replayed);  // a duplicate or a reply to an older request
+        return false;
+      }
+      remote_hello_ = m.handshake;
+      ++sync_done_;
+      push_event({EndpointEventType::synchronizing, sync_done_, config_.sync_round_trips});
+      if (sync_done_ >= config_.sync_round_trips) {
+        state_ = EndpointState::running;
+        next_quality_at_ = now_us;
+        log(LogLevel::info, "synchronized after %d round trips", sync_done_);
+        push_event({EndpointEventType::synchronized});
+      } else {
+        challenge_ = rng_.next_u32();
+        next_handshake_at_ = now_us;  // the next round trip starts at the next poll
+      }
+      return true;
+    case MessageType::inputs:
+      if (remote_hello_.shape.num_players == 0 ||
+          m.inputs.blob_size != config_.receive_blob_size) {
+        drop(DropReason::malformed);
+        return false;
+      }
+      return handle_inputs(m.inputs);
+    case MessageType::input_ack:
+      if (!handle_ack(m.ack_frame)) {
+        drop(DropReason::out_of_window);
+        return false;
+      }
+      return true;
+    case MessageType::quality_report:
+      remote_frame_ = m.quality.local_frame;
+      remote_advantage_ = m.quality.frame_advantage;
+      remote_report_at_ = now_us;
+      echo_due_ = true;
+      echo_time_us_ = m.quality.send_time_us;
+      return true;
+    case MessageType::quality_reply:
+      if (m.echoed_time_us > now_us) {
+        drop(DropReason::malformed);  // from the future: not an echo of ours
+        return false;
+      }
+      handle_rtt_sample(now_us - m.echoed_time_us);
+      return true;
+    case MessageType::keep_alive: return true;
+    case MessageType::disconnect: become_disconnected(true); return true;
+    case MessageType::checksum_report:
+      if (incoming_checksum_count_ == kChecksumCapacity) {
+        incoming_checksum_head_ = (incoming_checksum_head_ + 1) % kChecksumCapacity;
+        --incoming_checksum_count_;
+        ++stats_.checksums_overflowed;
+      }
+      incoming_checksums_[(incoming_checksum_head_ + incoming_checksum_count_) %
+                          kChecksumCapacity] = m.checksum;
+      ++incoming_checksum_count_;
+      return true;
+  }
+  return false;
+}
+
+bool Endpoint::handle_ack(Frame ack) noexcept {
+  if (ack > last_sent_) return false;  // acknowledges frames never sent: not our peer's
+  if (ack > last_acked_) last_acked_ = ack;
+  return true;
+}
+
+bool Endpoint::handle_inputs(const InputsBody& body) {
+  if (!handle_ack(body.ack_frame)) {
+    drop(DropReason::out_of_window);
+    return false;
+  }
+  const uint8_t players = body.status_count < config_.shape.num_players
+                              ? body.status_count : uint8_t(config_.shape.num_players);
+  for (uint8_t i = 0; i < players; ++i) {
+    // Reordered datagrams must not move a player's status backwards.
+    ConnectStatus& s = remote_status_[i];
+    s.disconnected = s.disconnected || body.status[i].disconnected;
+    if (body.status[i].last_frame > s.last_frame) s.last_frame = body.status[i].last_frame;
+  }
+
+  const Frame start = body.start_frame;
+  const Frame end = start + body.count - 1;  // the codec rules out overflow
+  if (end <= last_received_) {
+    // Nothing new: the peer has not seen our acknowledgement yet. Recent repeats are the
+    // protocol working; frames older than anything we still hold are not.
+    ack_due_ = true;
+    if (end <= last_received_ - Frame(config_.receive_window_frames)) {
+      drop(DropReason::out_of_window);
+      return false;
+    }
+    return true;
+  }
+  const Frame window_end = next_pop_ + Frame(config_.receive_window_frames) - 1;
+  const uint8_t* reference = start == 0 ? zeros_.data() : received_input(start - 1);
+  if (start > last_received_ + 1 || reference == nullptr || last_received_ >= window_end) {
+    drop(DropReason::out_of_window);
+    ack_due_ = true;
+    return false;
+  }
+  InputsReader reader(body, reference);
+  for (Frame f = start; f <= end && f <= window_end; ++f) {
+    if (!reader.next(scratch_.data())) break;  // validated by the codec; defensive only
+    if (f <= last_received_) continue;
+    std::memcpy(receive_slot(f), scratch_.data(), config_.receive_blob_size);
+    last_received_ = f;
+  }
+  ack_due_ = true;
+  return true;
+}
+
+void Endpoint::handle_rtt_sample(uint64_t rtt_us) noexcept {
+  if (!have_rtt_) {
+    have_rtt_ = true;
+    srtt_us_ = rtt_us;
+    jitter_us_ = rtt_us / 2;
+    return;
+  }
+  jitter_us_ = smooth(jitter_us_, distance(srtt_us_, rtt_us), 4);
+  srtt_us_ = smooth(srtt_us_, rtt_us, 8);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inputs in and out
+
+uint8_t* Endpoint::send_slot(Frame frame) noexcept {
+  return send_ring_.data() + size_t(uint32_t(frame) % send_capacity_) * config_.send_blob_size;
+}
+
+uint8_t* Endpoint::receive_slot(Frame frame) noexcept {
+  return receive_ring_.data() +
+         size_t(uint32_t(frame) % config_.receive_window_frames) * config_.receive_blob_size;
+}
+
+const uint8_t* Endpoint::received_input(Frame frame) const noexcept {
+  if (frame < 0 || frame > last_received_ ||
+      frame <= last_received_ - Frame(config_.receive_window_frames)) {
+    return nullptr;
+  }
+  return receive_ring_.data() +
+         size_t(uint32_t(frame) % config_.receive_window_frames) * config_.receive_blob_size;
+}
+
+bool Endpoint::pop_input(Frame* frame, const uint8_t** blob) noexcept {
+  if (next_pop_ > last_received_ || frame == nullptr || blob == nullptr) return false;
+  *frame = next_pop_;
+  *blob = received_input(next_pop_);
+  ++next_pop_;
+  return true;
+}
+
+Result Endpoint::grow_send_ring() {
+  const uint32_t bigger = send_capacity_ * 2;
+  if (bigger > config_.max_send_queue_frames) return Result::input_out_of_window;
+  std::vector<uint8_t> ring(size_t(bigger) * config_.send_blob_size, 0);
+  const size_t blob = config_.send_blob_size;
+  for (Frame f = last_acked_ < 0 ? 0 : last_acked_; f <= last_sent_; ++f) {
+    std::memcpy(ring.data() + size_t(uint32_t(f) % bigger) * blob, send_slot(f), blob);
+  }
+  send_ring_ = std::move(ring);
+  send_capacity_ = bigger;
+  log(LogLevel::debug, "send queue grown to %u frames", bigger);
+  return Result::ok;
+}
+
+Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
+  if (!initialized_ || state_ == EndpointState::disconnected) return Result::wrong_state;
+  if (blob == nullptr || config_.send_blob_size == 0 || frame != last_sent_ + 1 ||
+      frame == std::numeric_limits<Frame>::max()) {
+    return Result::invalid_argument;
+  }
+  const Frame oldest_kept = last_acked_ < 0 ? 0 : last_acked_;
+  if (uint32_t(frame - oldest_kept) + 1 > send_capacity_) {
+    const Result grown = grow_send_ring();
+    if (grown != Result::ok) return grown;
+  }
+  std::memcpy(send_slot(frame), blob, config_.send_blob_size);
+  last_sent_ = frame;
+  inputs_dirty_ = true;
+  return Result::ok;
+}
+
+void Endpoint::set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept {
+  if (status == nullptr) return;
+  for (uint32_t i = 0; i < count && i < uint32_t(kMaxPlayers); ++i) local_status_[i] = status[i];
+}
+
+const ConnectStatus& Endpoint::remote_connect_status(PlayerIndex player) const noexcept {
+  static constexpr ConnectStatus kNone{};
+  if (player < 0 || player >= kMaxPlayers) return kNone;
+  return remote_status_[player];
+}
+
+void Endpoint::set_local_frame(Frame frame, int32_t frame_advantage) noexcept {
+  local_frame_ = frame;
+  local_advantage_ = frame_advantage;
+}
+
+Frame Endpoint::estimated_remote_frame(uint64_t now_us) const noexcept {
+  if (remote_frame_ == kNullFrame) return kNullFrame;
+  const uint64_t since = (now_us > remote_report_at_ ? now_us - remote_report_at_ : 0) +
+                         srtt_us_ / 2;
+  const uint64_t frames = since * config_.shape.frame_rate / 1000000u;
+  const uint64_t estimate = uint64_t(remote_frame_) + frames;
+  return estimate > uint64_t(std::numeric_limits<Frame>::max())
+             ? std::numeric_limits<Frame>::max() : Frame(estimate);
+}
+
+Result Endpoint::send_checksum(Frame frame, uint64_t checksum) {
+  if (!initialized_ || frame < 0) return Result::invalid_argument;
+  if (outgoing_checksum_count_ == kChecksumCapacity) {
+    // Keep the newest: older frames are the likeliest to have been compared already.
+    std::memmove(outgoing_checksums_, outgoing_checksums_ + 1,
+                 sizeof(ChecksumReport) * (kChecksumCapacity - 1));
+    --outgoing_checksum_count_;
+    ++stats_.checksums_overflowed;
+  }
+  outgoing_checksums_[outgoing_checksum_count_++] = ChecksumReport{frame, checksum};
+  return Result::ok;
+}
+
+bool Endpoint::pop_checksum(Frame* frame, uint64_t* checksum) noexcept {
+  if (incoming_checksum_count_ == 0 || frame == nullptr || checksum == nullptr) return false;
+  const ChecksumReport& r = incoming_checksums_[incoming_checksum_head_];
+  *frame = r.frame;
+  *checksum = r.checksum;
+  incoming_checksum_head_ = (incoming_checksum_head_ + 1) % kChecksumCapacity;
+  --incoming_checksum_count_;
+  return true;
+}
+
+void Endpoint::send_disconnect() noexcept {
+  if (state_ == EndpointState::idle || state_ == EndpointState::disconnected) {
+    state_ = EndpointState::disconnected;
+    return;
+  }
+  state_ = EndpointState::disconnected;
+  reply_due_ = false;
+  disconnect_notices_left_ = kDisconnectNotices;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sending
+
+Handshake Endpoint::local_hello(uint32_t challenge) const noexcept {
+  Handshake h;
+  h.challenge = challenge;
+  h.shape = config_.shape;
+  h.players_owned = config_.players_owned;
+  h.spectator = config_.spectator;
+  h.send_blob_size = config_.send_blob_size;
+  h.receive_blob_size = config_.receive_blob_size;
+  return h;
+}
+
+Header Endpoint::next_header(MessageType type) noexcept {
+  Header h;
+  h.type = type;
+  h.nonce = local_nonce_;
+  h.sequence = next_sequence_++;
+  return h;
+}
+
+Result Endpoint::send(Transport& transport, const PeerAddress& to, size_t length) {
+  if (length == 0) return Result::internal_error;
+  ++stats_.datagrams_sent;
+  stats_.bytes_sent += length;
+  sent_anything_ = true;
+  last_sent_at_ = now_;  // any datagram is a sign of life: it resets the keep-alive timer
+  if (transport.send(to, datagram_, length) != Result::ok) {
+    ++stats_.send_failures;
+    return Result::transport_error;
+  }
+  return Result::ok;
+}
+
+Result Endpoint::send_message(Transport& transport, const PeerAddress& to, const Message& m) {
+  return send(transport, to, encode_message(m, datagram_, sizeof datagram_));
+}
+
+Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
+  const Frame start = last_acked_ + 1;
+  const uint8_t* reference = last_acked_ < 0 ? zeros_.data() : send_slot(last_acked_);
+  InputsWriter writer(datagram_, sizeof datagram_, next_header(MessageType::inputs), start,
+                      last_received_, config_.send_blob_size, local_status_,
+                      uint8_t(config_.shape.num_players), reference);
+  for (Frame f = start; f <= last_sent_; ++f) {
+    if (!writer.append(send_slot(f))) break;  // oldest first: the rest goes next time
+  }
+  if (writer.count() == 0) {
+    ++stats_.oversized_blobs;
+    log(LogLevel::error, "input blob of %u bytes does not fit one datagram",
+        unsigned(config_.send_blob_size));
+    return Result::internal_error;
+  }
+  return send(transport, to, writer.finish());
+}
+
+Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& to) {
+  if (state_ == EndpointState::idle) return Result::wrong_state;
+  now_ = now_us;
+  Result result = Result::ok;
+  auto note = [&result](Result r) {
+    if (r != Result::ok && result == Result::ok) result = r;
+  };
+  Message m;
+
+  if (state_ == EndpointState::disconnected) {
+    if (reply_due_) {
+      reply_due_ = false;
+      m.header = next_header(MessageType::handshake_reply);
+      m.handshake = local_hello(reply_challenge_);
+      note(send_message(transport, to, m));
+    }
+    for (; disconnect_notices_left_ > 0; --disconnect_notices_left_) {
+      m.header = next_header(MessageType::disconnect);
+      note(send_message(transport, to, m));
+    }
+    return result;
+  }
+
+  if (running() && config_.disconnect_timeout_us != 0) {
+    const uint64_t silence = now_us > last_received_at_ ? now_us - last_received_at_ : 0;
+    if (silence >= config_.disconnect_timeout_us) {
+      become_disconnected(false);
+      return result;
+    }
+    if (state_ == EndpointState::running && silence >= config_.notify_delay_us) {
+      state_ = EndpointState::interrupted;
+      log(LogLevel::warning, "connection interrupted");
+      EndpointEvent e{EndpointEventType::interrupted};
+      e.timeout_us = config_.disconnect_timeout_us - silence;
+      push_event(e);
+    }
+  }
+
+  if (reply_due_) {
+    reply_due_ = false;
+    m.header = next_header(MessageType::handshake_reply);
+    m.handshake = local_hello(reply_challenge_);
+    note(send_message(transport, to, m));
+  }
+  if (state_ == EndpointState::synchronizing && now_us >= next_handshake_at_) {
+    m.header = next_header(MessageType::handshake_request);
+    m.handshake = local_hello(challenge_);
+    note(send_message(transport, to, m));
+    next_handshake_at_ = now_us + config_.handshake_retry_us;
+  }
+  if (echo_due_) {
+    echo_due_ = false;
+    m.header = next_header(MessageType::quality_reply);
+    m.echoed_time_us = echo_time_us_;
+    note(send_message(transport, to, m));
+  }
+  if (running()) {
+    const bool unacked = last_sent_ > last_acked_;
+    if (unacked && (inputs_dirty_ || now_us >= last_inputs_sent_at_ + config_.resend_interval_us)) {
+      note(send_inputs(transport, to));
+      inputs_dirty_ = false;
+      ack_due_ = false;  // the inputs datagram carries our acknowledgement
+      last_inputs_sent_at_ = now_us;
+    }
+    if (ack_due_) {
+      ack_due_ = false;
+      m.header = next_header(MessageType::input_ack);
+      m.ack_frame = last_received_;
+      note(send_message(transport, to, m));
+    }
+    if (now_us >= next_quality_at_) {
+      m.header = next_header(MessageType::quality_report);
+      m.quality = QualityReport{now_us, local_frame_, local_advantage_};
+      note(send_message(transport, to, m));
+      next_quality_at_ = now_us + config_.quality_interval_us;
+    }
+    for (size_t i = 0; i < outgoing_checksum_count_; ++i) {
+      m.header = next_header(MessageType::checksum_report);
+      m.checksum = outgoing_checksums_[i];
+      note(send_message(transport, to, m));
+    }
+    outgoing_checksum_count_ = 0;
+    if (!sent_anything_ || now_us >= last_sent_at_ + config_.keepalive_interval_us) {
+      m.header = next_header(MessageType::keep_alive);
+      note(send_message(transport, to, m));
+    }
+  }
+  return result;
+}
+
+}  // namespace retcon::detail
+
+namespace retcon::detail {
+
+EndpointStats Endpoint::stats() const noexcept {
+  EndpointStats s = stats_;
+  s.ping_us = srtt_us_;
+  s.jitter_us = jitter_us_;
+  s.send_queue_length = uint32_t(last_sent_ - last_acked_);
+  return s;
+}
+
+}  // namespace retcon::detail

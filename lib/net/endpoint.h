@@ -1,0 +1,280 @@
+// retcon: one peer connection, sans-IO. An Endpoint turns datagrams into a reliable, ordered
+// stream of fixed-size per-frame input blobs in each direction, plus the handshake, liveness
+// (interrupted / disconnected), time-sync data, checksum reports and a disconnect notice.
+//
+// It never reads a clock or touches a socket: the owner passes the time in microseconds of
+// any monotonic clock, hands it every datagram from the peer's address (on_datagram), and
+// calls poll() each tick to let it send what is due through a Transport. Everything is
+// preallocated by init(); steady-state traffic allocates nothing.
+//
+// Reliability: every inputs datagram carries all unacknowledged frames that fit (oldest
+// first, delta-compressed), and the acknowledged frame rides on every inputs datagram and on
+// input_ack. Loss costs nothing but a later datagram; no per-packet retransmit state exists.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "net/random.h"
+#include "net/wire.h"
+#include "retcon/callbacks.h"
+#include "retcon/result.h"
+#include "retcon/transport.h"
+
+namespace retcon::detail {
+
+struct EndpointConfig {
+  SessionShape shape;               // must equal the peer's, or the handshake is rejected
+  uint16_t players_owned = 0;       // bit i: we own player i (told to the peer)
+  bool spectator = false;           // we are a spectator (told to the peer)
+  // Bytes per frame we send (our local players x input size; 0 = we send no inputs) and
+  // expect to receive (the peer's players x input size; a spectator receives all players).
+  // They must mirror the peer's, or the handshake is rejected.
+  uint16_t send_blob_size = 0;
+  uint16_t receive_blob_size = 0;
+  uint64_t notify_delay_us = 750000;         // silence before `interrupted`
+  uint64_t disconnect_timeout_us = 5000000;  // silence before `disconnected`; 0 disables both
+  int32_t sync_round_trips = 5;              // handshake round trips before `synchronized`
+  uint64_t handshake_retry_us = 200000;      // resend a handshake request unanswered this long
+  uint64_t keepalive_interval_us = 200000;   // send something at least this often
+  uint64_t quality_interval_us = 200000;     // quality report (ping, frame advantage) period
+  uint64_t resend_interval_us = 50000;       // resend unacked inputs when no new one was sent
+  uint32_t send_queue_frames = 128;          // initial unacked-frame ring; doubles when full
+  uint32_t max_send_queue_frames = 4096;     // beyond this send_input fails
+  // Received frames held. A frame at or beyond (next frame to pop + this) is not accepted
+  // (nor acknowledged) until the owner pops more: the peer simply resends it later.
+  uint32_t receive_window_frames = 256;
+  uint64_t rng_seed = 0;  // for the connection nonce and handshake challenges; vary per run
+  Logger logger;
+};
+
+enum class EndpointState : uint8_t { idle, synchronizing, running, interrupted, disconnected };
+const char* endpoint_state_name(EndpointState state) noexcept;
+
+enum class EndpointEventType : uint8_t {
+  synchronizing,       // count of total handshake round trips done
+  synchronized,        // handshake complete: the endpoint runs
+  interrupted,         // nothing heard for notify_delay_us; timeout_us until disconnected
+  resumed,             // heard again after interrupted
+  disconnected,        // timed out, or the peer sent a disconnect notice (by_peer)
+  handshake_rejected,  // the peer's protocol version or session shape differs (reason)
+};
+
+enum class RejectReason : uint8_t { none, version, shape };
+
+struct EndpointEvent {
+  EndpointEventType type;
+  int32_t count = 0;
+  int32_t total = 0;
+  uint64_t timeout_us = 0;
+  bool by_peer = false;
+  RejectReason reason = RejectReason::none;
+};
+
+// Why a datagram was dropped. Unknown sender addresses are the owner's to count.
+enum class DropReason : uint8_t {
+  truncated,
+  oversized,
+  bad_magic,
+  bad_version,
+  unknown_type,
+  malformed,      // a field out of range or inconsistent with the session (e.g. blob size)
+  bad_nonce,      // not from this connection (or before the handshake named it)
+  replayed,       // a sequence number already seen or too old to tell, or a stale reply
+  out_of_window,  // frames that leave a gap or lie beyond the receive window, bogus acks
+  wrong_state,    // e.g. anything after disconnection
+  count_,
+};
+inline constexpr size_t kDropReasonCount = size_t(DropReason::count_);
+const char* drop_reason_name(DropReason reason) noexcept;
+
+struct EndpointStats {
+  uint64_t ping_us = 0;            // smoothed round-trip time
+  uint64_t jitter_us = 0;          // smoothed round-trip variation
+  uint32_t send_queue_length = 0;  // frames sent but not acknowledged
+  uint64_t bytes_sent = 0;
+  uint64_t datagrams_sent = 0;
+  uint64_t bytes_received = 0;     // everything handed to on_datagram, dropped or not
+  uint64_t datagrams_received = 0;
+  uint64_t dropped[kDropReasonCount] = {};
+  uint64_t send_failures = 0;      // Transport::send errors
+  uint64_t events_overflowed = 0;  // oldest events discarded because nobody popped them
+  uint64_t checksums_overflowed = 0;
+  uint64_t oversized_blobs = 0;    // polls where the oldest unacked blob alone did not fit
+};
+
+class Endpoint {
+ public:
+  Endpoint() = default;
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  // Validates the config and preallocates. Result::invalid_argument names the field via the
+  // logger. May be called again to reuse the endpoint for a new connection.
+  Result init(const EndpointConfig& config);
+  // Begins the handshake. Result::wrong_state unless init() succeeded and start() was not called.
+  Result start(uint64_t now_us);
+
+  // Hand over one datagram received from the peer's address. Never fails: bad datagrams are
+  // dropped and counted in stats().dropped.
+  void on_datagram(const uint8_t* data, size_t length, uint64_t now_us);
+  // Check timeouts and send whatever is due to `to`. Returns Result::transport_error when a
+  // send failed (counted; the protocol recovers by itself), else ok.
+  Result poll(uint64_t now_us, Transport& transport, const PeerAddress& to);
+
+  // --- outgoing inputs: frames consecutive from 0, send_blob_size bytes each.
+  // invalid_argument for a gap, a repeat, or a null blob; wrong_state when disconnected;
+  // input_out_of_window when max_send_queue_frames frames are unacknowledged.
+  Result send_input(Frame frame, const uint8_t* blob);
+  Frame last_sent_frame() const noexcept { return last_sent_; }
+  Frame last_acked_frame() const noexcept { return last_acked_; }
+
+  // --- incoming inputs, in order, each frame once.
+  Frame last_received_frame() const noexcept { return last_received_; }
+  // The blob of `frame` while it is held (the newest receive_window_frames), else null.
+  const uint8_t* received_input(Frame frame) const noexcept;
+  // The next frame not yet popped. `*blob` stays valid until the next on_datagram().
+  bool pop_input(Frame* frame, const uint8_t** blob) noexcept;
+
+  // --- connection status of every player, as this side sees it and as the peer reports it.
+  void set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept;
+  const ConnectStatus& remote_connect_status(PlayerIndex player) const noexcept;
+
+  // --- time sync. The owner tells its frame and advantage; they go out in quality reports.
+  void set_local_frame(Frame frame, int32_t frame_advantage) noexcept;
+  uint64_t ping_us() const noexcept { return srtt_us_; }
+  uint64_t jitter_us() const noexcept { return jitter_us_; }
+  Frame remote_frame() const noexcept { return remote_frame_; }
+  int32_t remote_frame_advantage() const noexcept { return remote_advantage_; }
+  // The peer's frame now: its last reported frame + time since the report + half the RTT.
+  Frame estimated_remote_frame(uint64_t now_us) const noexcept;
+
+  // --- checksum reports (unreliable: sent once; a lost one only skips one comparison).
+  Result send_checksum(Frame frame, uint64_t checksum);
+  bool pop_checksum(Frame* frame, uint64_t* checksum) noexcept;
+
+  // Tell the peer we leave: the state becomes disconnected, the next poll sends the notice.
+  void send_disconnect() noexcept;
+
+  // --- state and events.
+  EndpointState state() const noexcept { return state_; }
+  bool running() const noexcept {
+    return state_ == EndpointState::running || state_ == EndpointState::interrupted;
+  }
+  int32_t sync_progress() const noexcept { return sync_done_; }
+  int32_t sync_total() const noexcept { return config_.sync_round_trips; }
+  RejectReason reject_reason() const noexcept { return reject_reason_; }
+  // What the peer said about itself in the handshake (valid once one arrived).
+  const Handshake& remote_handshake() const noexcept { return remote_hello_; }
+  bool pop_event(EndpointEvent* event) noexcept;
+  EndpointStats stats() const noexcept;
+
+ private:
+  static constexpr size_t kEventCapacity = 64;
+  static constexpr size_t kChecksumCapacity = 32;
+  static constexpr int kDisconnectNotices = 3;  // copies, since nobody will resend it
+
+  void push_event(const EndpointEvent& event) noexcept;
+  void drop(DropReason reason) noexcept;
+  void reject(RejectReason reason) noexcept;
+  void become_disconnected(bool by_peer) noexcept;
+  bool compatible(const Handshake& remote) const noexcept;
+  bool sequence_fresh(uint32_t sequence) const noexcept;
+  void commit_sequence(uint32_t sequence) noexcept;
+  // False when the message was dropped (and counted).
+  bool handle(const Message& message, uint64_t now_us);
+  bool handle_inputs(const InputsBody& body);
+  bool handle_ack(Frame ack) noexcept;
+  void handle_rtt_sample(uint64_t rtt_us) noexcept;
+  Handshake local_hello(uint32_t challenge) const noexcept;
+  Header next_header(MessageType type) noexcept;
+  Result send(Transport& transport, const PeerAddress& to, size_t length);
+  Result send_message(Transport& transport, const PeerAddress& to, const Message& message);
+  Result send_inputs(Transport& transport, const PeerAddress& to);
+  Result grow_send_ring();
+  uint8_t* send_slot(Frame frame) noexcept;
+  uint8_t* receive_slot(Frame frame) noexcept;
+  void log(LogLevel level, const char* format, ...) const noexcept
+#if defined(__GNUC__)
+      __attribute__((format(printf, 3, 4)))
+#endif
+      ;
+
+  EndpointConfig config_;
+  bool initialized_ = false;
+  EndpointState state_ = EndpointState::idle;
+  Xoshiro256 rng_{0};
+  uint32_t local_nonce_ = 0;
+  uint32_t remote_nonce_ = 0;  // 0 until the peer's first handshake message
+  uint32_t next_sequence_ = 0;
+
+  // Replay protection: the highest sequence seen and a bitmap of the 64 below it.
+  bool seen_sequence_ = false;
+  uint32_t highest_sequence_ = 0;
+  uint64_t sequence_bits_ = 0;
+
+  // Handshake.
+  uint32_t challenge_ = 0;
+  int32_t sync_done_ = 0;
+  uint64_t next_handshake_at_ = 0;
+  bool reply_due_ = false;
+  uint32_t reply_challenge_ = 0;
+  Handshake remote_hello_;
+  RejectReason reject_reason_ = RejectReason::none;
+
+  // Liveness.
+  uint64_t last_received_at_ = 0;
+  uint64_t last_sent_at_ = 0;
+  uint64_t now_ = 0;  // the time of the poll in progress
+  bool sent_anything_ = false;
+  int disconnect_notices_left_ = 0;
+
+  // Outgoing inputs: frames [max(last_acked_, 0), last_sent_] live in the ring; the acked
+  // one stays as the reference the next datagram's first delta is taken against.
+  std::vector<uint8_t> send_ring_;
+  uint32_t send_capacity_ = 0;
+  Frame last_sent_ = kNullFrame;
+  Frame last_acked_ = kNullFrame;
+  bool inputs_dirty_ = false;
+  uint64_t last_inputs_sent_at_ = 0;
+
+  // Incoming inputs.
+  std::vector<uint8_t> receive_ring_;
+  Frame last_received_ = kNullFrame;
+  Frame next_pop_ = 0;
+  bool ack_due_ = false;
+  std::vector<uint8_t> zeros_;    // the reference before frame 0
+  std::vector<uint8_t> scratch_;  // one expanded blob
+
+  ConnectStatus local_status_[kMaxPlayers];
+  ConnectStatus remote_status_[kMaxPlayers];
+
+  // Time sync.
+  Frame local_frame_ = 0;
+  int32_t local_advantage_ = 0;
+  uint64_t next_quality_at_ = 0;
+  bool echo_due_ = false;
+  uint64_t echo_time_us_ = 0;
+  bool have_rtt_ = false;
+  uint64_t srtt_us_ = 0;
+  uint64_t jitter_us_ = 0;
+  Frame remote_frame_ = kNullFrame;
+  int32_t remote_advantage_ = 0;
+  uint64_t remote_report_at_ = 0;
+
+  // Fixed-capacity rings.
+  EndpointEvent events_[kEventCapacity] = {};
+  size_t event_head_ = 0;
+  size_t event_count_ = 0;
+  ChecksumReport outgoing_checksums_[kChecksumCapacity] = {};
+  size_t outgoing_checksum_count_ = 0;
+  ChecksumReport incoming_checksums_[kChecksumCapacity] = {};
+  size_t incoming_checksum_head_ = 0;
+  size_t incoming_checksum_count_ = 0;
+
+  uint8_t datagram_[kMaxDatagramSize] = {};
+  EndpointStats stats_;
+};
+
+}  // namespace retcon::detail

@@ -1,0 +1,138 @@
+// retcon: NetworkSimulator. Each direction decides a datagram's fate when it enters the link
+// (blackout, loss, bandwidth backlog, delay, duplicate), then holds it in a DelayLine until due.
+#include <algorithm>
+#include <cstring>
+
+#include "net/delay_line.h"
+#include "net/random.h"
+#include "retcon/transport.h"
+
+namespace retcon {
+
+namespace {
+
+// Large enough for any UDP datagram the inner transport could hand us.
+constexpr size_t kScratchSize = 65536;
+
+bool in_blackout(const LinkProfile& p, uint64_t now) noexcept {
+  for (const BlackoutWindow& w : p.blackouts) {
+    if (now >= w.start_us && now < w.end_us) return true;
+  }
+  if (p.blackout_period_us != 0 && p.blackout_duration_us != 0 && now >= p.blackout_offset_us) {
+    return (now - p.blackout_offset_us) % p.blackout_period_us < p.blackout_duration_us;
+  }
+  return false;
+}
+
+struct Direction {
+  LinkProfile profile;
+  SimulatorStats stats;
+  uint64_t link_free_at = 0;  // when the bandwidth-capped link finishes its backlog
+  detail::DelayLine line;
+
+  // Decides the fate of one datagram entering the link at `now` and holds its copies.
+  void admit(detail::Xoshiro256& rng, uint64_t now, const PeerAddress& address,
+             const uint8_t* data, size_t length) {
+    ++stats.sent;
+    if (in_blackout(profile, now)) {
+      ++stats.dropped_blackout;
+      return;
+    }
+    if (rng.chance(profile.loss)) {
+      ++stats.dropped_loss;
+      return;
+    }
+    uint64_t departs = now;
+    if (profile.bandwidth_bytes_per_s != 0) {
+      const uint64_t start = std::max(now, link_free_at);
+      if (start - now > profile.max_queue_delay_us) {
+        ++stats.dropped_bandwidth;
+        return;
+      }
+      const uint64_t transmit = uint64_t(length) * 1000000u / profile.bandwidth_bytes_per_s;
+      link_free_at = start + transmit;
+      departs = link_free_at;
+    }
+    const int copies = rng.chance(profile.duplicate) ? 2 : 1;
+    if (copies == 2) ++stats.duplicated;
+    for (int c = 0; c < copies; ++c) {
+      uint64_t due = departs + profile.latency_us + rng.up_to(profile.jitter_us);
+      if (rng.chance(profile.reorder)) due += profile.reorder_delay_us;
+      line.push(due, address, data, length);
+    }
+  }
+};
+
+}  // namespace
+
+struct NetworkSimulator::Impl {
+  Impl(Transport& t, uint64_t seed) : inner(t), rng(seed), scratch(kScratchSize) {}
+  Transport& inner;
+  detail::Xoshiro256 rng;
+  uint64_t now = 0;
+  Direction out;
+  Direction in;
+  std::vector<uint8_t> scratch;
+
+  void flush_outgoing() {
+    for (long slot = out.line.earliest_due(now); slot >= 0; slot = out.line.earliest_due(now)) {
+      // A failing inner send is the inner transport's loss; the datagram left the simulator.
+      (void)inner.send(out.line.address(slot), out.line.data(slot), out.line.length(slot));
+      ++out.stats.delivered;
+      out.line.release(slot);
+    }
+  }
+};
+
+NetworkSimulator::NetworkSimulator(Transport& inner, uint64_t seed)
+    : impl_(std::make_unique<Impl>(inner, seed)) {}
+NetworkSimulator::~NetworkSimulator() = default;
+
+void NetworkSimulator::set_outgoing(const LinkProfile& profile) { impl_->out.profile = profile; }
+void NetworkSimulator::set_incoming(const LinkProfile& profile) { impl_->in.profile = profile; }
+
+void NetworkSimulator::set_time(uint64_t now_us) {
+  if (now_us > impl_->now) impl_->now = now_us;
+  impl_->flush_outgoing();
+}
+
+uint64_t NetworkSimulator::time() const noexcept { return impl_->now; }
+
+Result NetworkSimulator::send(const PeerAddress& to, const uint8_t* data, size_t length) {
+  if (data == nullptr && length != 0) return Result::invalid_argument;
+  impl_->out.admit(impl_->rng, impl_->now, to, data, length);
+  impl_->flush_outgoing();  // zero-latency links deliver at once
+  return Result::ok;
+}
+
+bool NetworkSimulator::receive(PeerAddress* from, uint8_t* buffer, size_t capacity,
+                               size_t* length) {
+  Impl& s = *impl_;
+  PeerAddress address;
+  size_t got = 0;
+  while (s.inner.receive(&address, s.scratch.data(), s.scratch.size(), &got)) {
+    s.in.admit(s.rng, s.now, address, s.scratch.data(), got);
+  }
+  for (long slot = s.in.line.earliest_due(s.now); slot >= 0; slot = s.in.line.earliest_due(s.now)) {
+    const size_t n = s.in.line.length(slot);
+    if (n > capacity) {  // the Transport contract: too long for the buffer = dropped
+      s.in.line.release(slot);
+      continue;
+    }
+    if (from) *from = s.in.line.address(slot);
+    if (n != 0) std::memcpy(buffer, s.in.line.data(slot), n);
+    *length = n;
+    ++s.in.stats.delivered;
+    s.in.line.release(slot);
+    return true;
+  }
+  return false;
+}
+
+const SimulatorStats& NetworkSimulator::outgoing_stats() const noexcept { return impl_->out.stats; }
+const SimulatorStats& NetworkSimulator::incoming_stats() const noexcept { return impl_->in.stats; }
+size_t NetworkSimulator::in_flight() const noexcept {
+  return impl_->out.line.size() + impl_->in.line.size();
+}
+
+}  // namespace retcon

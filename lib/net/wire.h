@@ -1,0 +1,167 @@
+// retcon: the datagram codec. Every datagram is one message: a 12-byte header (magic,
+// protocol version, type, the sender's connection nonce, a sequence number) and a body by
+// type. docs/PROTOCOL.md documents the layout byte by byte; tests check the examples there.
+// Decoding is bounds-checked: a bad datagram yields a DecodeError, never an out-of-bounds read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "net/byte_io.h"
+#include "net/input_compression.h"
+#include "retcon/types.h"
+
+namespace retcon::detail {
+
+inline constexpr uint8_t kMagic0 = 0x52;  // 'R'
+inline constexpr uint8_t kMagic1 = 0x43;  // 'C'
+inline constexpr uint8_t kProtocolVersion = 1;
+// Below every common path MTU (1280 for IPv6 minus headers), so datagrams never fragment.
+inline constexpr size_t kMaxDatagramSize = 1200;
+inline constexpr size_t kHeaderSize = 12;
+inline constexpr size_t kMaxBlobSize = size_t(kMaxPlayers) * kMaxInputSize;
+// The fixed part of an inputs body before the connect-status frames and the payload.
+inline constexpr size_t kInputsFixedSize = 14;
+
+enum class MessageType : uint8_t {
+  handshake_request = 1,
+  handshake_reply = 2,
+  inputs = 3,
+  input_ack = 4,
+  quality_report = 5,
+  quality_reply = 6,
+  keep_alive = 7,
+  disconnect = 8,
+  checksum_report = 9,
+};
+const char* message_type_name(MessageType type) noexcept;
+
+enum class DecodeError : uint8_t {
+  ok = 0,
+  truncated,     // shorter than its header or its body needs
+  oversized,     // longer than kMaxDatagramSize
+  bad_magic,
+  bad_version,   // the header is otherwise readable: Message::header says what was sent
+  unknown_type,
+  malformed,     // a field out of range, bytes after the body, or an input payload that
+                 // does not decode to exactly count * blob_size bytes
+};
+const char* decode_error_name(DecodeError error) noexcept;
+
+struct Header {
+  uint8_t version = kProtocolVersion;
+  MessageType type = MessageType::keep_alive;
+  uint32_t nonce = 0;     // the sender's random connection id, fixed for the connection
+  uint32_t sequence = 0;  // per sender, +1 per datagram; used to drop replays
+};
+
+struct SessionShape {
+  uint32_t num_players = 0;  // 1..kMaxPlayers
+  uint32_t input_size = 0;   // 1..kMaxInputSize
+  uint32_t frame_rate = 0;   // frames per second, 1..65535
+  bool operator==(const SessionShape&) const = default;
+};
+
+// Body of handshake_request and handshake_reply.
+struct Handshake {
+  uint32_t challenge = 0;   // request: fresh random; reply: the request's, echoed
+  SessionShape shape;
+  uint16_t players_owned = 0;  // bit i: the sender owns player i
+  bool spectator = false;
+  uint16_t send_blob_size = 0;     // bytes per frame the sender sends (0: sends none)
+  uint16_t receive_blob_size = 0;  // bytes per frame the sender expects to receive
+  bool operator==(const Handshake&) const = default;
+};
+
+struct ConnectStatus {
+  bool disconnected = false;
+  Frame last_frame = kNullFrame;
+  bool operator==(const ConnectStatus&) const = default;
+};
+
+// Body of inputs. `payload` points into the decoded datagram: expand it with InputsReader.
+struct InputsBody {
+  Frame start_frame = 0;        // the first blob's frame
+  Frame ack_frame = kNullFrame; // the sender has every frame up to this one from us
+  uint16_t count = 0;           // blobs in the payload
+  uint16_t blob_size = 0;
+  uint8_t status_count = 0;
+  ConnectStatus status[kMaxPlayers];
+  const uint8_t* payload = nullptr;
+  size_t payload_size = 0;
+};
+
+struct QualityReport {
+  uint64_t send_time_us = 0;  // the sender's clock; echoed back for the round-trip time
+  Frame local_frame = 0;
+  int32_t frame_advantage = 0;
+  bool operator==(const QualityReport&) const = default;
+};
+
+struct ChecksumReport {
+  Frame frame = 0;
+  uint64_t checksum = 0;
+  bool operator==(const ChecksumReport&) const = default;
+};
+
+// A decoded message: `header.type` says which body member is meaningful.
+struct Message {
+  Header header;
+  Handshake handshake;       // handshake_request, handshake_reply
+  InputsBody inputs;         // inputs
+  Frame ack_frame = kNullFrame;  // input_ack
+  QualityReport quality;     // quality_report
+  uint64_t echoed_time_us = 0;  // quality_reply
+  ChecksumReport checksum;   // checksum_report
+};
+
+// Decodes one datagram. On bad_version, `out->header` is still filled.
+DecodeError decode_message(const uint8_t* data, size_t size, Message* out) noexcept;
+
+// Encodes any message but inputs (use InputsWriter). Returns the datagram size, 0 when it
+// does not fit `capacity` or the type is inputs.
+size_t encode_message(const Message& message, uint8_t* out, size_t capacity) noexcept;
+
+// Builds an inputs datagram blob by blob, oldest first, until one does not fit.
+class InputsWriter {
+ public:
+  // `reference` is the blob of start_frame - 1 (zeros before frame 0); `capacity` is capped
+  // at kMaxDatagramSize. `status` has `status_count` (<= kMaxPlayers) entries.
+  InputsWriter(uint8_t* out, size_t capacity, const Header& header, Frame start_frame,
+               Frame ack_frame, uint16_t blob_size, const ConnectStatus* status,
+               uint8_t status_count, const uint8_t* reference) noexcept;
+  // False when the blob did not fit (the datagram is unchanged) or the header did not.
+  bool append(const uint8_t* blob) noexcept;
+  uint16_t count() const noexcept { return count_; }
+  // Finishes the datagram and returns its size (0 if even the header did not fit).
+  size_t finish() noexcept;
+
+ private:
+  ByteWriter writer_;
+  DeltaRunEncoder encoder_;
+  const uint8_t* previous_;
+  size_t count_offset_ = 0;
+  uint16_t blob_size_;
+  uint16_t count_ = 0;
+};
+
+// Expands the payload of a decoded inputs body, one blob per call, in frame order.
+class InputsReader {
+ public:
+  // `reference` is the blob of body.start_frame - 1 (zeros before frame 0).
+  InputsReader(const InputsBody& body, const uint8_t* reference) noexcept;
+  // Writes the next blob (body.blob_size bytes). False after the last one.
+  bool next(uint8_t* blob) noexcept;
+
+ private:
+  DeltaRunDecoder decoder_;
+  uint8_t previous_[kMaxBlobSize];
+  uint16_t blob_size_;
+  uint16_t left_;
+};
+
+// Checks an inputs payload decodes to exactly count * blob_size bytes, without a reference.
+bool inputs_payload_valid(const uint8_t* payload, size_t size, uint16_t count,
+                          uint16_t blob_size) noexcept;
+
+}  // namespace retcon::detail

@@ -1,0 +1,531 @@
+// Peer-to-peer session: the rollback driver fed by one protocol Endpoint per remote machine,
+// full mesh. Spectators are endpoints that receive the confirmed inputs of every player.
+//
+// Per tick the game calls poll(now) (receive, handle events, feed remote inputs to the driver,
+// send what is due), then add_local_input and advance_frame (which sends the new local inputs
+// at once, so they do not wait a tick).
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "core/checksum.h"
+#include "retcon/p2p.h"
+#include "session/desync_detector.h"
+#include "session/driver_session.h"
+#include "session/peer.h"
+
+namespace retcon {
+namespace detail {
+namespace {
+
+constexpr uint32_t kMaxPeers = kMaxPlayers - 1 + kMaxSpectators;
+// Frames between two time-sync recommendations (half a second at 60 fps).
+constexpr Frame kTimeSyncInterval = 30;
+
+class P2PSessionImpl final : public P2PSession {
+ public:
+  Result init(const P2PConfig& config);
+
+  // ---- Session
+  Result add_local_input(PlayerIndex player, const void* input, size_t size) override {
+    if (!running_) return Result::not_synchronized;
+    return driver_.add_local_input(player, input, size);
+  }
+  Result advance_frame() override;
+  Result set_input_delay(PlayerIndex player, int32_t frames) override { return driver_.set_input_delay(player, frames); }
+  Result poll(uint64_t now_us) override;
+  Frame current_frame() const override { return driver_.frame(); }
+  Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
+  SessionStats stats() const override {
+    SessionStats s = driver_.stats();
+    s.current_frame = driver_.frame();
+    s.confirmed_frame = driver_.confirmed_frame();
+    return s;
+  }
+
+  // ---- P2PSession
+  bool running() const override { return running_; }
+  Result peer_stats(PlayerIndex player, PeerStats* out) const override {
+    if (out == nullptr) return Result::invalid_argument;
+    const Peer* peer = peer_of(player);
+    if (peer == nullptr) return Result::not_found;
+    *out = make_peer_stats(*peer, driver_.frame(), now_);
+    return Result::ok;
+  }
+  Result spectator_stats(uint32_t spectator, PeerStats* out) const override {
+    if (out == nullptr) return Result::invalid_argument;
+    if (spectator >= num_spectators_) return Result::not_found;
+    *out = make_peer_stats(peers_[num_player_peers_ + spectator], driver_.frame(), now_);
+    return Result::ok;
+  }
+  int32_t frames_to_wait() const override { return frames_to_wait_; }
+  Result disconnect_player(PlayerIndex player) override;
+  uint64_t dropped_unknown_address() const override { return dropped_unknown_address_; }
+  uint64_t checksums_compared() const override { return checksums_compared_; }
+
+ private:
+  Peer* peer_of(PlayerIndex player) {
+    return const_cast<Peer*>(static_cast<const P2PSessionImpl*>(this)->peer_of(player));
+  }
+  const Peer* peer_of(PlayerIndex player) const {
+    if (player < 0 || uint32_t(player) >= num_players_) return nullptr;
+    const int32_t index = peer_index_of_player_[player];
+    return index < 0 ? nullptr : &peers_[index];
+  }
+  Peer* find_peer(const PeerAddress& address) {
+    for (uint32_t i = 0; i < num_peers_; ++i)
+      if (peers_[i].address == address) return &peers_[i];
+    return nullptr;
+  }
+
+  void receive_datagrams();
+  void handle_endpoint_events(Peer& peer);
+  void drop_peer(Peer& peer, bool tell_peer);
+  void agree_on_disconnects();
+  void drain_inputs(Peer& peer);
+  void send_local_inputs();
+  void stream_to_spectators();
+  void exchange_checksums();
+  void compare_reports(Peer& peer);
+  void update_time_sync();
+  void update_running();
+  void send_due();
+  void emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count = 0, int32_t total = 0);
+
+  RollbackDriver driver_;
+  Transport* transport_ = nullptr;
+  Peer peers_[kMaxPeers];
+  uint32_t num_peers_ = 0, num_player_peers_ = 0, num_spectators_ = 0;
+  int32_t peer_index_of_player_[kMaxPlayers];
+  uint32_t num_players_ = 0, input_size_ = 0;
+  uint32_t local_count_ = 0;
+  std::unique_ptr<uint8_t[]> blob_;  // scratch: one frame of inputs to send
+  ConnectStatus local_status_[kMaxPlayers];
+  DesyncDetector desync_;
+  std::string describe_text_;
+  uint64_t now_ = 0;
+  bool started_ = false, running_ = false, failed_ = false;
+  Frame last_local_sent_ = kNullFrame;
+  Frame last_streamed_ = kNullFrame;
+  int32_t frames_to_wait_ = 0;
+  uint64_t dropped_unknown_address_ = 0;
+  uint64_t checksums_compared_ = 0;
+  uint8_t datagram_[kReceiveBufferSize];
+};
+
+Result P2PSessionImpl::init(const P2PConfig& c) {
+  const SessionConfig& s = c.session;
+  if (c.network.transport == nullptr || c.desync_interval < 0 || c.num_spectators > uint32_t(kMaxSpectators) ||
+      c.network.frame_rate < 1 || c.network.frame_rate > 65535 || c.network.sync_round_trips < 1)
+    return Result::invalid_argument;
+  num_players_ = s.num_players;
+  input_size_ = s.input_size;
+  transport_ = c.network.transport;
+
+  // Desync detection needs saved states of confirmed frames, even in lockstep.
+  SaveMode mode = s.save_mode;
+  if (c.desync_interval > 0 && s.max_prediction == 0 && mode == SaveMode::automatic) mode = SaveMode::every_frame;
+  if (Result r = driver_.init(s, s.max_prediction, mode); r != Result::ok) return r;
+
+  uint16_t local_mask = 0;
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    peer_index_of_player_[p] = -1;
+    const PlayerSetup& setup = c.players[p];
+    if (setup.kind == PlayerKind::local) {
+      driver_.set_local(PlayerIndex(p), true);
+      local_mask = uint16_t(local_mask | (1u << p));
+      ++local_count_;
+      continue;
+    }
+    if (setup.kind != PlayerKind::remote || setup.address.size == 0 || setup.address.size > PeerAddress::kCapacity)
+      return Result::invalid_argument;
+    driver_.set_local(PlayerIndex(p), false);
+    Peer* peer = find_peer(setup.address);
+    if (peer == nullptr) {
+      peer = &peers_[num_peers_++];
+      peer->address = setup.address;
+    }
+    peer->players[peer->player_count++] = PlayerIndex(p);
+    peer_index_of_player_[p] = int32_t(peer - peers_);
+  }
+  if (local_count_ == 0) return Result::invalid_argument;  // a machine with no player is a spectator
+  num_player_peers_ = num_peers_;
+  for (uint32_t i = 0; i < c.num_spectators; ++i) {
+    if (c.spectators[i].size == 0 || c.spectators[i].size > PeerAddress::kCapacity || find_peer(c.spectators[i]))
+      return Result::invalid_argument;
+    Peer& peer = peers_[num_peers_++];
+    peer.address = c.spectators[i];
+    peer.spectator = true;
+  }
+  num_spectators_ = c.num_spectators;
+
+  for (uint32_t i = 0; i < num_peers_; ++i) {
+    Peer& peer = peers_[i];
+    EndpointConfig e;
+    e.shape = SessionShape{num_players_, input_size_, c.network.frame_rate};
+    e.players_owned = local_mask;
+    e.send_blob_size = uint16_t((peer.spectator ? num_players_ : local_count_) * input_size_);
+    e.receive_blob_size = uint16_t(peer.spectator ? 0 : peer.player_count * input_size_);
+    e.notify_delay_us = c.network.notify_delay_us;
+    e.disconnect_timeout_us = c.network.disconnect_timeout_us;
+    if (e.disconnect_timeout_us != 0 && e.notify_delay_us > e.disconnect_timeout_us) e.notify_delay_us = e.disconnect_timeout_us;
+    e.sync_round_trips = c.network.sync_round_trips;
+    e.rng_seed = c.network.rng_seed ^ (0x9e3779b97f4a7c15ull * (i + 1));
+    e.logger = s.logger;
+    if (Result r = peer.endpoint.init(e); r != Result::ok) return r;
+  }
+  blob_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
+  for (auto& st : local_status_) st = ConnectStatus{};
+  desync_.init(c.desync_interval);
+  describe_text_.reserve(4096);
+  // With nobody to wait for, the session runs at once.
+  running_ = num_player_peers_ == 0;
+  return Result::ok;
+}
+
+// ---------------------------------------------------------------- per tick
+
+Result P2PSessionImpl::poll(uint64_t now_us) {
+  if (now_us > now_) now_ = now_us;
+  if (!started_) {
+    for (uint32_t i = 0; i < num_peers_; ++i) peers_[i].endpoint.start(now_);
+    started_ = true;
+    if (running_) driver_.reporter().emit(Reporter::make(EventType::running, "no remote players: running"));
+  }
+  receive_datagrams();
+  for (uint32_t i = 0; i < num_peers_; ++i) handle_endpoint_events(peers_[i]);
+  update_running();
+  if (running_) {
+    agree_on_disconnects();
+    for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
+    send_local_inputs();
+    stream_to_spectators();
+    exchange_checksums();
+  }
+  send_due();
+  return failed_ ? Result::version_mismatch : Result::ok;
+}
+
+Result P2PSessionImpl::advance_frame() {
+  if (!running_) return Result::not_synchronized;
+  send_local_inputs();
+  send_due();
+  const Result r = driver_.advance();
+  if (r == Result::ok) {
+    stream_to_spectators();
+    exchange_checksums();
+    update_time_sync();
+  }
+  return r;
+}
+
+void P2PSessionImpl::receive_datagrams() {
+  PeerAddress from;
+  size_t length = 0;
+  // Bounded, so a flood cannot hold the game's frame hostage.
+  for (int i = 0; i < 4096 && transport_->receive(&from, datagram_, sizeof datagram_, &length); ++i) {
+    Peer* peer = find_peer(from);
+    if (peer == nullptr) {
+      ++dropped_unknown_address_;
+      continue;
+    }
+    peer->endpoint.on_datagram(datagram_, length, now_);
+  }
+}
+
+void P2PSessionImpl::emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count,
+                                     int32_t total) {
+  Event e = Reporter::make(type, message);
+  e.player = peer.spectator ? -1 : peer.players[0];
+  e.frame = driver_.frame();
+  e.count = count;
+  e.total = total;
+  driver_.reporter().emit(e);
+}
+
+void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
+  EndpointEvent ev;
+  while (peer.endpoint.pop_event(&ev)) {
+    switch (ev.type) {
+      case EndpointEventType::synchronizing:
+        emit_peer_event(EventType::synchronizing, peer, "handshake in progress", ev.count, ev.total);
+        break;
+      case EndpointEventType::synchronized: {
+        const Handshake& hello = peer.endpoint.remote_handshake();
+        uint16_t expected = 0;
+        for (uint32_t k = 0; k < peer.player_count; ++k) expected = uint16_t(expected | (1u << peer.players[k]));
+        if (!peer.spectator && (hello.players_owned != expected || hello.spectator)) {
+          emit_peer_event(EventType::handshake_rejected, peer, "the peer owns other players than configured here");
+          failed_ = true;
+          peer.endpoint.send_disconnect();
+          break;
+        }
+        if (peer.spectator && !hello.spectator) {
+          emit_peer_event(EventType::handshake_rejected, peer, "a player connected where a spectator was expected");
+          peer.endpoint.send_disconnect();
+          peer.dropped = true;
+          break;
+        }
+        emit_peer_event(peer.spectator ? EventType::spectator_joined : EventType::synchronized, peer,
+                        "handshake complete");
+        break;
+      }
+      case EndpointEventType::interrupted:
+        emit_peer_event(EventType::connection_interrupted, peer, "no packets from the peer for the notify delay",
+                        int32_t(ev.timeout_us / 1000));
+        break;
+      case EndpointEventType::resumed:
+        emit_peer_event(EventType::connection_resumed, peer, "the peer is heard again");
+        break;
+      case EndpointEventType::disconnected:
+        drop_peer(peer, false);
+        break;
+      case EndpointEventType::handshake_rejected:
+        emit_peer_event(EventType::handshake_rejected, peer,
+                        ev.reason == RejectReason::version ? "protocol version differs"
+                                                           : "session shape (players, input size, frame rate) differs");
+        if (!peer.spectator) failed_ = true;
+        break;
+    }
+  }
+}
+
+void P2PSessionImpl::update_running() {
+  if (running_ || failed_) return;
+  for (uint32_t i = 0; i < num_player_peers_; ++i)
+    if (!peers_[i].endpoint.running() && !peers_[i].dropped) return;
+  running_ = true;
+  driver_.reporter().emit(Reporter::make(EventType::running, "every peer is synchronized"));
+}
+
+// A peer is gone: its players stop at the last frame we have from them; agree_on_disconnects()
+// then lowers that to the earliest frame any other peer reports, so everyone cuts at one frame.
+void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
+  if (peer.dropped) return;
+  peer.dropped = true;
+  if (tell_peer) peer.endpoint.send_disconnect();
+  if (peer.spectator) {
+    emit_peer_event(EventType::spectator_left, peer, "spectator left");
+    return;
+  }
+  for (uint32_t k = 0; k < peer.player_count; ++k) {
+    const PlayerIndex p = peer.players[k];
+    if (local_status_[p].disconnected) continue;
+    local_status_[p].disconnected = true;
+    local_status_[p].last_frame = driver_.last_confirmed(p);
+    driver_.disconnect_player(p, local_status_[p].last_frame);
+    desync_.invalidate_after(local_status_[p].last_frame);
+    Event e = Reporter::make(EventType::disconnected, "player disconnected");
+    e.player = p;
+    e.frame = local_status_[p].last_frame;
+    driver_.reporter().emit(e);
+  }
+}
+
+void P2PSessionImpl::agree_on_disconnects() {
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    Peer& peer = peers_[i];
+    if (peer.dropped || !peer.endpoint.running()) continue;
+    for (uint32_t p = 0; p < num_players_; ++p) {
+      const ConnectStatus& theirs = peer.endpoint.remote_connect_status(PlayerIndex(p));
+      if (!theirs.disconnected || driver_.is_local(PlayerIndex(p))) continue;
+      Peer* owner = peer_of(PlayerIndex(p));
+      if (owner && !owner->dropped) {
+        // Another peer lost this player: we drop the owner too, so all agree who is gone.
+        drop_peer(*owner, true);
+      }
+      if (theirs.last_frame < local_status_[p].last_frame) {
+        local_status_[p].last_frame = theirs.last_frame;
+        driver_.disconnect_player(PlayerIndex(p), theirs.last_frame);
+        desync_.invalidate_after(theirs.last_frame);
+      }
+    }
+  }
+}
+
+Result P2PSessionImpl::disconnect_player(PlayerIndex player) {
+  if (player < 0 || uint32_t(player) >= num_players_) return Result::invalid_player;
+  Peer* peer = peer_of(player);
+  if (peer == nullptr) return Result::invalid_player;  // local players cannot be dropped
+  if (peer->dropped) return Result::player_disconnected;
+  drop_peer(*peer, true);
+  return Result::ok;
+}
+
+void P2PSessionImpl::drain_inputs(Peer& peer) {
+  Frame frame;
+  const uint8_t* blob;
+  for (;;) {
+    const Frame next = peer.endpoint.last_received_frame();
+    if (peer.player_count == 0 || next == kNullFrame) return;
+    // Peek at the next frame first: the driver takes it only in order and inside its window.
+    const PlayerIndex first = peer.players[0];
+    const Frame want = driver_.last_confirmed(first) + 1;
+    if (want > next || !driver_.can_accept(first, want)) return;
+    if (!peer.endpoint.pop_input(&frame, &blob)) return;
+    for (uint32_t k = 0; k < peer.player_count; ++k)
+      driver_.add_remote_input(peer.players[k], frame, blob + size_t(k) * input_size_);
+  }
+}
+
+void P2PSessionImpl::send_local_inputs() {
+  // A frame goes out once every local player's input for it is known.
+  Frame ready = INT32_MAX;
+  for (uint32_t p = 0; p < num_players_; ++p)
+    if (driver_.is_local(PlayerIndex(p))) ready = std::min(ready, driver_.last_confirmed(PlayerIndex(p)));
+  while (last_local_sent_ < ready) {
+    const Frame f = last_local_sent_ + 1;
+    size_t offset = 0;
+    for (uint32_t p = 0; p < num_players_; ++p) {
+      if (!driver_.is_local(PlayerIndex(p))) continue;
+      std::memcpy(blob_.get() + offset, driver_.confirmed_input(PlayerIndex(p), f), input_size_);
+      offset += input_size_;
+    }
+    for (uint32_t i = 0; i < num_player_peers_; ++i)
+      if (!peers_[i].dropped) peers_[i].endpoint.send_input(f, blob_.get());
+    last_local_sent_ = f;
+  }
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    if (driver_.is_local(PlayerIndex(p))) local_status_[p].last_frame = last_local_sent_;
+    else if (!local_status_[p].disconnected) local_status_[p].last_frame = driver_.last_confirmed(PlayerIndex(p));
+  }
+}
+
+void P2PSessionImpl::stream_to_spectators() {
+  if (num_spectators_ == 0) return;
+  const Frame confirmed = driver_.confirmed_frame();
+  while (last_streamed_ < confirmed) {
+    const Frame f = last_streamed_ + 1;
+    for (uint32_t p = 0; p < num_players_; ++p) {
+      Frame after;
+      uint8_t* dst = blob_.get() + size_t(p) * input_size_;
+      if (driver_.is_disconnected(PlayerIndex(p), &after) && f > after) std::memset(dst, 0, input_size_);
+      else std::memcpy(dst, driver_.confirmed_input(PlayerIndex(p), f), input_size_);
+    }
+    for (uint32_t i = num_player_peers_; i < num_peers_; ++i) {
+      Peer& spectator = peers_[i];
+      if (spectator.dropped) continue;
+      // A spectator that stops acknowledging fills its queue: it is dropped, the host goes on.
+      if (spectator.endpoint.send_input(f, blob_.get()) != Result::ok) drop_peer(spectator, true);
+    }
+    last_streamed_ = f;
+  }
+}
+
+void P2PSessionImpl::exchange_checksums() {
+  if (!desync_.enabled()) return;
+  // Our checksum of a frame is taken once it is final here: every input before it confirmed,
+  // and no pending rollback that would re-save it (inputs may arrive before the correction).
+  const Frame pending = driver_.first_incorrect();
+  while (desync_.next_local() <= driver_.confirmed_frame() + 1 && desync_.next_local() < driver_.frame() &&
+         (pending == kNullFrame || desync_.next_local() <= pending)) {
+    const Frame f = desync_.next_local();
+    uint64_t sum = 0;
+    const bool have = driver_.checksum_of(f, &sum) == Result::ok;
+    desync_.record_local(f, sum, have);
+    if (!have) continue;
+    for (uint32_t i = 0; i < num_player_peers_; ++i)
+      if (!peers_[i].dropped) peers_[i].endpoint.send_checksum(f, sum);
+  }
+  for (uint32_t i = 0; i < num_player_peers_; ++i) compare_reports(peers_[i]);
+}
+
+void P2PSessionImpl::compare_reports(Peer& peer) {
+  Frame frame;
+  uint64_t sum;
+  while (peer.endpoint.pop_checksum(&frame, &sum)) {
+    if (peer.pending_count == peer.pending.size()) {  // keep the newest reports
+      std::move(peer.pending.begin() + 1, peer.pending.end(), peer.pending.begin());
+      --peer.pending_count;
+    }
+    peer.pending[peer.pending_count++] = Peer::Report{frame, sum};
+  }
+  uint32_t kept = 0;
+  for (uint32_t k = 0; k < peer.pending_count; ++k) {
+    const Peer::Report report = peer.pending[k];
+    uint64_t local = 0;
+    const DesyncDetector::Match m = desync_.lookup(report.frame, &local);
+    if (m == DesyncDetector::Match::pending) {
+      peer.pending[kept++] = report;
+      continue;
+    }
+    if (m == DesyncDetector::Match::stale) continue;
+    ++checksums_compared_;
+    if (local == report.sum) continue;
+    Event e = Reporter::make(EventType::desync_detected,
+                             "a peer's checksum of a confirmed frame differs from ours: the game is not "
+                             "deterministic (or its inputs differ)");
+    e.player = peer.players[0];
+    e.frame = report.frame;
+    e.checksum_local = local;
+    e.checksum_remote = report.sum;
+    describe_text_.clear();
+    const GameCallbacks& cb = driver_.callbacks();
+    const SavedState* state = driver_.ring().size() ? driver_.ring().find(report.frame) : nullptr;
+    if (cb.describe_state && state) {
+      const TextSink sink{&describe_text_, [](void* ctx, const char* text, size_t n) {
+                            if (text) static_cast<std::string*>(ctx)->append(text, n);
+                          }};
+      cb.describe_state(cb.user, state->frame, state->data, state->length, &sink);
+      e.text_local = describe_text_.c_str();
+      e.text_local_len = describe_text_.size();
+    }
+    driver_.reporter().log(LogLevel::error, "desync at frame %d: local %016llx, peer %016llx", report.frame,
+                           static_cast<unsigned long long>(local), static_cast<unsigned long long>(report.sum));
+    driver_.reporter().emit(e);
+  }
+  peer.pending_count = kept;
+}
+
+void P2PSessionImpl::update_time_sync() {
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    Peer& peer = peers_[i];
+    if (peer.dropped || !peer.endpoint.running()) continue;
+    const Frame remote = peer.endpoint.estimated_remote_frame(now_);
+    if (remote == kNullFrame) continue;
+    peer.time_sync.add_sample(driver_.frame() - remote, peer.endpoint.remote_frame_advantage());
+  }
+  if (driver_.frame() % kTimeSyncInterval != 0) return;
+  int32_t wait = 0;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    wait = std::max(wait, peers_[i].time_sync.frames_to_wait());
+    peers_[i].time_sync.reset();
+  }
+  frames_to_wait_ = wait;
+  if (wait > 0) {
+    Event e = Reporter::make(EventType::timesync, "we are ahead of a peer: wait `count` frames");
+    e.frame = driver_.frame();
+    e.count = wait;
+    driver_.reporter().emit(e);
+  }
+}
+
+void P2PSessionImpl::send_due() {
+  for (uint32_t i = 0; i < num_peers_; ++i) {
+    Peer& peer = peers_[i];
+    if (!peer.spectator) peer.endpoint.set_local_connect_status(local_status_, num_players_);
+    if (peer.endpoint.state() == EndpointState::idle) continue;
+    peer.endpoint.set_local_frame(driver_.frame(), peer.endpoint.remote_frame() == kNullFrame
+                                                       ? 0
+                                                       : driver_.frame() - peer.endpoint.estimated_remote_frame(now_));
+    peer.endpoint.poll(now_, *transport_, peer.address);
+  }
+}
+
+}  // namespace
+}  // namespace detail
+
+Result create_p2p_session(const P2PConfig& config, std::unique_ptr<P2PSession>* out) {
+  if (out == nullptr) return Result::invalid_argument;
+  out->reset();
+  if (validate_session_config(config.session) != nullptr) return Result::invalid_argument;
+  return detail::guarded_create([&] {
+    auto session = std::make_unique<detail::P2PSessionImpl>();
+    Result r = session->init(config);
+    if (r == Result::ok) *out = std::move(session);
+    return r;
+  });
+}
+
+}  // namespace retcon

@@ -1,0 +1,62 @@
+// One remote machine as the P2P session sees it: its address, its protocol endpoint, the
+// players it owns (or that it is a spectator), time-sync samples and pending checksum reports.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "net/endpoint.h"
+#include "retcon/p2p.h"
+#include "session/time_sync.h"
+
+namespace retcon::detail {
+
+// Larger than any valid datagram, so an oversized one arrives whole enough to be recognised
+// (and counted) as oversized rather than silently cut by the transport.
+inline constexpr size_t kReceiveBufferSize = 2048;
+
+struct Peer {
+  PeerAddress address;
+  Endpoint endpoint;
+  bool spectator = false;
+  std::array<PlayerIndex, kMaxPlayers> players{};  // players this peer owns, ascending
+  uint32_t player_count = 0;
+  bool announced_running = false;  // synchronized event given
+  bool dropped = false;            // disconnected (or a spectator that left)
+  TimeSync time_sync;
+  // Checksum reports not yet comparable (our own checksum of that frame is not taken yet).
+  struct Report { Frame frame; uint64_t sum; };
+  std::array<Report, 16> pending{};
+  uint32_t pending_count = 0;
+};
+
+inline PeerStats make_peer_stats(const Peer& peer, Frame local_frame, uint64_t now_us) {
+  PeerStats s{};
+  const EndpointStats e = peer.endpoint.stats();
+  s.state = uint32_t(peer.endpoint.state());
+  s.ping_us = e.ping_us;
+  s.jitter_us = e.jitter_us;
+  s.send_queue_length = e.send_queue_length;
+  const Frame remote = peer.endpoint.estimated_remote_frame(now_us);
+  s.local_frames_ahead = remote == kNullFrame ? 0 : local_frame - remote;
+  s.remote_frames_ahead = peer.endpoint.remote_frame_advantage();
+  s.bytes_sent = e.bytes_sent;
+  s.datagrams_sent = e.datagrams_sent;
+  s.bytes_received = e.bytes_received;
+  s.datagrams_received = e.datagrams_received;
+  auto drop = [&](DropReason r) { return e.dropped[size_t(r)]; };
+  s.dropped_truncated = drop(DropReason::truncated);
+  s.dropped_oversized = drop(DropReason::oversized);
+  s.dropped_bad_magic = drop(DropReason::bad_magic);
+  s.dropped_bad_version = drop(DropReason::bad_version);
+  s.dropped_unknown_type = drop(DropReason::unknown_type);
+  s.dropped_malformed = drop(DropReason::malformed);
+  s.dropped_bad_nonce = drop(DropReason::bad_nonce);
+  s.dropped_replayed = drop(DropReason::replayed);
+  s.dropped_out_of_window = drop(DropReason::out_of_window);
+  s.dropped_wrong_state = drop(DropReason::wrong_state);
+  s.send_failures = e.send_failures;
+  return s;
+}
+
+}  // namespace retcon::detail

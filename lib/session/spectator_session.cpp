@@ -1,0 +1,190 @@
+// Spectator: watches a match by receiving the host's confirmed inputs of every player. It never
+// predicts and never rolls back (lockstep on confirmed inputs), and when it falls behind it runs
+// extra frames per call to catch up.
+#include <algorithm>
+#include <new>
+
+#include "retcon/p2p.h"
+#include "session/driver_session.h"
+#include "session/peer.h"
+
+namespace retcon {
+namespace detail {
+namespace {
+
+class SpectatorSessionImpl final : public P2PSession {
+ public:
+  Result init(const SpectatorConfig& c) {
+    if (c.network.transport == nullptr || c.host.size == 0 || c.host.size > PeerAddress::kCapacity ||
+        c.catchup_threshold < 1 || c.catchup_max_frames < 0 || c.network.frame_rate < 1 ||
+        c.network.frame_rate > 65535 || c.network.sync_round_trips < 1)
+      return Result::invalid_argument;
+    SessionConfig s = c.session;
+    s.max_prediction = 0;  // confirmed inputs only
+    if (Result r = driver_.init(s, 0, SaveMode::automatic); r != Result::ok) return r;
+    for (uint32_t p = 0; p < s.num_players; ++p) driver_.set_local(PlayerIndex(p), false);
+    num_players_ = s.num_players;
+    input_size_ = s.input_size;
+    transport_ = c.network.transport;
+    catchup_threshold_ = c.catchup_threshold;
+    catchup_max_ = c.catchup_max_frames;
+    host_.address = c.host;
+    host_.spectator = true;
+    EndpointConfig e;
+    e.shape = SessionShape{s.num_players, s.input_size, c.network.frame_rate};
+    e.spectator = true;
+    e.send_blob_size = 0;
+    e.receive_blob_size = uint16_t(s.num_players * s.input_size);
+    e.notify_delay_us = c.network.notify_delay_us;
+    e.disconnect_timeout_us = c.network.disconnect_timeout_us;
+    if (e.disconnect_timeout_us != 0 && e.notify_delay_us > e.disconnect_timeout_us) e.notify_delay_us = e.disconnect_timeout_us;
+    e.sync_round_trips = c.network.sync_round_trips;
+    e.rng_seed = c.network.rng_seed;
+    e.logger = s.logger;
+    return host_.endpoint.init(e);
+  }
+
+  Result add_local_input(PlayerIndex, const void*, size_t) override { return Result::invalid_player; }
+  Result set_input_delay(PlayerIndex, int32_t) override { return Result::invalid_player; }
+  Frame current_frame() const override { return driver_.frame(); }
+  Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
+  SessionStats stats() const override {
+    SessionStats s = driver_.stats();
+    s.current_frame = driver_.frame();
+    s.confirmed_frame = driver_.confirmed_frame();
+    return s;
+  }
+
+  Result poll(uint64_t now_us) override {
+    if (now_us > now_) now_ = now_us;
+    if (!started_) {
+      host_.endpoint.start(now_);
+      started_ = true;
+    }
+    PeerAddress from;
+    size_t length = 0;
+    for (int i = 0; i < 4096 && transport_->receive(&from, datagram_, sizeof datagram_, &length); ++i) {
+      if (from != host_.address) {
+        ++dropped_unknown_address_;
+        continue;
+      }
+      host_.endpoint.on_datagram(datagram_, length, now_);
+    }
+    handle_events();
+    if (running_) {
+      apply_disconnects();
+      drain_inputs();
+    }
+    host_.endpoint.set_local_frame(driver_.frame(), 0);
+    host_.endpoint.poll(now_, *transport_, host_.address);
+    return Result::ok;
+  }
+
+  Result advance_frame() override {
+    if (!running_) return Result::not_synchronized;
+    // Behind by more than the threshold: run extra frames this call to catch up.
+    const Frame waiting = driver_.confirmed_frame() - driver_.frame() + 1;
+    const int32_t runs = 1 + (waiting > catchup_threshold_ ? catchup_max_ : 0);
+    Result r = Result::ok;
+    for (int32_t i = 0; i < runs; ++i) {
+      if (driver_.window_full()) {
+        if (i == 0) {
+          ++driver_.mutable_stats().frames_stalled;
+          r = Result::prediction_limit;  // waiting for the host's next confirmed frame
+        }
+        break;
+      }
+      if ((r = driver_.advance()) != Result::ok) break;
+    }
+    return r;
+  }
+
+  bool running() const override { return running_; }
+  Result peer_stats(PlayerIndex, PeerStats* out) const override {
+    if (out == nullptr) return Result::invalid_argument;
+    *out = make_peer_stats(host_, driver_.frame(), now_);
+    return Result::ok;
+  }
+  Result spectator_stats(uint32_t, PeerStats*) const override { return Result::not_found; }
+  int32_t frames_to_wait() const override { return 0; }
+  Result disconnect_player(PlayerIndex) override { return Result::invalid_player; }
+  uint64_t dropped_unknown_address() const override { return dropped_unknown_address_; }
+  uint64_t checksums_compared() const override { return 0; }
+
+ private:
+  void emit(EventType type, const char* message) {
+    Event e = Reporter::make(type, message);
+    e.frame = driver_.frame();
+    e.count = host_.endpoint.sync_progress();
+    e.total = host_.endpoint.sync_total();
+    driver_.reporter().emit(e);
+  }
+
+  void handle_events() {
+    EndpointEvent ev;
+    while (host_.endpoint.pop_event(&ev)) {
+      switch (ev.type) {
+        case EndpointEventType::synchronizing: emit(EventType::synchronizing, "handshake with the host"); break;
+        case EndpointEventType::synchronized:
+          emit(EventType::synchronized, "handshake complete");
+          running_ = true;
+          emit(EventType::running, "spectating");
+          break;
+        case EndpointEventType::interrupted: emit(EventType::connection_interrupted, "host silent"); break;
+        case EndpointEventType::resumed: emit(EventType::connection_resumed, "host heard again"); break;
+        case EndpointEventType::disconnected: emit(EventType::disconnected, "host gone"); break;
+        case EndpointEventType::handshake_rejected:
+          emit(EventType::handshake_rejected, "the host's protocol version or session shape differs");
+          break;
+      }
+    }
+  }
+
+  // The host's connect status arrives with (or before) the inputs of frames after a
+  // disconnect, so players are cut at the host's frame before those frames run.
+  void apply_disconnects() {
+    for (uint32_t p = 0; p < num_players_; ++p) {
+      const ConnectStatus& st = host_.endpoint.remote_connect_status(PlayerIndex(p));
+      if (st.disconnected) driver_.disconnect_player(PlayerIndex(p), st.last_frame);
+    }
+  }
+
+  void drain_inputs() {
+    Frame frame;
+    const uint8_t* blob;
+    for (;;) {
+      const Frame want = driver_.last_confirmed(0) + 1;
+      if (want > host_.endpoint.last_received_frame() || !driver_.can_accept(0, want)) return;
+      if (!host_.endpoint.pop_input(&frame, &blob)) return;
+      for (uint32_t p = 0; p < num_players_; ++p)
+        driver_.add_remote_input(PlayerIndex(p), frame, blob + size_t(p) * input_size_);
+    }
+  }
+
+  RollbackDriver driver_;
+  Peer host_;
+  Transport* transport_ = nullptr;
+  uint32_t num_players_ = 0, input_size_ = 0;
+  int32_t catchup_threshold_ = 8, catchup_max_ = 3;
+  uint64_t now_ = 0;
+  bool started_ = false, running_ = false;
+  uint64_t dropped_unknown_address_ = 0;
+  uint8_t datagram_[kReceiveBufferSize];
+};
+
+}  // namespace
+}  // namespace detail
+
+Result create_spectator_session(const SpectatorConfig& config, std::unique_ptr<P2PSession>* out) {
+  if (out == nullptr) return Result::invalid_argument;
+  out->reset();
+  if (validate_session_config(config.session) != nullptr) return Result::invalid_argument;
+  return detail::guarded_create([&] {
+    auto session = std::make_unique<detail::SpectatorSessionImpl>();
+    Result r = session->init(config);
+    if (r == Result::ok) *out = std::move(session);
+    return r;
+  });
+}
+
+}  // namespace retcon

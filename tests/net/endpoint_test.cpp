@@ -1,0 +1,467 @@
+// Two endpoints over an InMemoryNetwork behind NetworkSimulators, on a virtual clock.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "net/endpoint.h"
+#include "net/endpoint_pair.h"
+#include "net/wire.h"
+
+namespace retcon {
+namespace {
+
+using detail::DropReason;
+using detail::Endpoint;
+using detail::EndpointConfig;
+using detail::EndpointEvent;
+using detail::EndpointEventType;
+using detail::EndpointState;
+using test::EndpointPair;
+using test::default_config;
+
+constexpr uint64_t kFrameUs = 16667;
+
+uint64_t dropped(const Endpoint& e, DropReason r) { return e.stats().dropped[size_t(r)]; }
+
+// The blob side `side` sends for `frame`: a deterministic pattern checkable on arrival.
+void blob_for(int side, Frame frame, uint8_t* out, size_t size) {
+  for (size_t i = 0; i < size; ++i) out[i] = uint8_t((frame / 7) * 31 + side * 101 + int(i) * 13);
+}
+
+std::vector<EndpointEvent> drain_events(Endpoint& e) {
+  std::vector<EndpointEvent> events;
+  EndpointEvent ev;
+  while (e.pop_event(&ev)) events.push_back(ev);
+  return events;
+}
+
+// Streams `frames` frames each way at 60 fps; checks order and content on arrival.
+void stream_inputs(EndpointPair& pair, Frame frames, uint64_t max_time_us) {
+  Frame next_send = 0;
+  Frame expected[2] = {0, 0};
+  uint64_t next_frame_at = pair.now;
+  const uint64_t deadline = pair.now + max_time_us;
+  Endpoint* eps[2] = {&pair.a().endpoint, &pair.b().endpoint};
+  std::vector<uint8_t> blob(2), want(2);
+  while (pair.now < deadline && (expected[0] < frames || expected[1] < frames)) {
+    if (pair.now >= next_frame_at && next_send < frames) {
+      for (int side = 0; side < 2; ++side) {
+        blob_for(side, next_send, blob.data(), blob.size());
+        ASSERT_EQ(eps[side]->send_input(next_send, blob.data()), Result::ok);
+      }
+      ++next_send;
+      next_frame_at += kFrameUs;
+    }
+    pair.step(1000);
+    for (int side = 0; side < 2; ++side) {
+      Frame f;
+      const uint8_t* got;
+      while (eps[side]->pop_input(&f, &got)) {
+        ASSERT_EQ(f, expected[side]);
+        blob_for(1 - side, f, want.data(), want.size());
+        ASSERT_EQ(0, std::memcmp(got, want.data(), want.size())) << "frame " << f;
+        ++expected[side];
+      }
+    }
+  }
+  EXPECT_EQ(expected[0], frames);
+  EXPECT_EQ(expected[1], frames);
+}
+
+TEST(Endpoint, HandshakeOnCleanLink) {
+  EndpointPair pair(default_config(1), default_config(2));
+  ASSERT_EQ(pair.init_a, Result::ok);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  auto events = drain_events(pair.a().endpoint);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events.front().type, EndpointEventType::synchronizing);
+  EXPECT_EQ(events.back().type, EndpointEventType::synchronized);
+  int progress = 0;
+  for (const auto& e : events) {
+    if (e.type == EndpointEventType::synchronizing) {
+      EXPECT_EQ(e.count, progress++);
+      EXPECT_EQ(e.total, 5);
+    }
+  }
+  EXPECT_EQ(progress, 6);  // 0 of 5 at start, then one per round trip
+  EXPECT_EQ(pair.a().endpoint.remote_handshake().shape.num_players, 2u);
+}
+
+TEST(Endpoint, StreamSurvivesLossDuplicatesReorderingJitter) {
+  EndpointPair pair(default_config(3), default_config(4), 99);
+  LinkProfile bad;
+  bad.latency_us = 30000;
+  bad.jitter_us = 20000;
+  bad.loss = 0.25;
+  bad.duplicate = 0.10;
+  bad.reorder = 0.10;
+  pair.set_link(bad);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  stream_inputs(pair, 2000, 120000000);
+  const auto& a = pair.a().endpoint;
+  EXPECT_GT(pair.a().sim->outgoing_stats().dropped_loss, 0u);
+  EXPECT_GT(pair.a().sim->outgoing_stats().duplicated, 0u);
+  EXPECT_GT(dropped(a, DropReason::replayed), 0u);  // the duplicates
+  EXPECT_EQ(dropped(a, DropReason::malformed), 0u);
+  EXPECT_EQ(dropped(a, DropReason::bad_nonce), 0u);
+  EXPECT_EQ(a.state(), EndpointState::running);
+}
+
+TEST(Endpoint, StatsCountExactBytes) {
+  EndpointPair pair(default_config(5), default_config(6));
+  pair.a().recorder->recording = true;
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  stream_inputs(pair, 100, 10000000);
+  uint64_t bytes = 0;
+  for (const auto& d : pair.a().recorder->sent) bytes += d.size();
+  const auto s = pair.a().endpoint.stats();
+  EXPECT_EQ(s.datagrams_sent, pair.a().recorder->sent.size());
+  EXPECT_EQ(s.bytes_sent, bytes);
+  const auto r = pair.b().endpoint.stats();
+  EXPECT_EQ(r.datagrams_received, s.datagrams_sent);  // clean link, nothing in flight
+  EXPECT_EQ(r.bytes_received, s.bytes_sent);
+}
+
+TEST(Endpoint, PingMatchesSimulatedRoundTrip) {
+  EndpointPair pair(default_config(7), default_config(8));
+  LinkProfile link;
+  link.latency_us = 40000;
+  pair.set_link(link);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  stream_inputs(pair, 300, 20000000);
+  const double ping = double(pair.a().endpoint.ping_us());
+  EXPECT_NEAR(ping, 80000.0, 3000.0);
+  EXPECT_LT(pair.a().endpoint.jitter_us(), 3000u);
+
+  EndpointPair jittery(default_config(9), default_config(10), 5);
+  link.jitter_us = 20000;  // uniform [0, 20 ms] each way: mean round trip 100 ms
+  jittery.set_link(link);
+  jittery.start();
+  ASSERT_TRUE(jittery.run_handshake());
+  stream_inputs(jittery, 600, 30000000);
+  EXPECT_NEAR(double(jittery.a().endpoint.ping_us()), 100000.0, 15000.0);
+  EXPECT_GT(jittery.a().endpoint.jitter_us(), 1000u);
+}
+
+TEST(Endpoint, TimeSyncReportsRemoteFrame) {
+  EndpointPair pair(default_config(11), default_config(12));
+  LinkProfile link;
+  link.latency_us = 50000;
+  pair.set_link(link);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  // B claims to be at frame 600 with advantage 3; A estimates B's frame now.
+  pair.b().endpoint.set_local_frame(600, 3);
+  for (int i = 0; i < 1000; ++i) pair.step(1000);
+  const auto& a = pair.a().endpoint;
+  EXPECT_EQ(a.remote_frame(), 600);
+  EXPECT_EQ(a.remote_frame_advantage(), 3);
+  // Reported 50 ms ago (one way) + half the 100 ms RTT: ~6 frames at 60 fps, more if the
+  // report is older; never less than the reported frame.
+  const Frame est = a.estimated_remote_frame(pair.now);
+  EXPECT_GE(est, 600 + 5);
+  EXPECT_LE(est, 600 + 20);
+}
+
+TEST(Endpoint, InterruptedResumedDisconnectedAtConfiguredDelays) {
+  EndpointConfig ca = default_config(13), cb = default_config(14);
+  ca.notify_delay_us = cb.notify_delay_us = 500000;
+  ca.disconnect_timeout_us = cb.disconnect_timeout_us = 2000000;
+  EndpointPair pair(ca, cb);
+  LinkProfile link;
+  link.latency_us = 20000;
+  const uint64_t blackout1 = 3000000, blackout1_end = 4000000, blackout2 = 7000000;
+  link.blackouts = {{blackout1, blackout1_end}, {blackout2, 1000000000}};
+  pair.set_link(link);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  drain_events(pair.a().endpoint);
+
+  uint64_t interrupted_at[2] = {0, 0}, resumed_at = 0, disconnected_at = 0;
+  int interrupts = 0;
+  Frame frame = 0;
+  std::vector<uint8_t> blob(2, 1);
+  uint64_t next_frame_at = pair.now;
+  while (pair.now < 12000000) {
+    if (pair.now >= next_frame_at) {
+      blob[0] = uint8_t(frame);
+      if (pair.a().endpoint.running()) (void)pair.a().endpoint.send_input(frame, blob.data());
+      if (pair.b().endpoint.running()) (void)pair.b().endpoint.send_input(frame, blob.data());
+      ++frame;
+      next_frame_at += kFrameUs;
+    }
+    pair.step(1000);
+    Frame f;
+    const uint8_t* p;
+    while (pair.a().endpoint.pop_input(&f, &p)) {}
+    while (pair.b().endpoint.pop_input(&f, &p)) {}
+    for (const auto& e : drain_events(pair.a().endpoint)) {
+      if (e.type == EndpointEventType::interrupted && interrupts < 2) {
+        interrupted_at[interrupts++] = pair.now;
+        EXPECT_LE(e.timeout_us, 1500000u);
+      }
+      if (e.type == EndpointEventType::resumed) resumed_at = pair.now;
+      if (e.type == EndpointEventType::disconnected) {
+        disconnected_at = pair.now;
+        EXPECT_FALSE(e.by_peer);
+      }
+    }
+  }
+  // The last datagram before a blackout arrives within latency + one frame of its start.
+  const uint64_t slack = 20000 + kFrameUs + 2000;
+  EXPECT_GE(interrupted_at[0], blackout1 + 500000);
+  EXPECT_LE(interrupted_at[0], blackout1 + 500000 + slack);
+  EXPECT_GE(resumed_at, blackout1_end);
+  EXPECT_LE(resumed_at, blackout1_end + slack + 200000);  // the first datagram after it
+  EXPECT_GE(interrupted_at[1], blackout2 + 500000);
+  EXPECT_LE(interrupted_at[1], blackout2 + 500000 + slack);
+  EXPECT_GE(disconnected_at, blackout2 + 2000000);
+  EXPECT_LE(disconnected_at, blackout2 + 2000000 + slack);
+  EXPECT_EQ(pair.a().endpoint.state(), EndpointState::disconnected);
+}
+
+TEST(Endpoint, DisconnectNoticeReachesPeer) {
+  EndpointPair pair(default_config(15), default_config(16));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  drain_events(pair.b().endpoint);
+  pair.a().endpoint.send_disconnect();
+  for (int i = 0; i < 10; ++i) pair.step(1000);
+  EXPECT_EQ(pair.b().endpoint.state(), EndpointState::disconnected);
+  const auto events = drain_events(pair.b().endpoint);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, EndpointEventType::disconnected);
+  EXPECT_TRUE(events[0].by_peer);
+}
+
+TEST(Endpoint, MismatchedShapeIsRejected) {
+  EndpointConfig ca = default_config(17), cb = default_config(18);
+  cb.shape.frame_rate = 30;
+  EndpointPair pair(ca, cb);
+  pair.start();
+  EXPECT_FALSE(pair.run_handshake(3000000));
+  for (Endpoint* e : {&pair.a().endpoint, &pair.b().endpoint}) {
+    EXPECT_EQ(e->state(), EndpointState::disconnected);
+    EXPECT_EQ(e->reject_reason(), detail::RejectReason::shape);
+    bool rejected = false, synced = false;
+    for (const auto& ev : drain_events(*e)) {
+      rejected |= ev.type == EndpointEventType::handshake_rejected;
+      synced |= ev.type == EndpointEventType::synchronized;
+    }
+    EXPECT_TRUE(rejected);
+    EXPECT_FALSE(synced);
+  }
+  // A peer that would send 4-byte blobs where 2 are expected is a shape mismatch too.
+  EndpointConfig cc = default_config(19);
+  cc.send_blob_size = 4;
+  EndpointPair blobs(default_config(20), cc);
+  blobs.start();
+  EXPECT_FALSE(blobs.run_handshake(3000000));
+  EXPECT_EQ(blobs.a().endpoint.reject_reason(), detail::RejectReason::shape);
+}
+
+TEST(Endpoint, OtherProtocolVersionIsRejected) {
+  Endpoint e;
+  ASSERT_EQ(e.init(default_config(21)), Result::ok);
+  ASSERT_EQ(e.start(0), Result::ok);
+  detail::Message m;
+  m.header.type = detail::MessageType::handshake_request;
+  m.header.version = detail::kProtocolVersion + 1;
+  m.header.nonce = 1234;
+  m.handshake = {1, {2, 2, 60}, 1, false, 2, 2};
+  uint8_t buffer[detail::kMaxDatagramSize];
+  const size_t n = detail::encode_message(m, buffer, sizeof buffer);
+  e.on_datagram(buffer, n, 1000);
+  EXPECT_EQ(e.state(), EndpointState::disconnected);
+  EXPECT_EQ(e.reject_reason(), detail::RejectReason::version);
+  EXPECT_EQ(dropped(e, DropReason::bad_version), 1u);
+  bool rejected = false;
+  for (const auto& ev : drain_events(e)) rejected |= ev.type == EndpointEventType::handshake_rejected;
+  EXPECT_TRUE(rejected);
+}
+
+// Every class of bad datagram reaching a running endpoint is dropped, counted, and harmless.
+TEST(Endpoint, BadDatagramsAreDroppedAndCounted) {
+  EndpointPair pair(default_config(22), default_config(23));
+  pair.b().recorder->recording = true;
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  stream_inputs(pair, 400, 20000000);
+  Endpoint& a = pair.a().endpoint;
+  const Frame received = a.last_received_frame();
+  ASSERT_EQ(received, 399);
+
+  // A datagram B really sent, to replay and to forge from.
+  std::vector<uint8_t> real;
+  for (const auto& d : pair.b().recorder->sent) {
+    if (d[3] == uint8_t(detail::MessageType::inputs)) real = d;
+  }
+  ASSERT_FALSE(real.empty());
+  detail::Message decoded;
+  ASSERT_EQ(detail::decode_message(real.data(), real.size(), &decoded), detail::DecodeError::ok);
+  const uint32_t nonce = decoded.header.nonce;
+
+  a.on_datagram(real.data(), real.size(), pair.now);  // replay
+  EXPECT_EQ(dropped(a, DropReason::replayed), 1u);
+
+  auto truncated = real;
+  truncated.resize(7);
+  a.on_datagram(truncated.data(), truncated.size(), pair.now);
+  EXPECT_EQ(dropped(a, DropReason::truncated), 1u);
+
+  auto bad_magic = real;
+  bad_magic[1] = 0;
+  a.on_datagram(bad_magic.data(), bad_magic.size(), pair.now);
+  EXPECT_EQ(dropped(a, DropReason::bad_magic), 1u);
+
+  auto bad_version = real;
+  bad_version[2] = 9;
+  a.on_datagram(bad_version.data(), bad_version.size(), pair.now);
+  EXPECT_EQ(dropped(a, DropReason::bad_version), 1u);
+  EXPECT_TRUE(a.running());  // after the handshake another version is only noise
+
+  auto unknown = real;
+  unknown[3] = 77;
+  a.on_datagram(unknown.data(), unknown.size(), pair.now);
+  EXPECT_EQ(dropped(a, DropReason::unknown_type), 1u);
+
+  std::vector<uint8_t> oversized(detail::kMaxDatagramSize + 10, 0);
+  std::copy(real.begin(), real.end(), oversized.begin());
+  a.on_datagram(oversized.data(), oversized.size(), pair.now);
+  EXPECT_EQ(dropped(a, DropReason::oversized), 1u);
+
+  auto forge = [&](uint32_t with_nonce, uint32_t sequence, Frame start, Frame ack) {
+    detail::Header h;
+    h.nonce = with_nonce;
+    h.sequence = sequence;
+    uint8_t out[detail::kMaxDatagramSize];
+    uint8_t zeros[2] = {0, 0}, blob[2] = {7, 7};
+    detail::InputsWriter w(out, sizeof out, h, start, ack, 2, nullptr, 0, zeros);
+    w.append(blob);
+    const size_t n = w.finish();
+    a.on_datagram(out, n, pair.now);
+  };
+  forge(nonce ^ 1, decoded.header.sequence + 1000, received + 1, -1);
+  EXPECT_EQ(dropped(a, DropReason::bad_nonce), 1u);
+  forge(nonce, decoded.header.sequence + 1001, received + 100000, -1);  // far future: a gap
+  EXPECT_EQ(dropped(a, DropReason::out_of_window), 1u);
+  forge(nonce, decoded.header.sequence + 1002, 3, -1);  // far past
+  EXPECT_EQ(dropped(a, DropReason::out_of_window), 2u);
+  forge(nonce, decoded.header.sequence + 1003, received, 1000000);  // acks frames never sent
+  EXPECT_EQ(dropped(a, DropReason::out_of_window), 3u);
+  forge(nonce, 0, received + 1, -1);  // a sequence number far too old
+  EXPECT_EQ(dropped(a, DropReason::replayed), 2u);
+
+  // Random garbage in bulk: dropped, never accepted as inputs.
+  std::mt19937 rng(3);
+  for (int i = 0; i < 5000; ++i) {
+    std::vector<uint8_t> junk(rng() % 64);
+    for (auto& b : junk) b = uint8_t(rng());
+    if (!junk.empty() && rng() % 2) junk[0] = detail::kMagic0;
+    if (junk.size() > 1 && rng() % 2) junk[1] = detail::kMagic1;
+    a.on_datagram(junk.data(), junk.size(), pair.now);
+  }
+  EXPECT_EQ(a.last_received_frame(), received);
+  EXPECT_TRUE(a.running());
+
+  // The stream carries on untouched.
+  stream_inputs(pair, 0, 0);
+  std::vector<uint8_t> blob(2, 0);
+  for (Frame f = 400; f < 500; ++f) {
+    blob_for(1, f, blob.data(), 2);
+    ASSERT_EQ(pair.b().endpoint.send_input(f, blob.data()), Result::ok);
+  }
+  for (int i = 0; i < 200; ++i) pair.step(1000);
+  EXPECT_EQ(a.last_received_frame(), 499);
+  std::vector<uint8_t> want(2);
+  blob_for(1, 450, want.data(), 2);
+  ASSERT_NE(a.received_input(450), nullptr);
+  EXPECT_EQ(0, std::memcmp(a.received_input(450), want.data(), 2));
+}
+
+// A long backlog of incompressible blobs crosses in datagrams of at most 1200 bytes and
+// arrives complete, oldest first.
+TEST(Endpoint, BacklogRespectsDatagramCap) {
+  EndpointConfig ca = default_config(24), cb = default_config(25);
+  ca.shape = cb.shape = {8, 128, 60};
+  ca.send_blob_size = 1024;  // a host sending all 8 players to a spectator
+  ca.receive_blob_size = 0;
+  cb.send_blob_size = 0;
+  cb.receive_blob_size = 1024;
+  cb.spectator = true;
+  EndpointPair pair(ca, cb);
+  pair.a().recorder->recording = true;
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  std::mt19937 rng(8);
+  std::vector<std::vector<uint8_t>> blobs(300, std::vector<uint8_t>(1024));
+  for (Frame f = 0; f < 300; ++f) {
+    for (auto& b : blobs[size_t(f)]) b = uint8_t(rng());
+    ASSERT_EQ(pair.a().endpoint.send_input(f, blobs[size_t(f)].data()), Result::ok);
+  }
+  EXPECT_EQ(pair.a().endpoint.stats().send_queue_length, 300u);
+  Frame expected = 0;
+  for (int i = 0; i < 20000 && expected < 300; ++i) {
+    pair.step(1000);
+    Frame f;
+    const uint8_t* p;
+    while (pair.b().endpoint.pop_input(&f, &p)) {
+      ASSERT_EQ(f, expected);
+      ASSERT_EQ(0, std::memcmp(p, blobs[size_t(f)].data(), 1024));
+      ++expected;
+    }
+  }
+  EXPECT_EQ(expected, 300);
+  EXPECT_LE(pair.a().recorder->max_size, detail::kMaxDatagramSize);
+  for (int i = 0; i < 100; ++i) pair.step(1000);
+  EXPECT_EQ(pair.a().endpoint.stats().send_queue_length, 0u);
+}
+
+TEST(Endpoint, ChecksumsAndConnectStatusCross) {
+  EndpointPair pair(default_config(26), default_config(27));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  detail::ConnectStatus status[2] = {{false, 10}, {true, 8}};
+  pair.a().endpoint.set_local_connect_status(status, 2);
+  ASSERT_EQ(pair.a().endpoint.send_checksum(10, 0xABCDEF), Result::ok);
+  std::vector<uint8_t> blob(2, 3);
+  ASSERT_EQ(pair.a().endpoint.send_input(0, blob.data()), Result::ok);
+  for (int i = 0; i < 10; ++i) pair.step(1000);
+  Frame f;
+  uint64_t c;
+  ASSERT_TRUE(pair.b().endpoint.pop_checksum(&f, &c));
+  EXPECT_EQ(f, 10);
+  EXPECT_EQ(c, 0xABCDEFu);
+  EXPECT_FALSE(pair.b().endpoint.pop_checksum(&f, &c));
+  EXPECT_TRUE(pair.b().endpoint.remote_connect_status(1).disconnected);
+  EXPECT_EQ(pair.b().endpoint.remote_connect_status(0).last_frame, 10);
+  EXPECT_FALSE(pair.b().endpoint.remote_connect_status(0).disconnected);
+}
+
+TEST(Endpoint, ApiMisuseIsAnError) {
+  Endpoint e;
+  uint8_t blob[2] = {};
+  EXPECT_EQ(e.send_input(0, blob), Result::wrong_state);
+  EXPECT_EQ(e.start(0), Result::wrong_state);
+  EndpointConfig bad = default_config(1);
+  bad.shape.num_players = 0;
+  EXPECT_EQ(e.init(bad), Result::invalid_argument);
+  ASSERT_EQ(e.init(default_config(1)), Result::ok);
+  EXPECT_EQ(e.send_input(1, blob), Result::invalid_argument);  // not frame 0
+  EXPECT_EQ(e.send_input(0, nullptr), Result::invalid_argument);
+  EXPECT_EQ(e.send_input(0, blob), Result::ok);
+  EXPECT_EQ(e.send_input(0, blob), Result::invalid_argument);  // twice
+  e.on_datagram(blob, 2, 0);  // before start: wrong state, counted
+  EXPECT_EQ(dropped(e, DropReason::wrong_state), 1u);
+  EXPECT_EQ(e.received_input(0), nullptr);
+}
+
+}  // namespace
+}  // namespace retcon

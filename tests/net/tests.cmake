@@ -1,0 +1,10 @@
+# Network tests: codec, transports, simulator, endpoint, wire spec.
+retcon_add_test(net_wire_test ${CMAKE_CURRENT_LIST_DIR}/wire_test.cpp)
+retcon_add_test(net_endpoint_test ${CMAKE_CURRENT_LIST_DIR}/endpoint_test.cpp)
+retcon_add_test(net_transport_test ${CMAKE_CURRENT_LIST_DIR}/transport_test.cpp)
+retcon_add_test(net_udp_test ${CMAKE_CURRENT_LIST_DIR}/udp_test.cpp)
+retcon_add_test(net_allocation_test ${CMAKE_CURRENT_LIST_DIR}/allocation_test.cpp)
+retcon_add_test(net_wire_bytes_test ${CMAKE_CURRENT_LIST_DIR}/wire_bytes_test.cpp)
+retcon_add_test(net_protocol_doc_test ${CMAKE_CURRENT_LIST_DIR}/protocol_doc_test.cpp)
+# The test reads docs/PROTOCOL.md from the source tree.
+target_compile_definitions(net_protocol_doc_test PRIVATE RETCON_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

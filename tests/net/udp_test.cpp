@@ -1,0 +1,109 @@
+// UdpTransport on loopback, bound to port 0 only. No sleeping: receive is polled in a short
+// bounded busy loop, since loopback delivery is asynchronous but near-instant.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+
+#include "net/endpoint.h"
+#include "net/endpoint_pair.h"
+#include "retcon/transport.h"
+
+namespace retcon {
+namespace {
+
+constexpr int kSpinLimit = 2000000;
+
+bool receive_one(UdpTransport& t, PeerAddress* from, uint8_t* buffer, size_t capacity,
+                 size_t* length) {
+  for (int i = 0; i < kSpinLimit; ++i) {
+    if (t.receive(from, buffer, capacity, length)) return true;
+  }
+  return false;
+}
+
+void exchange(const char* host) {
+  std::unique_ptr<UdpTransport> a, b;
+  const Result ra = UdpTransport::open(host, 0, &a);
+  if (ra != Result::ok) GTEST_SKIP() << host << " unavailable: " << result_name(ra);
+  ASSERT_EQ(UdpTransport::open(host, 0, &b), Result::ok);
+  ASSERT_NE(a->local_port(), 0);
+  ASSERT_NE(a->local_port(), b->local_port());
+  PeerAddress to_b, to_a;
+  ASSERT_EQ(make_ip_address(host, b->local_port(), &to_b), Result::ok);
+  ASSERT_EQ(make_ip_address(host, a->local_port(), &to_a), Result::ok);
+  EXPECT_EQ(b->local_address(), to_b);
+
+  uint8_t buffer[1500];
+  size_t length = 0;
+  PeerAddress from;
+  EXPECT_FALSE(a->receive(&from, buffer, sizeof buffer, &length));  // non-blocking
+  const uint8_t hello[5] = {'h', 'e', 'l', 'l', 'o'};
+  ASSERT_EQ(a->send(to_b, hello, sizeof hello), Result::ok);
+  ASSERT_TRUE(receive_one(*b, &from, buffer, sizeof buffer, &length));
+  EXPECT_EQ(length, 5u);
+  EXPECT_EQ(0, std::memcmp(buffer, hello, 5));
+  EXPECT_EQ(from, to_a);  // the sender's address, usable to reply
+  ASSERT_EQ(b->send(from, buffer, length), Result::ok);
+  ASSERT_TRUE(receive_one(*a, &from, buffer, sizeof buffer, &length));
+  EXPECT_EQ(from, to_b);
+}
+
+TEST(UdpTransport, ExchangeOverIPv4Loopback) { exchange("127.0.0.1"); }
+TEST(UdpTransport, ExchangeOverIPv6Loopback) { exchange("::1"); }
+
+TEST(UdpTransport, BadBindsAreErrors) {
+  std::unique_ptr<UdpTransport> t;
+  // 192.0.2.1 is TEST-NET-1 (RFC 5737): never a local address.
+  EXPECT_EQ(UdpTransport::open("192.0.2.1", 0, &t), Result::transport_error);
+  EXPECT_EQ(t, nullptr);
+  EXPECT_EQ(UdpTransport::open("no such host", 0, &t), Result::invalid_argument);
+  EXPECT_EQ(UdpTransport::open(nullptr, 0, &t), Result::invalid_argument);
+  ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &t), Result::ok);
+  std::unique_ptr<UdpTransport> same;
+  EXPECT_EQ(UdpTransport::open("127.0.0.1", t->local_port(), &same), Result::transport_error);
+  const uint8_t byte = 0;
+  EXPECT_EQ(t->send(make_memory_address(1), &byte, 1), Result::invalid_argument);
+}
+
+// Two endpoints complete a handshake and stream inputs over real loopback sockets. Virtual
+// time advances 1 ms per loop turn; timeouts are off, since real delivery is not virtual.
+TEST(UdpTransport, EndpointsStreamOverLoopback) {
+  std::unique_ptr<UdpTransport> ta, tb;
+  ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &ta), Result::ok);
+  ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &tb), Result::ok);
+  PeerAddress to_a = ta->local_address(), to_b = tb->local_address();
+  detail::Endpoint a, b;
+  auto ca = test::default_config(1), cb = test::default_config(2);
+  ca.disconnect_timeout_us = cb.disconnect_timeout_us = 0;
+  ASSERT_EQ(a.init(ca), Result::ok);
+  ASSERT_EQ(b.init(cb), Result::ok);
+  a.start(0);
+  b.start(0);
+  uint8_t buffer[1500];
+  uint64_t now = 0;
+  Frame sent = 0;
+  for (int turn = 0; turn < kSpinLimit && b.last_received_frame() < 99; ++turn) {
+    now += 1000;
+    size_t length;
+    PeerAddress from;
+    while (ta->receive(&from, buffer, sizeof buffer, &length)) {
+      if (from == to_b) a.on_datagram(buffer, length, now);
+    }
+    while (tb->receive(&from, buffer, sizeof buffer, &length)) {
+      if (from == to_a) b.on_datagram(buffer, length, now);
+    }
+    if (a.running() && sent < 100) {
+      const uint8_t blob[2] = {uint8_t(sent), 1};
+      ASSERT_EQ(a.send_input(sent++, blob), Result::ok);
+    }
+    a.poll(now, *ta, to_b);
+    b.poll(now, *tb, to_a);
+  }
+  EXPECT_EQ(b.last_received_frame(), 99);
+  ASSERT_NE(b.received_input(42), nullptr);
+  EXPECT_EQ(b.received_input(42)[0], 42);
+}
+
+}  // namespace
+}  // namespace retcon

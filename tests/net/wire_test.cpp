@@ -1,0 +1,291 @@
+// The datagram codec: round trips, the input compression, the 1200-byte cap, bad input.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "net/wire.h"
+
+namespace retcon::detail {
+namespace {
+
+Message make_simple(MessageType type) {
+  Message m;
+  m.header.type = type;
+  m.header.nonce = 0xA1B2C3D4;
+  m.header.sequence = 77;
+  m.handshake = {0xDEADBEEF, {2, 2, 60}, 0x1, false, 2, 2};
+  m.ack_frame = 41;
+  m.quality = {123456789, 300, -2};
+  m.echoed_time_us = 987654321;
+  m.checksum = {120, 0x0123456789ABCDEFull};
+  return m;
+}
+
+constexpr MessageType kSimpleTypes[] = {
+    MessageType::handshake_request, MessageType::handshake_reply, MessageType::input_ack,
+    MessageType::quality_report,    MessageType::quality_reply,   MessageType::keep_alive,
+    MessageType::disconnect,        MessageType::checksum_report};
+
+void expect_same_body(const Message& a, const Message& b) {
+  ASSERT_EQ(a.header.type, b.header.type);
+  EXPECT_EQ(a.header.nonce, b.header.nonce);
+  EXPECT_EQ(a.header.sequence, b.header.sequence);
+  EXPECT_EQ(a.header.version, b.header.version);
+  switch (a.header.type) {
+    case MessageType::handshake_request:
+    case MessageType::handshake_reply: EXPECT_EQ(a.handshake, b.handshake); break;
+    case MessageType::input_ack: EXPECT_EQ(a.ack_frame, b.ack_frame); break;
+    case MessageType::quality_report: EXPECT_EQ(a.quality, b.quality); break;
+    case MessageType::quality_reply: EXPECT_EQ(a.echoed_time_us, b.echoed_time_us); break;
+    case MessageType::checksum_report: EXPECT_EQ(a.checksum, b.checksum); break;
+    default: break;
+  }
+}
+
+// Builds an inputs datagram of `blobs` from `start`; returns how many fit.
+size_t encode_inputs(const std::vector<std::vector<uint8_t>>& blobs, Frame start,
+                     const std::vector<uint8_t>& reference, std::vector<uint8_t>* out,
+                     size_t capacity = kMaxDatagramSize) {
+  out->assign(capacity, 0);
+  Header h;
+  h.nonce = 9;
+  h.sequence = 3;
+  ConnectStatus status[2] = {{false, 10}, {true, 7}};
+  InputsWriter w(out->data(), capacity, h, start, 5, uint16_t(reference.size()), status, 2,
+                 reference.data());
+  for (const auto& b : blobs) {
+    if (!w.append(b.data())) break;
+  }
+  out->resize(w.finish());
+  return w.count();
+}
+
+TEST(Wire, SimpleMessagesRoundTrip) {
+  for (MessageType type : kSimpleTypes) {
+    const Message m = make_simple(type);
+    uint8_t buffer[kMaxDatagramSize];
+    const size_t n = encode_message(m, buffer, sizeof buffer);
+    ASSERT_GE(n, kHeaderSize) << message_type_name(type);
+    Message back;
+    ASSERT_EQ(decode_message(buffer, n, &back), DecodeError::ok) << message_type_name(type);
+    expect_same_body(m, back);
+  }
+}
+
+RC_GTEST_PROP(WireProperty, RandomSimpleMessagesRoundTrip, ()) {
+  Message m;
+  m.header.type = *rc::gen::elementOf(std::vector<MessageType>(std::begin(kSimpleTypes),
+                                                               std::end(kSimpleTypes)));
+  m.header.nonce = *rc::gen::arbitrary<uint32_t>();
+  m.header.sequence = *rc::gen::arbitrary<uint32_t>();
+  const auto players = *rc::gen::inRange<uint32_t>(1, kMaxPlayers + 1);
+  m.handshake.challenge = *rc::gen::arbitrary<uint32_t>();
+  m.handshake.shape = {players, *rc::gen::inRange<uint32_t>(1, kMaxInputSize + 1),
+                       *rc::gen::inRange<uint32_t>(1, 65536)};
+  m.handshake.players_owned =
+      uint16_t(*rc::gen::arbitrary<uint16_t>() & ((1u << players) - 1));
+  m.handshake.spectator = *rc::gen::arbitrary<bool>();
+  m.handshake.send_blob_size = *rc::gen::inRange<uint16_t>(0, uint16_t(kMaxBlobSize + 1));
+  m.handshake.receive_blob_size = *rc::gen::inRange<uint16_t>(0, uint16_t(kMaxBlobSize + 1));
+  m.ack_frame = *rc::gen::inRange<Frame>(-1, 1 << 30);
+  m.quality = {*rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<int32_t>(),
+               *rc::gen::arbitrary<int32_t>()};
+  m.echoed_time_us = *rc::gen::arbitrary<uint64_t>();
+  m.checksum = {*rc::gen::inRange<Frame>(0, 1 << 30), *rc::gen::arbitrary<uint64_t>()};
+  uint8_t buffer[kMaxDatagramSize];
+  const size_t n = encode_message(m, buffer, sizeof buffer);
+  RC_ASSERT(n >= kHeaderSize);
+  Message back;
+  RC_ASSERT(decode_message(buffer, n, &back) == DecodeError::ok);
+  RC_ASSERT(back.header.type == m.header.type);
+  RC_ASSERT(back.header.nonce == m.header.nonce);
+  RC_ASSERT(back.header.sequence == m.header.sequence);
+  switch (m.header.type) {
+    case MessageType::handshake_request:
+    case MessageType::handshake_reply: RC_ASSERT(back.handshake == m.handshake); break;
+    case MessageType::input_ack: RC_ASSERT(back.ack_frame == m.ack_frame); break;
+    case MessageType::quality_report: RC_ASSERT(back.quality == m.quality); break;
+    case MessageType::quality_reply: RC_ASSERT(back.echoed_time_us == m.echoed_time_us); break;
+    case MessageType::checksum_report: RC_ASSERT(back.checksum == m.checksum); break;
+    default: break;
+  }
+}
+
+// Player-like blobs: mostly unchanged from the previous frame, sometimes a few bytes flip.
+std::vector<std::vector<uint8_t>> gen_blob_stream(size_t blob_size, size_t count, bool sparse) {
+  std::vector<std::vector<uint8_t>> blobs;
+  std::vector<uint8_t> current(blob_size);
+  for (size_t i = 0; i < count; ++i) {
+    if (!sparse || *rc::gen::inRange(0, 4) == 0) {
+      const auto changes = sparse ? *rc::gen::inRange<size_t>(1, 4) : blob_size;
+      for (size_t c = 0; c < changes; ++c) {
+        const size_t at = sparse ? *rc::gen::inRange<size_t>(0, blob_size) : c;
+        current[at] = *rc::gen::arbitrary<uint8_t>();
+      }
+    }
+    blobs.push_back(current);
+  }
+  return blobs;
+}
+
+RC_GTEST_PROP(WireProperty, CompressedInputStreamRoundTrips, ()) {
+  const auto blob_size = *rc::gen::inRange<size_t>(1, 300);
+  const auto count = *rc::gen::inRange<size_t>(1, 80);
+  const bool sparse = *rc::gen::arbitrary<bool>();
+  const auto blobs = gen_blob_stream(blob_size, count, sparse);
+  std::vector<uint8_t> reference(blob_size);
+  for (auto& b : reference) b = *rc::gen::arbitrary<uint8_t>();
+  const Frame start = *rc::gen::inRange<Frame>(0, 100000);
+
+  std::vector<uint8_t> datagram;
+  const size_t fitted = encode_inputs(blobs, start, reference, &datagram);
+  RC_ASSERT(datagram.size() <= kMaxDatagramSize);
+  RC_ASSERT(fitted >= 1);
+  Message m;
+  RC_ASSERT(decode_message(datagram.data(), datagram.size(), &m) == DecodeError::ok);
+  RC_ASSERT(m.inputs.start_frame == start);
+  RC_ASSERT(m.inputs.count == fitted);
+  RC_ASSERT(m.inputs.status_count == 2);
+  RC_ASSERT(m.inputs.status[1].disconnected);
+  RC_ASSERT(m.inputs.status[1].last_frame == 7);
+  InputsReader reader(m.inputs, reference.data());
+  std::vector<uint8_t> blob(blob_size);
+  for (size_t i = 0; i < fitted; ++i) {
+    RC_ASSERT(reader.next(blob.data()));
+    RC_ASSERT(blob == blobs[i]);
+  }
+  RC_ASSERT(!reader.next(blob.data()));
+}
+
+TEST(Wire, UnchangedInputsCostOneBytePer128) {
+  std::vector<std::vector<uint8_t>> blobs(64, std::vector<uint8_t>(2, 0x5A));
+  std::vector<uint8_t> reference(2, 0x5A);
+  std::vector<uint8_t> datagram;
+  ASSERT_EQ(encode_inputs(blobs, 100, reference, &datagram), 64u);
+  // header + fixed inputs fields + 2 statuses + a single zero-run token for 128 bytes
+  EXPECT_EQ(datagram.size(), kHeaderSize + kInputsFixedSize + 8 + 1);
+}
+
+// A long backlog of incompressible blobs goes out in datagrams of at most 1200 bytes, oldest
+// first, and the chain of datagrams rebuilds every blob.
+TEST(Wire, BacklogNeverExceedsDatagramCap) {
+  std::mt19937 rng(5);
+  for (size_t blob_size : {size_t{2}, size_t{64}, size_t{256}, size_t{1024}}) {
+    std::vector<std::vector<uint8_t>> blobs(400, std::vector<uint8_t>(blob_size));
+    for (auto& b : blobs) for (auto& byte : b) byte = uint8_t(rng());
+    std::vector<uint8_t> reference(blob_size, 0);
+    size_t next = 0;
+    int datagrams = 0;
+    while (next < blobs.size()) {
+      std::vector<std::vector<uint8_t>> rest(blobs.begin() + long(next), blobs.end());
+      std::vector<uint8_t> datagram;
+      const size_t fitted = encode_inputs(rest, Frame(next), reference, &datagram);
+      ASSERT_GE(fitted, 1u) << blob_size;
+      ASSERT_LE(datagram.size(), kMaxDatagramSize);
+      Message m;
+      ASSERT_EQ(decode_message(datagram.data(), datagram.size(), &m), DecodeError::ok);
+      ASSERT_EQ(m.inputs.start_frame, Frame(next));
+      InputsReader reader(m.inputs, reference.data());
+      std::vector<uint8_t> blob(blob_size);
+      for (size_t i = 0; i < fitted; ++i) {
+        ASSERT_TRUE(reader.next(blob.data()));
+        ASSERT_EQ(blob, blobs[next + i]);
+      }
+      next += fitted;
+      reference = blobs[next - 1];
+      ++datagrams;
+    }
+    EXPECT_GT(datagrams, 1);
+  }
+}
+
+std::vector<std::vector<uint8_t>> valid_datagrams() {
+  std::vector<std::vector<uint8_t>> all;
+  for (MessageType type : kSimpleTypes) {
+    std::vector<uint8_t> d(kMaxDatagramSize);
+    d.resize(encode_message(make_simple(type), d.data(), d.size()));
+    all.push_back(d);
+  }
+  std::vector<std::vector<uint8_t>> blobs = {{1, 2, 3, 4}, {1, 2, 3, 5}, {0, 0, 0, 0}};
+  std::vector<uint8_t> d;
+  encode_inputs(blobs, 10, {1, 2, 3, 4}, &d);
+  all.push_back(d);
+  return all;
+}
+
+TEST(Wire, TruncatedAtEveryLengthIsRejected) {
+  for (const auto& d : valid_datagrams()) {
+    for (size_t n = 0; n < d.size(); ++n) {
+      std::vector<uint8_t> cut(d.begin(), d.begin() + long(n));  // own allocation: ASan sees overreads
+      Message m;
+      const DecodeError e = decode_message(cut.data(), cut.size(), &m);
+      EXPECT_NE(e, DecodeError::ok) << "length " << n << " of " << d.size();
+      if (n < kHeaderSize) {
+        EXPECT_EQ(e, DecodeError::truncated);
+      }
+    }
+  }
+}
+
+TEST(Wire, ClassesOfBadInput) {
+  const auto good = valid_datagrams();
+  Message m;
+  auto d = good[0];
+  d[0] = 'X';
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_magic);
+  d = good[0];
+  d[2] = kProtocolVersion + 1;
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_version);
+  EXPECT_EQ(m.header.type, MessageType::handshake_request);  // still tells what it was
+  d = good[0];
+  d[3] = 200;
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::unknown_type);
+  d = good[0];
+  d.push_back(0);
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  std::vector<uint8_t> big(kMaxDatagramSize + 1, 0);
+  std::copy(good[0].begin(), good[0].end(), big.begin());
+  EXPECT_EQ(decode_message(big.data(), big.size(), &m), DecodeError::oversized);
+  d = good[0];
+  d[kHeaderSize + 4] = 0;  // zero players
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  d = good.back();         // inputs: negative start frame
+  d[kHeaderSize + 3] = 0x80;
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  d = good.back();         // inputs: a count the payload does not hold
+  d[kHeaderSize + 8] = 9;
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  EXPECT_EQ(decode_message(nullptr, 10, &m), DecodeError::truncated);
+}
+
+// Garbled datagrams never crash the decoder nor make it read out of bounds (run under ASan),
+// and whatever decodes expands without reading past the payload.
+TEST(Wire, GarbledBytesNeverCrash) {
+  std::mt19937 rng(11);
+  const auto good = valid_datagrams();
+  int decoded = 0;
+  for (int round = 0; round < 20000; ++round) {
+    auto d = good[size_t(rng()) % good.size()];
+    const int flips = 1 + int(rng() % 4);
+    for (int f = 0; f < flips; ++f) d[rng() % d.size()] = uint8_t(rng());
+    if (rng() % 3 == 0) d.resize(rng() % (d.size() + 1));
+    std::vector<uint8_t> exact(d);  // exact-size heap copy so ASan catches overreads
+    Message m;
+    if (decode_message(exact.data(), exact.size(), &m) != DecodeError::ok) continue;
+    ++decoded;
+    if (m.header.type == MessageType::inputs) {
+      std::vector<uint8_t> reference(m.inputs.blob_size, 0), blob(m.inputs.blob_size);
+      InputsReader reader(m.inputs, reference.data());
+      int blobs = 0;
+      while (reader.next(blob.data())) ++blobs;
+      EXPECT_EQ(blobs, m.inputs.count);
+    }
+  }
+  EXPECT_GT(decoded, 0);
+}
+
+}  // namespace
+}  // namespace retcon::detail

@@ -1,0 +1,298 @@
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "support/match_harness.h"
+
+namespace retcon::test {
+namespace {
+
+void expect_agree_with_reference(Match& match, Frame upto) {
+  const std::vector<uint64_t> ref = match.reference();
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    Machine& me = match.machine(m);
+    EXPECT_EQ(me.game.frame_errors, 0) << "machine " << m;
+    // Hashes are recorded when a frame is simulated: only frames before the current one exist.
+    const Frame last = std::min({upto, me.session->confirmed_frame() + 1, me.session->current_frame() - 1});
+    for (Frame f = 0; f <= last; ++f) {
+      ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << "machine " << m << " frame " << f;
+    }
+    EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << "machine " << m;
+  }
+}
+
+TEST(P2PSession, TwoPeersOverPerfectNetworkStayInSync) {
+  MatchOptions o;
+  o.frames = 300;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  ASSERT_TRUE(match.run(2000));
+  EXPECT_EQ(match.errors(), 0u);
+  expect_agree_with_reference(match, o.frames);
+  EXPECT_EQ(match.count_events(0, EventType::running), 1u);
+  EXPECT_GT(match.machine(0).session->checksums_compared(), 5u);
+}
+
+TEST(P2PSession, TwoPeersWithLatencyLossAndJitterRollBackAndAgree) {
+  MatchOptions o;
+  o.frames = 600;
+  o.link.latency_us = 50000;
+  o.link.jitter_us = 20000;
+  o.link.loss = 0.1;
+  o.link.duplicate = 0.05;
+  o.link.reorder = 0.05;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  ASSERT_TRUE(match.run(5000));
+  EXPECT_EQ(match.errors(), 0u);
+  expect_agree_with_reference(match, o.frames);
+  EXPECT_GT(match.machine(0).session->stats().rollbacks, 0u);
+  PeerStats ps{};
+  ASSERT_EQ(match.machine(0).session->peer_stats(1, &ps), Result::ok);
+  EXPECT_GT(ps.ping_us, 80000u);
+  EXPECT_LT(ps.ping_us, 200000u);
+}
+
+TEST(P2PSession, FourPeersAndASpectator) {
+  MatchOptions o;
+  o.machines = 4;
+  o.spectators = 1;
+  o.frames = 400;
+  o.link.latency_us = 30000;
+  o.link.loss = 0.05;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  ASSERT_TRUE(match.run(6000));
+  for (int i = 0; i < 300; ++i) match.tick();  // let the spectator catch up
+  expect_agree_with_reference(match, o.frames);
+  Machine& spectator = match.machine(4);
+  EXPECT_GE(spectator.session->current_frame(), o.frames);
+  EXPECT_EQ(match.count_events(0, EventType::spectator_joined), 1u);
+}
+
+TEST(P2PSession, DatagramsFromUnknownAddressesAreDroppedAndCounted) {
+  MatchOptions o;
+  o.frames = 120;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  InMemoryTransport* stranger = match.stranger();
+  ASSERT_TRUE(match.run(1000));
+  const uint8_t junk[5] = {1, 2, 3, 4, 5};
+  for (int i = 0; i < 3; ++i) stranger->send(match.machine(0).wire->address(), junk, sizeof junk);
+  match.tick();
+  EXPECT_EQ(match.machine(0).session->dropped_unknown_address(), 3u);
+  expect_agree_with_reference(match, o.frames);
+}
+
+TEST(P2PSession, GarbageFromAPeerAddressIsDroppedCountedAndTheMatchStaysInSync) {
+  MatchOptions o;
+  o.frames = 500;
+  o.link.latency_us = 30000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  std::mt19937_64 rng(5);
+  const PeerAddress target = match.machine(0).wire->address();
+  InMemoryTransport& forger = *match.machine(1).wire;  // datagrams "from" the real peer
+  for (int t = 0; t < 3000 && match.machine(0).session->confirmed_frame() < o.frames; ++t) {
+    match.tick();
+    if (t < 60 || t % 3) continue;
+    uint8_t d[1500];
+    size_t n = 0;
+    switch (t % 5) {
+      case 0: n = 0; break;                                                   // empty
+      case 1: n = 1 + rng() % 11; for (size_t i = 0; i < n; ++i) d[i] = uint8_t(rng()); break;  // truncated
+      case 2: n = 1300; std::memset(d, 0x52, n); break;                      // oversized
+      case 3: n = 40; for (size_t i = 0; i < n; ++i) d[i] = uint8_t(rng());   // garbled, right magic
+        d[0] = 0x52; d[1] = 0x43; d[2] = 1; d[3] = uint8_t(1 + rng() % 9); break;
+      case 4: n = 20; std::memset(d, 0, n); d[0] = 0x52; d[1] = 0x43; d[2] = 99; d[3] = 3; break;  // wrong version
+    }
+    forger.send(target, d, n);
+  }
+  match.run(2000);
+  expect_agree_with_reference(match, o.frames);
+  PeerStats st{};
+  ASSERT_EQ(match.machine(0).session->peer_stats(1, &st), Result::ok);
+  EXPECT_GT(st.dropped_truncated, 0u);
+  EXPECT_GT(st.dropped_oversized, 0u);
+  EXPECT_GT(st.dropped_bad_version, 0u);
+  EXPECT_GT(st.dropped_bad_nonce + st.dropped_malformed + st.dropped_unknown_type, 0u);
+}
+
+TEST(P2PSession, DesyncDetectedWithinTheIntervalNamingTheFirstBadFrameCompared) {
+  MatchOptions o;
+  o.frames = 300;
+  o.desync_interval = 10;
+  o.link.latency_us = 40000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  match.machine(1).game.diverge_at = 95;  // the state at the start of frame 96 differs
+  match.run(3000);
+  for (uint32_t m = 0; m < 2; ++m) {
+    const auto& events = match.machine(m).game.events;
+    auto it = std::find_if(events.begin(), events.end(), [](const Event& e) { return e.type == EventType::desync_detected; });
+    ASSERT_NE(it, events.end()) << "machine " << m;
+    EXPECT_EQ(it->frame, 100) << "first checksum frame at or after 96";
+    EXPECT_NE(it->checksum_local, it->checksum_remote);
+    EXPECT_NE(it->text_local, nullptr) << "the local state is described";
+  }
+}
+
+TEST(P2PSession, NoFalseDesyncWhileCorrectionsArePending) {
+  // Regression: checksums used to be taken of frames whose inputs had just arrived but whose
+  // rollback had not run yet, reporting desyncs on a deterministic game.
+  MatchOptions o;
+  o.frames = 900;
+  o.desync_interval = 1;  // every frame
+  o.link.latency_us = 70000;
+  o.link.jitter_us = 30000;
+  o.link.loss = 0.15;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  ASSERT_TRUE(match.run(8000));
+  expect_agree_with_reference(match, o.frames);
+  EXPECT_GT(match.machine(0).session->checksums_compared(), 700u);
+  EXPECT_GT(match.machine(0).session->stats().rollbacks, 50u);
+}
+
+TEST(P2PSession, InterruptedThenResumedAfterAShortBlackout) {
+  MatchOptions o;
+  o.frames = 600;
+  o.link.latency_us = 20000;
+  o.link.blackouts.push_back({2000000, 3500000});  // 1.5 s of silence from 2 s on
+  o.notify_delay_us = 500000;
+  o.disconnect_timeout_us = 5000000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  ASSERT_TRUE(match.run(6000));
+  for (uint32_t m = 0; m < 2; ++m) {
+    EXPECT_GE(match.count_events(m, EventType::connection_interrupted), 1u) << m;
+    EXPECT_GE(match.count_events(m, EventType::connection_resumed), 1u) << m;
+    EXPECT_EQ(match.count_events(m, EventType::disconnected), 0u) << m;
+  }
+  expect_agree_with_reference(match, o.frames);
+}
+
+TEST(P2PSession, PeerThatVanishesIsDroppedAndTheRestAgreeOnItsLastFrame) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 600;
+  o.link.latency_us = 30000;
+  o.link.loss = 0.05;
+  o.notify_delay_us = 300000;
+  o.disconnect_timeout_us = 1000000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  for (int t = 0; t < 200; ++t) match.tick();
+  match.machine(2).stopped = true;  // crashes: sends nothing more
+  ASSERT_TRUE(match.run(8000));
+  // Both survivors cut player 2 at one agreed frame.
+  Frame cut[2];
+  for (uint32_t m = 0; m < 2; ++m) {
+    const auto& events = match.machine(m).game.events;
+    Frame last = -5;
+    for (const Event& e : events)
+      if (e.type == EventType::disconnected && e.player == 2) last = e.frame;
+    ASSERT_NE(last, -5) << "machine " << m << " saw the disconnect";
+    cut[m] = last;
+  }
+  const Frame agreed = std::min(cut[0], cut[1]);
+  const std::vector<uint64_t> ref = match.reference({-2, -2, agreed});
+  for (uint32_t m = 0; m < 2; ++m) {
+    Machine& me = match.machine(m);
+    for (Frame f = 0; f <= o.frames; ++f) ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << "machine " << m << " frame " << f;
+    EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u);
+  }
+}
+
+TEST(P2PSession, DroppingAPlayerByApiIsAgreedByEveryone) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 500;
+  o.link.latency_us = 25000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  for (int t = 0; t < 150; ++t) match.tick();
+  ASSERT_EQ(match.machine(0).session->disconnect_player(2), Result::ok);
+  EXPECT_EQ(match.machine(0).session->disconnect_player(2), Result::player_disconnected);
+  match.machine(2).stopped = true;
+  ASSERT_TRUE(match.run(8000));
+  for (uint32_t m = 0; m < 2; ++m) EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u);
+  for (Frame f = 0; f <= o.frames; ++f)
+    ASSERT_EQ(match.machine(0).hashes[size_t(f)], match.machine(1).hashes[size_t(f)]) << f;
+}
+
+TEST(P2PSession, SpectatorLeavingNeverDisturbsTheHost) {
+  MatchOptions o;
+  o.frames = 500;
+  o.spectators = 2;
+  o.disconnect_timeout_us = 1000000;
+  o.notify_delay_us = 300000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  for (int t = 0; t < 150; ++t) match.tick();
+  match.machine(2).stopped = true;  // the first spectator goes away
+  ASSERT_TRUE(match.run(4000));
+  for (int t = 0; t < 100; ++t) match.tick();
+  EXPECT_EQ(match.count_events(0, EventType::spectator_left), 1u);
+  expect_agree_with_reference(match, o.frames);
+  EXPECT_GE(match.machine(3).session->current_frame(), o.frames) << "the other spectator kept up";
+}
+
+TEST(P2PSession, TimeSyncKeepsPeersWithinAFrameOrTwo) {
+  MatchOptions o;
+  o.frames = 1200;
+  o.link.latency_us = 60000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  // Machine 1 starts late: for 40 ticks only machine 0 runs.
+  for (int t = 0; t < 40; ++t) {
+    match.machine(1).stopped = true;
+    match.tick();
+  }
+  match.machine(1).stopped = false;
+  ASSERT_TRUE(match.run(6000));
+  PeerStats a{}, b{};
+  ASSERT_EQ(match.machine(0).session->peer_stats(1, &a), Result::ok);
+  ASSERT_EQ(match.machine(1).session->peer_stats(0, &b), Result::ok);
+  EXPECT_LE(std::abs(a.local_frames_ahead - b.local_frames_ahead), 3) << a.local_frames_ahead << " vs " << b.local_frames_ahead;
+  EXPECT_GE(match.count_events(0, EventType::timesync) + match.count_events(1, EventType::timesync), 1u);
+}
+
+TEST(P2PSession, RejectsBadConfiguration) {
+  TestGame game;
+  P2PConfig c;
+  c.session.num_players = 2;
+  c.session.input_size = 2;
+  c.session.max_state_size = 256;
+  c.session.callbacks = bind_game(game);
+  std::unique_ptr<P2PSession> s;
+  EXPECT_EQ(create_p2p_session(c, &s), Result::invalid_argument) << "no transport";
+  InMemoryNetwork net;
+  c.network.transport = net.add_endpoint();
+  c.players[0].kind = PlayerKind::local;
+  c.players[1].kind = PlayerKind::remote;
+  EXPECT_EQ(create_p2p_session(c, &s), Result::invalid_argument) << "remote without address";
+  c.players[1].address = make_memory_address(9);
+  c.players[1].kind = static_cast<PlayerKind>(7);
+  EXPECT_EQ(create_p2p_session(c, &s), Result::invalid_argument) << "unknown kind";
+  c.players[1].kind = PlayerKind::remote;
+  c.players[0].kind = PlayerKind::remote;
+  c.players[0].address = make_memory_address(8);
+  EXPECT_EQ(create_p2p_session(c, &s), Result::invalid_argument) << "no local player";
+  c.players[0].kind = PlayerKind::local;
+  ASSERT_EQ(create_p2p_session(c, &s), Result::ok);
+  const uint8_t in[2] = {};
+  EXPECT_EQ(s->add_local_input(0, in, 2), Result::not_synchronized);
+  EXPECT_EQ(s->advance_frame(), Result::not_synchronized);
+  EXPECT_EQ(s->disconnect_player(0), Result::invalid_player);
+  EXPECT_EQ(s->disconnect_player(5), Result::invalid_player);
+  PeerStats ps;
+  EXPECT_EQ(s->peer_stats(0, &ps), Result::not_found);
+  EXPECT_EQ(s->peer_stats(1, nullptr), Result::invalid_argument);
+}
+
+}  // namespace
+}  // namespace retcon::test

@@ -1,0 +1,191 @@
+// Whole peer-to-peer matches in one process: N machines, each a P2PSession around a TestGame,
+// connected through an InMemoryNetwork with a NetworkSimulator on every machine, driven by a
+// virtual clock. No real time, no sockets, no sleeping: the same seed is the same match.
+#pragma once
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "retcon/p2p.h"
+#include "support/test_game.h"
+
+namespace retcon::test {
+
+struct MatchOptions {
+  uint32_t machines = 2;            // one player each
+  uint32_t input_size = 2;
+  int32_t max_prediction = 8;
+  Frame frames = 600;
+  LinkProfile link;                 // applied to every machine's outgoing traffic
+  uint64_t seed = 1;
+  uint32_t spectators = 0;          // spectators of machine 0
+  int32_t desync_interval = 10;
+  uint64_t disconnect_timeout_us = 5000000;
+  uint64_t notify_delay_us = 750000;
+};
+
+struct Machine {
+  TestGame game;
+  InMemoryTransport* wire = nullptr;
+  std::unique_ptr<NetworkSimulator> sim;
+  std::unique_ptr<P2PSession> session;
+  std::vector<uint64_t> hashes;     // state hash at the start of each frame (last simulation)
+  bool spectator = false;
+  bool stopped = false;             // crashed / left: no more polls
+  uint64_t stalls = 0;
+  int32_t wait = 0;                 // frames still to skip on time-sync advice
+};
+
+class Match {
+ public:
+  explicit Match(const MatchOptions& o) : opt_(o), rng_(o.seed) {}
+
+  // The input player p gives at frame f: holds and changes, as a person's.
+  uint8_t input_byte(uint32_t p, Frame f, uint32_t i) const {
+    const uint64_t hold = uint64_t(f) / (3 + (p + i) % 5);
+    return uint8_t((hold * 2654435761u + p * 40503u + i * 977u) >> 7);
+  }
+
+  bool build() {
+    const uint32_t total = opt_.machines + opt_.spectators;
+    for (uint32_t m = 0; m < total; ++m) {
+      auto machine = std::make_unique<Machine>();
+      machine->wire = net_.add_endpoint();
+      machine->sim = std::make_unique<NetworkSimulator>(*machine->wire, opt_.seed * 7919 + m);
+      machine->sim->set_outgoing(opt_.link);
+      machine->hashes.assign(size_t(opt_.frames) + 400, 0);
+      machine->game.start_hashes = &machine->hashes;
+      machine->game.events.reserve(1 << 16);
+      machine->spectator = m >= opt_.machines;
+      machines_.push_back(std::move(machine));
+    }
+    for (uint32_t m = 0; m < total; ++m) {
+      Machine& me = *machines_[m];
+      SessionConfig s;
+      s.num_players = opt_.machines;
+      s.input_size = opt_.input_size;
+      s.max_prediction = opt_.max_prediction;
+      s.max_state_size = 256;
+      s.callbacks = bind_game(me.game);
+      NetworkConfig n;
+      n.transport = me.sim.get();
+      n.rng_seed = opt_.seed * 31 + m;
+      n.disconnect_timeout_us = opt_.disconnect_timeout_us;
+      n.notify_delay_us = opt_.notify_delay_us;
+      if (me.spectator) {
+        SpectatorConfig c;
+        c.session = s;
+        c.network = n;
+        c.host = machines_[0]->wire->address();
+        if (create_spectator_session(c, &me.session) != Result::ok) return false;
+        continue;
+      }
+      P2PConfig c;
+      c.session = s;
+      c.network = n;
+      c.desync_interval = opt_.desync_interval;
+      for (uint32_t p = 0; p < opt_.machines; ++p) {
+        c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
+        c.players[p].address = machines_[p]->wire->address();
+      }
+      if (m == 0) {
+        c.num_spectators = opt_.spectators;
+        for (uint32_t k = 0; k < opt_.spectators; ++k) c.spectators[k] = machines_[opt_.machines + k]->wire->address();
+      }
+      if (create_p2p_session(c, &me.session) != Result::ok) return false;
+    }
+    return true;
+  }
+
+  // One tick of 1/60 s on every machine. `obey_timesync`: skip frames when advised to wait.
+  void tick(bool obey_timesync = true) {
+    now_ += 16667;
+    for (uint32_t m = 0; m < machines_.size(); ++m) {
+      Machine& me = *machines_[m];
+      if (me.stopped) continue;
+      me.sim->set_time(now_);
+      me.session->poll(now_);
+      if (!me.session->running()) continue;
+      if (me.spectator) {
+        const Result r = me.session->advance_frame();
+        if (r != Result::ok) ++me.stalls;
+        continue;
+      }
+      const size_t seen = me.game.events.size();
+      if (obey_timesync && me.wait > 0) {
+        --me.wait;
+        continue;
+      }
+      if (me.session->current_frame() >= opt_.frames + 120) continue;
+      const Frame f = me.session->current_frame();
+      uint8_t in[kMaxInputSize];
+      for (uint32_t i = 0; i < opt_.input_size; ++i) in[i] = input_byte(m, f, i);
+      const Result r = me.session->add_local_input(PlayerIndex(m), in, opt_.input_size);
+      if (r != Result::ok && r != Result::input_already_added) ++errors_;
+      const Result a = me.session->advance_frame();
+      if (a == Result::prediction_limit) ++me.stalls;
+      else if (a != Result::ok) ++errors_;
+      // Act on time-sync advice once, when it is given.
+      for (size_t k = seen; k < me.game.events.size(); ++k)
+        if (me.game.events[k].type == EventType::timesync) me.wait = me.game.events[k].count;
+    }
+  }
+
+  // Runs until every live player machine reached `frames` confirmed, or `max_ticks`.
+  bool run(int max_ticks) {
+    for (int t = 0; t < max_ticks; ++t) {
+      tick();
+      bool done = true;
+      for (auto& m : machines_)
+        if (!m->stopped && !m->spectator && m->session->confirmed_frame() < opt_.frames) done = false;
+      if (done) return true;
+    }
+    return false;
+  }
+
+  // An endpoint on the same network that is in nobody's session.
+  InMemoryTransport* stranger() { return net_.add_endpoint(); }
+
+  // Lockstep reference hashes for frames [0, frames]. `cut[p]`: player p's input is zeros
+  // after that frame (a disconnect), or -2 for never.
+  std::vector<uint64_t> reference(const std::vector<Frame>& cut = {}) const {
+    TestGame ref;
+    std::vector<uint64_t> out;
+    std::vector<uint8_t> inputs(size_t(opt_.machines) * opt_.input_size);
+    std::vector<InputStatus> status(opt_.machines, InputStatus::confirmed);
+    for (Frame f = 0; f <= opt_.frames; ++f) {
+      out.push_back(ref.hash());
+      for (uint32_t p = 0; p < opt_.machines; ++p)
+        for (uint32_t i = 0; i < opt_.input_size; ++i) {
+          const bool gone = p < cut.size() && cut[p] != -2 && f > cut[p];
+          inputs[p * opt_.input_size + i] = gone ? 0 : input_byte(p, f, i);
+        }
+      const FrameInputs fi{inputs.data(), status.data(), opt_.input_size, opt_.machines};
+      ref.step(fi);
+    }
+    return out;
+  }
+
+  size_t count_events(uint32_t m, EventType type) const {
+    size_t n = 0;
+    for (const Event& e : machines_[m]->game.events) n += e.type == type;
+    return n;
+  }
+
+  Machine& machine(uint32_t m) { return *machines_[m]; }
+  size_t size() const { return machines_.size(); }
+  uint64_t now() const { return now_; }
+  uint64_t errors() const { return errors_; }
+  const MatchOptions& options() const { return opt_; }
+
+ private:
+  MatchOptions opt_;
+  std::mt19937_64 rng_;
+  InMemoryNetwork net_;
+  std::vector<std::unique_ptr<Machine>> machines_;
+  uint64_t now_ = 0;
+  uint64_t errors_ = 0;
+};
+
+}  // namespace retcon::test
