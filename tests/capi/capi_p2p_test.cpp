@@ -10,8 +10,11 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <deque>
+
 #include "capi/c_test_game.h"
 #include "retcon.h"
+#include "support/alloc_counter.h"
 #include "support/match_harness.h"
 
 namespace retcon::test {
@@ -247,6 +250,145 @@ TEST_F(CapiNet, NetworkQueriesOnLocalSessions) {
   EXPECT_EQ(retcon_session_disconnect_player(nullptr, 1), RETCON_RESULT_INVALID_ARGUMENT);
   EXPECT_EQ(retcon_session_get_peer_stats(nullptr, 1, &ps), RETCON_RESULT_INVALID_ARGUMENT);
   EXPECT_EQ(retcon_session_get_spectator_stats(s, 0, nullptr), RETCON_RESULT_INVALID_ARGUMENT);
+}
+
+// Two peers over user transports: C callbacks that pass datagrams through mailboxes.
+struct Mailboxes {
+  struct Datagram {
+    uint8_t from;
+    std::vector<uint8_t> bytes;
+  };
+  std::deque<Datagram> box[3];  // by one-byte address 1, 2
+  uint64_t sent = 0;
+};
+struct Port {
+  Mailboxes* net;
+  uint8_t me;
+};
+
+int32_t mailbox_send(void* user, const uint8_t* addr, uint32_t addr_len, const uint8_t* data, size_t length) {
+  auto* port = static_cast<Port*>(user);
+  if (addr_len != 1 || addr[0] < 1 || addr[0] > 2) return -1;
+  port->net->box[addr[0]].push_back({port->me, std::vector<uint8_t>(data, data + length)});
+  ++port->net->sent;
+  return 0;
+}
+
+int32_t mailbox_receive(void* user, uint8_t* addr, uint32_t* addr_len, uint8_t* buffer, size_t capacity,
+                        size_t* length) {
+  auto* port = static_cast<Port*>(user);
+  auto& box = port->net->box[port->me];
+  if (box.empty()) return 0;
+  if (*addr_len < 1 || box.front().bytes.size() > capacity) return -1;
+  addr[0] = box.front().from;
+  *addr_len = 1;
+  *length = box.front().bytes.size();
+  std::memcpy(buffer, box.front().bytes.data(), *length);
+  box.pop_front();
+  return 1;
+}
+
+// Plays `frames` frames between two machines over `wire[0]`, `wire[1]` (their addresses in
+// `addr`); returns the ticks it took, or -1. `hashes[m]` gets machine m's state hashes.
+int play_pair(retcon_transport* wire[2], const retcon_peer_address addr[2], int frames, ctg_game games[2],
+              std::vector<uint64_t> hashes[2], uint64_t* allocations_after_warmup = nullptr) {
+  retcon_session* s[2] = {};
+  for (int m = 0; m < 2; ++m) {
+    ctg_init(&games[m]);
+    hashes[m].assign(size_t(frames) + 64, 0);
+    games[m].start_hashes = hashes[m].data();
+    games[m].start_hash_count = hashes[m].size();
+    retcon_session_config c;
+    retcon_session_config_init(&c);
+    c.input_size = 2;
+    c.max_state_size = 256;
+    retcon_game_callbacks cb;
+    retcon_game_callbacks_init(&cb);
+    ctg_bind(&games[m], &cb, 0);
+    retcon_p2p_config p;
+    retcon_p2p_config_init(&p);
+    p.rng_seed = 5 + uint64_t(m);
+    p.desync_interval = 10;
+    for (int q = 0; q < 2; ++q) {
+      p.player_kinds[q] = q == m ? RETCON_PLAYER_LOCAL : RETCON_PLAYER_REMOTE;
+      p.player_addresses[q] = addr[q];
+    }
+    if (retcon_p2p_session_create(&c, &p, &cb, wire[m], &s[m]) != RETCON_RESULT_OK) return -1;
+  }
+  uint64_t now = 0, before = 0;
+  int tick = 0;
+  for (; tick < 20000; ++tick) {
+    now += 16667;
+    int32_t confirmed[2] = {};
+    for (int m = 0; m < 2; ++m) {
+      EXPECT_EQ(retcon_session_poll(s[m], now), RETCON_RESULT_OK);
+      uint32_t running = 0;
+      retcon_session_is_running(s[m], &running);
+      retcon_session_confirmed_frame(s[m], &confirmed[m]);
+      int32_t f = 0;
+      retcon_session_current_frame(s[m], &f);
+      if (!running || f >= frames + 10) continue;
+      const uint8_t in[2] = {uint8_t(f / 7 + m), uint8_t(f / 11)};
+      const retcon_result r = retcon_session_add_local_input(s[m], m, in, sizeof in);
+      EXPECT_TRUE(r == RETCON_RESULT_OK || r == RETCON_RESULT_INPUT_ALREADY_ADDED) << retcon_result_name(r);
+      const retcon_result a = retcon_session_advance_frame(s[m]);
+      EXPECT_TRUE(a == RETCON_RESULT_OK || a == RETCON_RESULT_PREDICTION_LIMIT) << retcon_result_name(a);
+    }
+    if (confirmed[0] >= frames / 4 && before == 0) before = allocation_count();
+    if (confirmed[0] >= frames && confirmed[1] >= frames) break;
+  }
+  if (allocations_after_warmup) *allocations_after_warmup = allocation_count() - before;
+  for (int m = 0; m < 2; ++m) EXPECT_EQ(retcon_session_destroy(s[m]), RETCON_RESULT_OK);
+  return tick < 20000 ? tick : -1;
+}
+
+TEST(CapiNetMatch, TwoPeersOverUserTransports) {
+  Mailboxes net;
+  Port ports[2] = {{&net, 1}, {&net, 2}};
+  retcon_transport* wire[2] = {};
+  retcon_peer_address addr[2] = {};
+  for (int m = 0; m < 2; ++m) {
+    retcon_transport_callbacks cb;
+    retcon_transport_callbacks_init(&cb);
+    cb.user = &ports[m];
+    cb.send = mailbox_send;
+    cb.receive = mailbox_receive;
+    ASSERT_EQ(retcon_callback_transport_create(&cb, &wire[m]), RETCON_RESULT_OK);
+    addr[m].size = 1;
+    addr[m].bytes[0] = uint8_t(m + 1);
+  }
+  ctg_game games[2];
+  std::vector<uint64_t> hashes[2];
+  const int ticks = play_pair(wire, addr, 200, games, hashes);
+  EXPECT_GE(ticks, 200);
+  EXPECT_GT(net.sent, 200u);
+  EXPECT_EQ(games[0].state.frame, games[1].state.frame);
+  EXPECT_GT(games[0].state.frame, 200);
+  EXPECT_NE(hashes[0][200], 0u);
+  for (int f = 0; f <= 200; ++f) EXPECT_EQ(hashes[0][size_t(f)], hashes[1][size_t(f)]) << f;
+  for (int m = 0; m < 2; ++m) {
+    EXPECT_EQ(games[m].frame_errors, 0);
+    EXPECT_EQ(games[m].desyncs, 0u);
+    EXPECT_EQ(retcon_transport_destroy(wire[m]), RETCON_RESULT_OK);
+  }
+}
+
+TEST(CapiNetMatch, SteadyStateAllocatesNothing) {
+  retcon_memory_network* network = nullptr;
+  ASSERT_EQ(retcon_memory_network_create(&network), RETCON_RESULT_OK);
+  retcon_transport* wire[2] = {};
+  retcon_peer_address addr[2] = {};
+  for (int m = 0; m < 2; ++m) {
+    ASSERT_EQ(retcon_memory_network_add_endpoint(network, &wire[m]), RETCON_RESULT_OK);
+    ASSERT_EQ(retcon_transport_address(wire[m], &addr[m]), RETCON_RESULT_OK);
+  }
+  ctg_game games[2];
+  std::vector<uint64_t> hashes[2];
+  uint64_t allocated = 1;
+  EXPECT_GT(play_pair(wire, addr, 400, games, hashes, &allocated), 0);
+  EXPECT_EQ(allocated, 0u) << "heap allocations in the last 3/4 of a C API match";
+  for (int m = 0; m < 2; ++m) EXPECT_EQ(retcon_transport_destroy(wire[m]), RETCON_RESULT_OK);
+  EXPECT_EQ(retcon_memory_network_destroy(network), RETCON_RESULT_OK);
 }
 
 // ---------------------------------------------------------------------------------- matches
