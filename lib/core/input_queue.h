@@ -11,6 +11,29 @@
 
 namespace retcon::detail {
 
+// Inputs are a few bytes whose size is known only at run time; a libc memcpy/memcmp call per
+// input cost more than the rest of a frame. Common sizes get fixed-size copies the compiler
+// inlines.
+inline void copy_input(uint8_t* dst, const uint8_t* src, size_t size) noexcept {
+  switch (size) {
+    case 1: *dst = *src; return;
+    case 2: std::memcpy(dst, src, 2); return;
+    case 4: std::memcpy(dst, src, 4); return;
+    case 8: std::memcpy(dst, src, 8); return;
+    case 16: std::memcpy(dst, src, 16); return;
+    default: std::memcpy(dst, src, size); return;
+  }
+}
+inline bool same_input(const uint8_t* a, const uint8_t* b, size_t size) noexcept {
+  switch (size) {
+    case 1: return *a == *b;
+    case 2: return std::memcmp(a, b, 2) == 0;
+    case 4: return std::memcmp(a, b, 4) == 0;
+    case 8: return std::memcmp(a, b, 8) == 0;
+    default: return std::memcmp(a, b, size) == 0;
+  }
+}
+
 class InputQueue {
  public:
   // Allocates the ring once; `capacity` is rounded up to a power of two.
@@ -22,7 +45,14 @@ class InputQueue {
   // Stores the real input of `frame`, which must be last_confirmed() + 1 (inputs of one player
   // arrive in order; the protocol guarantees it). Returns true when the prediction already used
   // to simulate `frame` differs from it, i.e. a rollback is needed from `frame`.
-  bool add_confirmed(Frame frame, const uint8_t* input) noexcept;
+  bool add_confirmed(Frame frame, const uint8_t* input) noexcept {
+    uint8_t* dst = slot(frame);
+    // The slot holds the prediction used to simulate `frame` only if one was made for it.
+    const bool mispredicted = frame <= last_predicted_ && !same_input(dst, input, input_size_);
+    copy_input(dst, input, input_size_);
+    last_confirmed_ = frame;
+    return mispredicted;
+  }
 
   // The real input of a confirmed frame (caller checks frame <= last_confirmed()).
   const uint8_t* confirmed(Frame frame) const noexcept { return slot(frame); }

@@ -193,7 +193,7 @@ void RollbackDriver::step(Frame frame, uint32_t flags) noexcept {
     } else {
       src = p.queue.input_for(frame, predictor_, &status);
     }
-    std::memcpy(frame_inputs_.get() + size_t(i) * input_size_, src, input_size_);
+    copy_input(frame_inputs_.get() + size_t(i) * input_size_, src, input_size_);
     frame_status_[i] = status;
   }
   const FrameInputs inputs{frame_inputs_.get(), frame_status_.data(), input_size_, num_players_};

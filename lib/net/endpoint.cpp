@@ -36,6 +36,7 @@ const char* drop_reason_name(DropReason reason) noexcept {
     case DropReason::oversized: return "oversized";
     case DropReason::bad_magic: return "bad_magic";
     case DropReason::bad_version: return "bad_version";
+    case DropReason::bad_checksum: return "bad_checksum";
     case DropReason::unknown_type: return "unknown_type";
     case DropReason::malformed: return "malformed";
     case DropReason::bad_nonce: return "bad_nonce";
@@ -78,6 +79,14 @@ Result Endpoint::init(const EndpointConfig& config) {
   if (bad != nullptr) {
     log(LogLevel::error, "endpoint config: invalid %s", bad);
     return Result::invalid_argument;
+  }
+
+  // Incompressible blobs this large cannot travel in one datagram (compressible ones can).
+  const size_t worst = kHeaderSize + kInputsFixedSize + 4 * size_t(s.num_players) +
+                       config.send_blob_size + (config.send_blob_size + 127) / 128;
+  if (worst > kMaxDatagramSize) {
+    log(LogLevel::warning, "send_blob_size %u: a blob of noise would not fit one datagram",
+        unsigned(config.send_blob_size));
   }
 
   rng_.reseed(config.rng_seed);
@@ -129,6 +138,7 @@ Result Endpoint::start(uint64_t now_us) {
   state_ = EndpointState::synchronizing;
   challenge_ = rng_.next_u32();
   next_handshake_at_ = now_us;
+  started_at_ = now_us;
   last_received_at_ = now_us;
   push_event({EndpointEventType::synchronizing, 0, config_.sync_round_trips});
   return Result::ok;
@@ -224,6 +234,7 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     case DecodeError::truncated: drop(DropReason::truncated); return;
     case DecodeError::oversized: drop(DropReason::oversized); return;
     case DecodeError::bad_magic: drop(DropReason::bad_magic); return;
+    case DecodeError::bad_checksum: drop(DropReason::bad_checksum); return;
     case DecodeError::unknown_type: drop(DropReason::unknown_type); return;
     case DecodeError::malformed: drop(DropReason::malformed); return;
     case DecodeError::bad_version:
@@ -608,7 +619,8 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
       become_disconnected(false);
       return result;
     }
-    if (state_ == EndpointState::running && silence >= config_.notify_delay_us) {
+    if (state_ == EndpointState::running && config_.notify_delay_us != 0 &&
+        silence >= config_.notify_delay_us) {
       state_ = EndpointState::interrupted;
       log(LogLevel::warning, "connection interrupted");
       EndpointEvent e{EndpointEventType::interrupted};
@@ -617,6 +629,12 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
     }
   }
 
+  if (state_ == EndpointState::synchronizing && config_.handshake_timeout_us != 0 &&
+      now_us >= started_at_ + config_.handshake_timeout_us) {
+    log(LogLevel::warning, "handshake timed out");
+    become_disconnected(false);
+    return result;
+  }
   if (reply_due_) {
     reply_due_ = false;
     m.header = next_header(MessageType::handshake_reply);

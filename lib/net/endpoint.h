@@ -33,10 +33,11 @@ struct EndpointConfig {
   // They must mirror the peer's, or the handshake is rejected.
   uint16_t send_blob_size = 0;
   uint16_t receive_blob_size = 0;
-  uint64_t notify_delay_us = 750000;         // silence before `interrupted`
+  uint64_t notify_delay_us = 750000;         // silence before `interrupted`; 0: never
   uint64_t disconnect_timeout_us = 5000000;  // silence before `disconnected`; 0 disables both
   int32_t sync_round_trips = 5;              // handshake round trips before `synchronized`
   uint64_t handshake_retry_us = 200000;      // resend a handshake request unanswered this long
+  uint64_t handshake_timeout_us = 0;         // give up (disconnected) after this; 0: never
   uint64_t keepalive_interval_us = 200000;   // send something at least this often
   uint64_t quality_interval_us = 200000;     // quality report (ping, frame advantage) period
   uint64_t resend_interval_us = 50000;       // resend unacked inputs when no new one was sent
@@ -78,6 +79,7 @@ enum class DropReason : uint8_t {
   oversized,
   bad_magic,
   bad_version,
+  bad_checksum,   // garbled: the datagram's checksum does not match its bytes
   unknown_type,
   malformed,      // a field out of range or inconsistent with the session (e.g. blob size)
   bad_nonce,      // not from this connection (or before the handshake named it)
@@ -218,6 +220,7 @@ class Endpoint {
   uint32_t challenge_ = 0;
   int32_t sync_done_ = 0;
   uint64_t next_handshake_at_ = 0;
+  uint64_t started_at_ = 0;
   bool reply_due_ = false;
   uint32_t reply_challenge_ = 0;
   Handshake remote_hello_;

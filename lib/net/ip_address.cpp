@@ -52,9 +52,11 @@ bool to_udp_endpoint(const PeerAddress& address, asio::ip::udp::endpoint* out) n
   if (address.size == kV6Size && address.bytes[0] == 6) {
     asio::ip::address_v6::bytes_type b;
     std::memcpy(b.data(), address.bytes + 3, b.size());
-    unsigned long scope = 0;
-    for (int i = 0; i < 4; ++i) scope |= static_cast<unsigned long>(address.bytes[19 + i]) << (8 * i);
-    *out = asio::ip::udp::endpoint(asio::ip::address_v6(b, static_cast<asio::ip::scope_id_type>(scope)), port);
+    asio::ip::scope_id_type scope = 0;
+    for (int i = 0; i < 4; ++i) {
+      scope |= static_cast<asio::ip::scope_id_type>(address.bytes[19 + i]) << (8 * i);
+    }
+    *out = asio::ip::udp::endpoint(asio::ip::address_v6(b, scope), port);
     return true;
   }
   return false;

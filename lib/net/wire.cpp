@@ -1,6 +1,8 @@
 // retcon: the datagram codec (layout in docs/PROTOCOL.md).
 #include "net/wire.h"
 
+#include <xxhash.h>
+
 #include <cstring>
 #include <limits>
 
@@ -18,6 +20,15 @@ void write_header(ByteWriter& w, const Header& h) noexcept {
   w.u8(static_cast<uint8_t>(h.type));
   w.u32(h.nonce);
   w.u32(h.sequence);
+  w.u32(0);  // checksum, sealed once the body is written
+}
+
+// XXH3 of everything but the checksum field itself, truncated to 32 bits. UDP's own 16-bit
+// checksum is optional over IPv4 and user transports may have none; a garbled input that
+// decoded would be a silent desync, the worst failure a rollback game can have.
+uint32_t datagram_checksum(const uint8_t* data, size_t size) noexcept {
+  const uint64_t head = XXH3_64bits(data, kChecksumOffset);
+  return static_cast<uint32_t>(XXH3_64bits_withSeed(data + kHeaderSize, size - kHeaderSize, head));
 }
 
 void write_handshake(ByteWriter& w, const Handshake& h) noexcept {
@@ -77,6 +88,12 @@ bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
 
 }  // namespace
 
+void seal_datagram(uint8_t* data, size_t size) noexcept {
+  if (data == nullptr || size < kHeaderSize) return;
+  const uint32_t sum = datagram_checksum(data, size);
+  for (size_t i = 0; i < 4; ++i) data[kChecksumOffset + i] = static_cast<uint8_t>(sum >> (8 * i));
+}
+
 const char* message_type_name(MessageType type) noexcept {
   switch (type) {
     case MessageType::handshake_request: return "handshake_request";
@@ -99,6 +116,7 @@ const char* decode_error_name(DecodeError error) noexcept {
     case DecodeError::oversized: return "oversized";
     case DecodeError::bad_magic: return "bad_magic";
     case DecodeError::bad_version: return "bad_version";
+    case DecodeError::bad_checksum: return "bad_checksum";
     case DecodeError::unknown_type: return "unknown_type";
     case DecodeError::malformed: return "malformed";
   }
@@ -119,6 +137,7 @@ DecodeError decode_message(const uint8_t* data, size_t size, Message* out) noexc
   const uint8_t type = r.u8();
   out->header.nonce = r.u32();
   out->header.sequence = r.u32();
+  const uint32_t checksum = r.u32();
   if (type < uint8_t(MessageType::handshake_request) ||
       type > uint8_t(MessageType::checksum_report)) {
     return out->header.version != kProtocolVersion ? DecodeError::bad_version
@@ -127,6 +146,7 @@ DecodeError decode_message(const uint8_t* data, size_t size, Message* out) noexc
   out->header.type = static_cast<MessageType>(type);
   // Only the header layout is promised across versions; the body is not read.
   if (out->header.version != kProtocolVersion) return DecodeError::bad_version;
+  if (checksum != datagram_checksum(data, size)) return DecodeError::bad_checksum;
 
   bool valid = true;
   switch (out->header.type) {
@@ -179,7 +199,9 @@ size_t encode_message(const Message& m, uint8_t* out, size_t capacity) noexcept 
       break;
   }
   static_assert(kHandshakeSize == 16);
-  return w.overflowed() ? 0 : w.size();
+  if (w.overflowed()) return 0;
+  seal_datagram(out, w.size());
+  return w.size();
 }
 
 InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
@@ -219,6 +241,7 @@ bool InputsWriter::append(const uint8_t* blob) noexcept {
 size_t InputsWriter::finish() noexcept {
   if (writer_.overflowed()) return 0;
   writer_.patch_u16(count_offset_, count_);
+  seal_datagram(writer_.data(), writer_.size());
   return writer_.size();
 }
 

@@ -1,6 +1,7 @@
-// retcon: the datagram codec. Every datagram is one message: a 12-byte header (magic,
-// protocol version, type, the sender's connection nonce, a sequence number) and a body by
-// type. docs/PROTOCOL.md documents the layout byte by byte; tests check the examples there.
+// retcon: the datagram codec. Every datagram is one message: a 16-byte header (magic,
+// protocol version, type, the sender's connection nonce, a sequence number, a checksum of the
+// datagram) and a body by type. docs/PROTOCOL.md documents the layout byte by byte; a test
+// checks its examples against this code.
 // Decoding is bounds-checked: a bad datagram yields a DecodeError, never an out-of-bounds read.
 #pragma once
 
@@ -18,7 +19,8 @@ inline constexpr uint8_t kMagic1 = 0x43;  // 'C'
 inline constexpr uint8_t kProtocolVersion = 1;
 // Below every common path MTU (1280 for IPv6 minus headers), so datagrams never fragment.
 inline constexpr size_t kMaxDatagramSize = 1200;
-inline constexpr size_t kHeaderSize = 12;
+inline constexpr size_t kHeaderSize = 16;
+inline constexpr size_t kChecksumOffset = 12;
 inline constexpr size_t kMaxBlobSize = size_t(kMaxPlayers) * kMaxInputSize;
 // The fixed part of an inputs body before the connect-status frames and the payload.
 inline constexpr size_t kInputsFixedSize = 14;
@@ -42,6 +44,7 @@ enum class DecodeError : uint8_t {
   oversized,     // longer than kMaxDatagramSize
   bad_magic,
   bad_version,   // the header is otherwise readable: Message::header says what was sent
+  bad_checksum,  // garbled on the way (or forged without care)
   unknown_type,
   malformed,     // a field out of range, bytes after the body, or an input payload that
                  // does not decode to exactly count * blob_size bytes
@@ -114,6 +117,10 @@ struct Message {
   uint64_t echoed_time_us = 0;  // quality_reply
   ChecksumReport checksum;   // checksum_report
 };
+
+// Writes the checksum field of a finished datagram (encoders do this themselves; tests use it
+// to craft datagrams that are garbled in a specific field yet carry a valid checksum).
+void seal_datagram(uint8_t* data, size_t size) noexcept;
 
 // Decodes one datagram. On bad_version, `out->header` is still filled.
 DecodeError decode_message(const uint8_t* data, size_t size, Message* out) noexcept;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "net/endpoint.h"
@@ -11,19 +12,30 @@
 
 namespace retcon::test {
 
-// Records every datagram handed to an inner transport (for byte-exact and size checks).
+// Records every datagram handed to an inner transport (for byte-exact and size checks), and
+// can follow each with a garbled copy (1-3 bytes changed) to test corruption on the way.
 class RecordingTransport final : public Transport {
  public:
   explicit RecordingTransport(Transport& inner) : inner_(inner) {}
   Result send(const PeerAddress& to, const uint8_t* data, size_t length) override {
     if (recording) sent.emplace_back(data, data + length);
     max_size = length > max_size ? length : max_size;
+    if (garble) {
+      std::vector<uint8_t> copy(data, data + length);
+      const int flips = 1 + int(rng() % 3);
+      for (int i = 0; i < flips; ++i) copy[rng() % length] ^= uint8_t(1 + rng() % 255);
+      ++garbled;
+      (void)inner_.send(to, copy.data(), copy.size());
+    }
     return inner_.send(to, data, length);
   }
   bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
     return inner_.receive(from, buffer, capacity, length);
   }
   bool recording = true;
+  bool garble = false;
+  uint64_t garbled = 0;
+  std::mt19937 rng{1};
   size_t max_size = 0;
   std::vector<std::vector<uint8_t>> sent;
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "net/endpoint.h"
@@ -241,6 +242,23 @@ TEST(Endpoint, DisconnectNoticeReachesPeer) {
   EXPECT_TRUE(events[0].by_peer);
 }
 
+TEST(Endpoint, HandshakeTimesOutWhenConfigured) {
+  EndpointConfig ca = default_config(34), cb = default_config(35);
+  ca.handshake_timeout_us = 1500000;
+  EndpointPair pair(ca, cb);
+  LinkProfile dead;
+  dead.loss = 1.0;
+  pair.set_link(dead);
+  pair.start();
+  EXPECT_FALSE(pair.run_handshake(1499000));
+  EXPECT_EQ(pair.a().endpoint.state(), EndpointState::synchronizing);
+  pair.step(1000);
+  EXPECT_EQ(pair.a().endpoint.state(), EndpointState::disconnected);
+  EXPECT_EQ(drain_events(pair.a().endpoint).back().type, EndpointEventType::disconnected);
+  for (int i = 0; i < 1000; ++i) pair.step(1000);
+  EXPECT_EQ(pair.b().endpoint.state(), EndpointState::synchronizing);  // 0: never gives up
+}
+
 TEST(Endpoint, MismatchedShapeIsRejected) {
   EndpointConfig ca = default_config(17), cb = default_config(18);
   cb.shape.frame_rate = 30;
@@ -283,7 +301,9 @@ TEST(Endpoint, OtherProtocolVersionIsRejected) {
   EXPECT_EQ(e.reject_reason(), detail::RejectReason::version);
   EXPECT_EQ(dropped(e, DropReason::bad_version), 1u);
   bool rejected = false;
-  for (const auto& ev : drain_events(e)) rejected |= ev.type == EndpointEventType::handshake_rejected;
+  for (const auto& ev : drain_events(e)) {
+    rejected |= ev.type == EndpointEventType::handshake_rejected;
+  }
   EXPECT_TRUE(rejected);
 }
 
@@ -386,6 +406,24 @@ TEST(Endpoint, BadDatagramsAreDroppedAndCounted) {
   EXPECT_EQ(0, std::memcmp(a.received_input(450), want.data(), 2));
 }
 
+// Datagrams garbled on the way are all dropped, and never alter the inputs delivered.
+TEST(Endpoint, GarbledDatagramsNeverCorruptInputs) {
+  EndpointPair pair(default_config(28), default_config(29));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  pair.a().recorder->garble = true;
+  pair.b().recorder->garble = true;
+  stream_inputs(pair, 1000, 60000000);  // checks every blob's content
+  for (auto* side : {&pair.a(), &pair.b()}) {
+    const auto& other = side == &pair.a() ? pair.b() : pair.a();
+    const auto stats = other.endpoint.stats();
+    uint64_t drops = 0;
+    for (uint64_t d : stats.dropped) drops += d;
+    EXPECT_EQ(drops, side->recorder->garbled);
+    EXPECT_GT(stats.dropped[size_t(DropReason::bad_checksum)], side->recorder->garbled / 2);
+  }
+}
+
 // A long backlog of incompressible blobs crosses in datagrams of at most 1200 bytes and
 // arrives complete, oldest first.
 TEST(Endpoint, BacklogRespectsDatagramCap) {
@@ -443,6 +481,89 @@ TEST(Endpoint, ChecksumsAndConnectStatusCross) {
   EXPECT_TRUE(pair.b().endpoint.remote_connect_status(1).disconnected);
   EXPECT_EQ(pair.b().endpoint.remote_connect_status(0).last_frame, 10);
   EXPECT_FALSE(pair.b().endpoint.remote_connect_status(0).disconnected);
+}
+
+TEST(Endpoint, LogsGoThroughTheLogger) {
+  struct Lines {
+    std::vector<std::string> text;
+    std::vector<LogLevel> levels;
+  } lines;
+  EndpointConfig ca = default_config(30), cb = default_config(31);
+  ca.logger.user = &lines;
+  ca.logger.min_level = LogLevel::info;
+  ca.logger.log = [](void* user, LogLevel level, const char* message) {
+    static_cast<Lines*>(user)->text.emplace_back(message);
+    static_cast<Lines*>(user)->levels.push_back(level);
+  };
+  cb.shape.input_size = 3;  // rejected: an error line
+  cb.send_blob_size = cb.receive_blob_size = 3;
+  EndpointPair pair(ca, cb);
+  pair.start();
+  pair.run_handshake(1000000);
+  ASSERT_FALSE(lines.text.empty());
+  EXPECT_NE(lines.text.back().find("rejected"), std::string::npos) << lines.text.back();
+  EXPECT_EQ(lines.levels.back(), LogLevel::error);
+  Endpoint e;
+  EndpointConfig bad = ca;
+  bad.sync_round_trips = 0;
+  EXPECT_EQ(e.init(bad), Result::invalid_argument);
+  EXPECT_NE(lines.text.back().find("sync_round_trips"), std::string::npos) << lines.text.back();
+}
+
+// A user transport (C function pointers) carries a whole connection, and a transport that
+// fails is reported by poll() and counted, without breaking the endpoint.
+TEST(Endpoint, RunsOverCallbackTransportAndSurvivesSendFailures) {
+  InMemoryNetwork net;
+  struct User {
+    InMemoryTransport* link;
+    bool fail = false;
+  } ua{net.add_endpoint()}, ub{net.add_endpoint()};
+  TransportCallbacks cb;
+  cb.send = [](void* user, const uint8_t* addr, uint32_t addr_len, const uint8_t* data,
+               size_t length) -> int32_t {
+    auto* u = static_cast<User*>(user);
+    PeerAddress to;
+    if (u->fail || !PeerAddress::from_bytes(addr, addr_len, &to)) return -1;
+    return u->link->send(to, data, length) == Result::ok ? 0 : -1;
+  };
+  cb.receive = [](void* user, uint8_t* addr, uint32_t* addr_len, uint8_t* buffer,
+                  size_t capacity, size_t* length) -> int32_t {
+    PeerAddress from;
+    if (!static_cast<User*>(user)->link->receive(&from, buffer, capacity, length)) return 0;
+    std::memcpy(addr, from.bytes, from.size);
+    *addr_len = from.size;
+    return 1;
+  };
+  cb.user = &ua;
+  CallbackTransport ta(cb);
+  cb.user = &ub;
+  CallbackTransport tb(cb);
+  Endpoint a, b;
+  ASSERT_EQ(a.init(default_config(32)), Result::ok);
+  ASSERT_EQ(b.init(default_config(33)), Result::ok);
+  a.start(0);
+  b.start(0);
+  uint8_t buffer[1500];
+  Frame sent = 0;
+  Result failed = Result::ok;
+  for (uint64_t now = 1000; now < 3000000 && b.last_received_frame() < 99; now += 1000) {
+    size_t length;
+    PeerAddress from;
+    while (ta.receive(&from, buffer, sizeof buffer, &length)) a.on_datagram(buffer, length, now);
+    while (tb.receive(&from, buffer, sizeof buffer, &length)) b.on_datagram(buffer, length, now);
+    if (a.running() && sent < 100) {
+      const uint8_t blob[2] = {uint8_t(sent), 0};
+      ASSERT_EQ(a.send_input(sent++, blob), Result::ok);
+    }
+    ua.fail = sent > 20 && sent < 40;  // a stretch where every send fails
+    const Result r = a.poll(now, ta, ub.link->address());
+    if (r != Result::ok) failed = r;
+    b.poll(now, tb, ua.link->address());
+  }
+  EXPECT_EQ(failed, Result::transport_error);
+  EXPECT_GT(a.stats().send_failures, 0u);
+  EXPECT_EQ(b.last_received_frame(), 99);
+  EXPECT_EQ(b.received_input(30)[0], 30);
 }
 
 TEST(Endpoint, ApiMisuseIsAnError) {

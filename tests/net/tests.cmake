@@ -8,3 +8,4 @@ retcon_add_test(net_wire_bytes_test ${CMAKE_CURRENT_LIST_DIR}/wire_bytes_test.cp
 retcon_add_test(net_protocol_doc_test ${CMAKE_CURRENT_LIST_DIR}/protocol_doc_test.cpp)
 # The test reads docs/PROTOCOL.md from the source tree.
 target_compile_definitions(net_protocol_doc_test PRIVATE RETCON_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+retcon_add_test(net_soak_test ${CMAKE_CURRENT_LIST_DIR}/soak_test.cpp)

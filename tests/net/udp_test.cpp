@@ -66,6 +66,28 @@ TEST(UdpTransport, BadBindsAreErrors) {
   EXPECT_EQ(t->send(make_memory_address(1), &byte, 1), Result::invalid_argument);
 }
 
+// A dual-stack socket ("::") names IPv4 peers as IPv4, so a reply address equals the one the
+// game built with make_ip_address("127.0.0.1", ...).
+TEST(UdpTransport, DualStackNamesIPv4PeersAsIPv4) {
+  std::unique_ptr<UdpTransport> v6, v4;
+  if (UdpTransport::open("::", 0, &v6) != Result::ok) GTEST_SKIP() << "no IPv6";
+  ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &v4), Result::ok);
+  PeerAddress to_v6;
+  ASSERT_EQ(make_ip_address("127.0.0.1", v6->local_port(), &to_v6), Result::ok);
+  const uint8_t byte = 42;
+  ASSERT_EQ(v4->send(to_v6, &byte, 1), Result::ok);
+  uint8_t buffer[16];
+  size_t length;
+  PeerAddress from;
+  if (!receive_one(*v6, &from, buffer, sizeof buffer, &length)) {
+    GTEST_SKIP() << "IPv6 socket is IPv6-only here";
+  }
+  EXPECT_EQ(from, v4->local_address());
+  ASSERT_EQ(v6->send(from, buffer, length), Result::ok);  // IPv4 address on an IPv6 socket
+  ASSERT_TRUE(receive_one(*v4, &from, buffer, sizeof buffer, &length));
+  EXPECT_EQ(buffer[0], 42);
+}
+
 // Two endpoints complete a handshake and stream inputs over real loopback sockets. Virtual
 // time advances 1 ms per loop turn; timeouts are off, since real delivery is not virtual.
 TEST(UdpTransport, EndpointsStreamOverLoopback) {

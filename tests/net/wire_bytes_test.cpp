@@ -47,8 +47,8 @@ TEST(WireBytes, PayloadBytesPerSecondAt60Fps) {
   const double payload = double(after.bytes_sent - before.bytes_sent) / elapsed_s;
   const double datagrams = double(after.datagrams_sent - before.datagrams_sent) / elapsed_s;
   // UDP over IPv4 adds 28 bytes of headers per datagram.
-  std::printf("[ wire bytes ] 60 fps, 2-byte inputs, 80 ms RTT: %.0f payload B/s, %.1f datagrams/s, "
-              "%.0f B/s with UDP/IPv4 headers\n",
+  std::printf("[ wire bytes ] 60 fps, 2-byte inputs, 80 ms RTT: %.0f payload B/s, "
+              "%.1f datagrams/s, %.0f B/s with UDP/IPv4 headers\n",
               payload, datagrams, payload + datagrams * 28);
   RecordProperty("payload_bytes_per_second", int(payload));
   for (int i = 0; i < 30; ++i) pair.step(16667);  // let the last frames land

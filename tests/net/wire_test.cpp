@@ -219,12 +219,19 @@ std::vector<std::vector<uint8_t>> valid_datagrams() {
 TEST(Wire, TruncatedAtEveryLengthIsRejected) {
   for (const auto& d : valid_datagrams()) {
     for (size_t n = 0; n < d.size(); ++n) {
-      std::vector<uint8_t> cut(d.begin(), d.begin() + long(n));  // own allocation: ASan sees overreads
+      // An allocation of exactly n bytes, so ASan sees any read past it.
+      std::vector<uint8_t> cut(d.begin(), d.begin() + long(n));
       Message m;
       const DecodeError e = decode_message(cut.data(), cut.size(), &m);
       EXPECT_NE(e, DecodeError::ok) << "length " << n << " of " << d.size();
       if (n < kHeaderSize) {
         EXPECT_EQ(e, DecodeError::truncated);
+      } else {
+        // With a matching checksum the body's own length checks must catch it.
+        seal_datagram(cut.data(), cut.size());
+        const DecodeError sealed = decode_message(cut.data(), cut.size(), &m);
+        EXPECT_TRUE(sealed == DecodeError::truncated || sealed == DecodeError::malformed)
+            << decode_error_name(sealed) << " at length " << n;
       }
     }
   }
@@ -244,20 +251,28 @@ TEST(Wire, ClassesOfBadInput) {
   d[3] = 200;
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::unknown_type);
   d = good[0];
-  d.push_back(0);
+  d.push_back(0);  // a byte after the body
+  seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   std::vector<uint8_t> big(kMaxDatagramSize + 1, 0);
   std::copy(good[0].begin(), good[0].end(), big.begin());
   EXPECT_EQ(decode_message(big.data(), big.size(), &m), DecodeError::oversized);
   d = good[0];
-  d[kHeaderSize + 4] = 0;  // zero players
+  d[kHeaderSize + 4] = 0;  // zero players: garbled, caught by the checksum...
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_checksum);
+  seal_datagram(d.data(), d.size());  // ...and by the field check when the checksum matches
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = good.back();         // inputs: negative start frame
   d[kHeaderSize + 3] = 0x80;
+  seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = good.back();         // inputs: a count the payload does not hold
   d[kHeaderSize + 8] = 9;
+  seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  d = good.back();         // inputs: one payload bit flipped
+  d.back() ^= 0x10;
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_checksum);
   EXPECT_EQ(decode_message(nullptr, 10, &m), DecodeError::truncated);
 }
 
@@ -272,6 +287,7 @@ TEST(Wire, GarbledBytesNeverCrash) {
     const int flips = 1 + int(rng() % 4);
     for (int f = 0; f < flips; ++f) d[rng() % d.size()] = uint8_t(rng());
     if (rng() % 3 == 0) d.resize(rng() % (d.size() + 1));
+    if (rng() % 2) seal_datagram(d.data(), d.size());  // reach the body decoders too
     std::vector<uint8_t> exact(d);  // exact-size heap copy so ASan catches overreads
     Message m;
     if (decode_message(exact.data(), exact.size(), &m) != DecodeError::ok) continue;
