@@ -59,6 +59,7 @@ struct PeerStats {
       dropped_unknown_type, dropped_malformed, dropped_bad_nonce, dropped_replayed,
       dropped_out_of_window, dropped_wrong_state;
   uint64_t send_failures;
+  uint64_t dropped_bad_checksum;  // garbled in transit (or forged): checksum does not match
 };
 
 class P2PSession : public Session {

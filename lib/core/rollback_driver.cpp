@@ -43,6 +43,16 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   return Result::ok;
 }
 
+void RollbackDriver::enable_checkpoints(int32_t depth) {
+  if (!saves_needed_ || depth <= 0) return;
+  const int32_t interval = std::max(max_prediction_, 4);
+  const uint32_t count = uint32_t((depth + interval - 1) / interval + 2);
+  checkpoints_.init(count, interval, ring_.capacity());
+  // Inputs must reach as far back as the states do.
+  const uint32_t queue_frames = std::bit_ceil(uint32_t(2 * history_ + checkpoints_.depth() + 2 * kMaxInputDelay + 16));
+  for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
+}
+
 // ---------------------------------------------------------------- inputs
 
 Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, size_t size) noexcept {
@@ -94,7 +104,8 @@ Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after) noexce
   if (player < 0 || uint32_t(player) >= num_players_) return Result::invalid_player;
   Player& p = players_[player];
   if (p.disconnected && after >= p.disconnected_after) return Result::ok;
-  if (after < kNullFrame || (after + 1 < frame_ && after + 1 < frame_ - history_)) return Result::input_out_of_window;
+  const int32_t reach = std::max(history_, checkpoints_.enabled() ? checkpoints_.depth() : 0);
+  if (after < kNullFrame || (after + 1 < frame_ && after + 1 < frame_ - reach)) return Result::input_out_of_window;
   p.disconnected = true;
   p.disconnected_after = after;
   // Frames after `after` were simulated with other inputs than the zeros they get now.
@@ -132,6 +143,7 @@ bool RollbackDriver::window_full() const noexcept {
 
 Frame RollbackDriver::oldest_needed() const noexcept {
   Frame oldest = std::min(confirmed_frame() + 1, frame_ - history_);
+  if (checkpoints_.enabled()) oldest = std::min(oldest, frame_ - checkpoints_.depth() - 1);
   if (save_mode_ == SaveMode::sparse && last_saved_ != kNullFrame) oldest = std::min(oldest, last_saved_);
   return std::max<Frame>(oldest, 0);
 }
@@ -166,8 +178,11 @@ Result RollbackDriver::save_into(SavedState& out, Frame frame) noexcept {
 }
 
 Result RollbackDriver::save(Frame frame) noexcept {
-  Result r = save_into(ring_.slot_for(frame), frame);
-  if (r == Result::ok && frame > last_saved_) last_saved_ = frame;
+  SavedState& slot = ring_.slot_for(frame);
+  Result r = save_into(slot, frame);
+  if (r != Result::ok) return r;
+  if (frame > last_saved_) last_saved_ = frame;
+  checkpoints_.offer(slot);
   return r;
 }
 
@@ -177,7 +192,11 @@ Result RollbackDriver::load(Frame frame) noexcept {
     reporter_.log(LogLevel::error, "no saved state for frame %d (current %d)", frame, frame_);
     return Result::internal_error;
   }
-  callbacks_.load_state(callbacks_.user, frame, s->data, s->length);
+  return load(*s);
+}
+
+Result RollbackDriver::load(const SavedState& state) noexcept {
+  callbacks_.load_state(callbacks_.user, state.frame, state.data, state.length);
   ++stats_.loads;
   return Result::ok;
 }
@@ -235,9 +254,21 @@ Result RollbackDriver::rollback() noexcept {
   const bool sparse = save_mode_ == SaveMode::sparse;
   // Sparse saving keeps only final states: re-simulate from the newest, which is never after
   // the first wrong frame (a final state has no unconfirmed input before it).
-  const Frame target = sparse ? last_saved_ : first_incorrect_;
+  Frame target = sparse ? last_saved_ : first_incorrect_;
   if (target == kNullFrame || target >= frame_) return Result::internal_error;
-  if (Result r = load(target); r != Result::ok) return r;
+  const SavedState* from = ring_.size() ? ring_.find(target) : nullptr;
+  if (sparse && target > first_incorrect_) from = nullptr;  // a cut before the last final save
+  if (from == nullptr) {
+    // Further back than the ring reaches (a disconnect cut agreed late): start from a checkpoint.
+    from = checkpoints_.at_or_before(first_incorrect_);
+    if (from == nullptr) {
+      reporter_.log(LogLevel::error, "cannot roll back to frame %d: no saved state that old", first_incorrect_);
+      return Result::internal_error;
+    }
+    target = from->frame;
+  }
+  checkpoints_.invalidate_after(target);
+  if (Result r = load(*from); r != Result::ok) return r;
 
   const Frame newest_final = confirmed_frame() + 1;
   Result outcome = Result::ok;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/checkpoints.h"
 #include "core/input_queue.h"
 #include "core/reporter.h"
 #include "core/state_ring.h"
@@ -23,6 +24,9 @@ class RollbackDriver {
   // `history`: how many frames behind frame_ the session may need to load (max prediction, or
   // the sync test's check distance). `save_mode` is already resolved (never automatic).
   Result init(const SessionConfig& config, int32_t history, SaveMode save_mode);
+  // Keeps checkpoints reaching at least `depth` frames back (P2P: for disconnect agreement).
+  // Call after init().
+  void enable_checkpoints(int32_t depth);
 
   void set_local(PlayerIndex player, bool local) noexcept { players_[player].local = local; }
   bool is_local(PlayerIndex player) const noexcept { return players_[player].local; }
@@ -58,6 +62,7 @@ class RollbackDriver {
   Result save(Frame frame) noexcept;                 // live state -> ring slot of `frame`
   Result save_into(SavedState& out, Frame frame) noexcept;  // live state -> caller's buffer
   Result load(Frame frame) noexcept;                 // ring slot of `frame` -> live state
+  Result load(const SavedState& state) noexcept;     // any saved state -> live state
   void step(Frame frame, uint32_t flags) noexcept;   // simulate one frame with its best inputs
   void finish_frame() noexcept;                      // frame_++ after the live frame was stepped
   uint64_t checksum(SavedState& state) noexcept;     // computed once, then cached
@@ -101,6 +106,7 @@ class RollbackDriver {
   Predictor predictor_{};
   Reporter reporter_;
   StateRing ring_;
+  Checkpoints checkpoints_;
   std::array<Player, kMaxPlayers> players_{};
   std::unique_ptr<uint8_t[]> frame_inputs_;  // scratch: every player's input for one frame
   std::unique_ptr<uint8_t[]> zeros_;

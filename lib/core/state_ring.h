@@ -25,6 +25,8 @@ class StateRing {
   size_t capacity() const noexcept { return capacity_; }
   uint32_t size() const noexcept { return count_; }
 
+  SavedState& slot(uint32_t index) noexcept { return slots_[index]; }
+  const SavedState& slot(uint32_t index) const noexcept { return slots_[index]; }
   // The slot `frame` is saved into (whatever it holds now).
   SavedState& slot_for(Frame frame) noexcept { return slots_[uint32_t(frame) % count_]; }
   // The saved state of `frame`, or null if it was overwritten or never saved.

@@ -1,10 +1,34 @@
 // The parts of Session that every session kind forwards to its RollbackDriver unchanged.
 #pragma once
 
+#include <memory>
+#include <new>
+#include <string>
+
 #include "core/rollback_driver.h"
 #include "retcon/session.h"
 
 namespace retcon::detail {
+
+// The driver's counters with the live frame numbers filled in.
+inline SessionStats driver_stats(const RollbackDriver& driver) {
+  SessionStats s = driver.stats();
+  s.current_frame = driver.frame();
+  s.confirmed_frame = driver.confirmed_frame();
+  return s;
+}
+
+// describe_state of a saved state into `out` (cleared first); false when the game gave no
+// describer. Only used when reporting a mismatch, so the string may grow then.
+inline bool describe_saved_state(const GameCallbacks& cb, const SavedState& state, std::string* out) {
+  out->clear();
+  if (!cb.describe_state) return false;
+  const TextSink sink{out, [](void* ctx, const char* text, size_t length) {
+                        if (text) static_cast<std::string*>(ctx)->append(text, length);
+                      }};
+  cb.describe_state(cb.user, state.frame, state.data, state.length, &sink);
+  return true;
+}
 
 class DriverSession : public Session {
  public:
@@ -16,12 +40,7 @@ class DriverSession : public Session {
   }
   Frame current_frame() const override { return driver_.frame(); }
   Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
-  SessionStats stats() const override {
-    SessionStats s = driver_.stats();
-    s.current_frame = driver_.frame();
-    s.confirmed_frame = driver_.confirmed_frame();
-    return s;
-  }
+  SessionStats stats() const override { return driver_stats(driver_); }
 
   RollbackDriver& driver() noexcept { return driver_; }
 
@@ -40,6 +59,21 @@ Result guarded_create(Build&& build) noexcept {
   } catch (...) {
     return Result::internal_error;
   }
+}
+
+// The create_*_session pattern: validate the shared settings, build `Impl` from `config`, hand
+// it out only if init succeeded.
+template <class Impl, class Base, class Config>
+Result create_session(const SessionConfig& shared, const Config& config, std::unique_ptr<Base>* out) noexcept {
+  if (out == nullptr) return Result::invalid_argument;
+  out->reset();
+  if (validate_session_config(shared) != nullptr) return Result::invalid_argument;
+  return guarded_create([&] {
+    auto session = std::make_unique<Impl>();
+    Result r = session->init(config);
+    if (r == Result::ok) *out = std::move(session);
+    return r;
+  });
 }
 
 }  // namespace retcon::detail

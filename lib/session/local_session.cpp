@@ -25,15 +25,7 @@ class LocalSession final : public DriverSession {
 }  // namespace detail
 
 Result create_local_session(const SessionConfig& config, std::unique_ptr<Session>* out) {
-  if (out == nullptr) return Result::invalid_argument;
-  out->reset();
-  if (validate_session_config(config) != nullptr) return Result::invalid_argument;
-  return detail::guarded_create([&] {
-    auto session = std::make_unique<detail::LocalSession>();
-    Result r = session->init(config);
-    if (r == Result::ok) *out = std::move(session);
-    return r;
-  });
+  return detail::create_session<detail::LocalSession>(config, config, out);
 }
 
 }  // namespace retcon

@@ -20,6 +20,8 @@ namespace detail {
 namespace {
 
 constexpr uint32_t kMaxPeers = kMaxPlayers - 1 + kMaxSpectators;
+// Input delay (both sides together) that disconnect agreement can reach back over.
+constexpr int32_t kDisconnectDelayAllowance = 32;
 // Frames between two time-sync recommendations (half a second at 60 fps).
 constexpr Frame kTimeSyncInterval = 30;
 
@@ -37,12 +39,7 @@ class P2PSessionImpl final : public P2PSession {
   Result poll(uint64_t now_us) override;
   Frame current_frame() const override { return driver_.frame(); }
   Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
-  SessionStats stats() const override {
-    SessionStats s = driver_.stats();
-    s.current_frame = driver_.frame();
-    s.confirmed_frame = driver_.confirmed_frame();
-    return s;
-  }
+  SessionStats stats() const override { return driver_stats(driver_); }
 
   // ---- P2PSession
   bool running() const override { return running_; }
@@ -127,6 +124,9 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   SaveMode mode = s.save_mode;
   if (c.desync_interval > 0 && s.max_prediction == 0 && mode == SaveMode::automatic) mode = SaveMode::every_frame;
   if (Result r = driver_.init(s, s.max_prediction, mode); r != Result::ok) return r;
+  // A dropped player's agreed last frame can be older than this machine's window: a peer that
+  // lost them early reports it only with its next inputs, up to a window and both delays later.
+  driver_.enable_checkpoints(2 * s.max_prediction + kDisconnectDelayAllowance);
 
   uint16_t local_mask = 0;
   for (uint32_t p = 0; p < num_players_; ++p) {
@@ -337,7 +337,15 @@ void P2PSessionImpl::agree_on_disconnects() {
       }
       if (theirs.last_frame < local_status_[p].last_frame) {
         local_status_[p].last_frame = theirs.last_frame;
-        driver_.disconnect_player(PlayerIndex(p), theirs.last_frame);
+        if (driver_.disconnect_player(PlayerIndex(p), theirs.last_frame) != Result::ok) {
+          // Older than any state kept: this machine cannot follow the agreement.
+          driver_.reporter().log(LogLevel::error, "player %u: agreed last frame %d is older than the saved history", p,
+                                 theirs.last_frame);
+          Event e = Reporter::make(EventType::desync_detected, "cannot roll back to the agreed disconnect frame");
+          e.player = PlayerIndex(p);
+          e.frame = theirs.last_frame + 1;
+          driver_.reporter().emit(e);
+        }
         desync_.invalidate_after(theirs.last_frame);
       }
     }
@@ -460,14 +468,8 @@ void P2PSessionImpl::compare_reports(Peer& peer) {
     e.frame = report.frame;
     e.checksum_local = local;
     e.checksum_remote = report.sum;
-    describe_text_.clear();
-    const GameCallbacks& cb = driver_.callbacks();
     const SavedState* state = driver_.ring().size() ? driver_.ring().find(report.frame) : nullptr;
-    if (cb.describe_state && state) {
-      const TextSink sink{&describe_text_, [](void* ctx, const char* text, size_t n) {
-                            if (text) static_cast<std::string*>(ctx)->append(text, n);
-                          }};
-      cb.describe_state(cb.user, state->frame, state->data, state->length, &sink);
+    if (state && describe_saved_state(driver_.callbacks(), *state, &describe_text_)) {
       e.text_local = describe_text_.c_str();
       e.text_local_len = describe_text_.size();
     }
@@ -517,15 +519,7 @@ void P2PSessionImpl::send_due() {
 }  // namespace detail
 
 Result create_p2p_session(const P2PConfig& config, std::unique_ptr<P2PSession>* out) {
-  if (out == nullptr) return Result::invalid_argument;
-  out->reset();
-  if (validate_session_config(config.session) != nullptr) return Result::invalid_argument;
-  return detail::guarded_create([&] {
-    auto session = std::make_unique<detail::P2PSessionImpl>();
-    Result r = session->init(config);
-    if (r == Result::ok) *out = std::move(session);
-    return r;
-  });
+  return detail::create_session<detail::P2PSessionImpl>(config.session, config, out);
 }
 
 }  // namespace retcon

@@ -56,6 +56,7 @@ inline PeerStats make_peer_stats(const Peer& peer, Frame local_frame, uint64_t n
   s.dropped_out_of_window = drop(DropReason::out_of_window);
   s.dropped_wrong_state = drop(DropReason::wrong_state);
   s.send_failures = e.send_failures;
+  s.dropped_bad_checksum = drop(DropReason::bad_checksum);
   return s;
 }
 

@@ -48,12 +48,7 @@ class SpectatorSessionImpl final : public P2PSession {
   Result set_input_delay(PlayerIndex, int32_t) override { return Result::invalid_player; }
   Frame current_frame() const override { return driver_.frame(); }
   Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
-  SessionStats stats() const override {
-    SessionStats s = driver_.stats();
-    s.current_frame = driver_.frame();
-    s.confirmed_frame = driver_.confirmed_frame();
-    return s;
-  }
+  SessionStats stats() const override { return driver_stats(driver_); }
 
   Result poll(uint64_t now_us) override {
     if (now_us > now_) now_ = now_us;
@@ -176,15 +171,7 @@ class SpectatorSessionImpl final : public P2PSession {
 }  // namespace detail
 
 Result create_spectator_session(const SpectatorConfig& config, std::unique_ptr<P2PSession>* out) {
-  if (out == nullptr) return Result::invalid_argument;
-  out->reset();
-  if (validate_session_config(config.session) != nullptr) return Result::invalid_argument;
-  return detail::guarded_create([&] {
-    auto session = std::make_unique<detail::SpectatorSessionImpl>();
-    Result r = session->init(config);
-    if (r == Result::ok) *out = std::move(session);
-    return r;
-  });
+  return detail::create_session<detail::SpectatorSessionImpl>(config.session, config, out);
 }
 
 }  // namespace retcon

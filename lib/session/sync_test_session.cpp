@@ -17,6 +17,8 @@ namespace {
 class SyncTestSession final : public DriverSession {
  public:
   Result init(const SyncTestConfig& config) {
+    if (config.check_distance < 1 || config.check_distance > config.session.max_prediction)
+      return Result::invalid_argument;
     distance_ = config.check_distance;
     if (Result r = driver_.init(config.session, distance_, SaveMode::every_frame); r != Result::ok) return r;
     for (uint32_t p = 0; p < config.session.num_players; ++p) driver_.set_local(PlayerIndex(p), true);
@@ -85,8 +87,8 @@ class SyncTestSession final : public DriverSession {
     e.count = int32_t(frame - from);
     e.checksum_local = driver_.checksum(*first);
     e.checksum_remote = driver_.checksum(*second);
-    describe(*first, &text_first_);
-    describe(*second, &text_second_);
+    describe_saved_state(driver_.callbacks(), *first, &text_first_);
+    describe_saved_state(driver_.callbacks(), *second, &text_second_);
     if (driver_.callbacks().describe_state) {
       e.text_local = text_first_.c_str();
       e.text_local_len = text_first_.size();
@@ -113,16 +115,6 @@ class SyncTestSession final : public DriverSession {
     return false;
   }
 
-  void describe(const SavedState& state, std::string* out) {
-    out->clear();
-    const GameCallbacks& cb = driver_.callbacks();
-    if (!cb.describe_state) return;
-    const TextSink sink{out, [](void* ctx, const char* text, size_t length) {
-                          if (text) static_cast<std::string*>(ctx)->append(text, length);
-                        }};
-    cb.describe_state(cb.user, state.frame, state.data, state.length, &sink);
-  }
-
   int32_t distance_ = 1;
   std::unique_ptr<uint8_t[]> resim_memory_, diag_memory_;
   SavedState resim_, diag_;
@@ -133,17 +125,7 @@ class SyncTestSession final : public DriverSession {
 }  // namespace detail
 
 Result create_sync_test_session(const SyncTestConfig& config, std::unique_ptr<Session>* out) {
-  if (out == nullptr) return Result::invalid_argument;
-  out->reset();
-  if (validate_session_config(config.session) != nullptr) return Result::invalid_argument;
-  if (config.check_distance < 1 || config.check_distance > config.session.max_prediction)
-    return Result::invalid_argument;
-  return detail::guarded_create([&] {
-    auto session = std::make_unique<detail::SyncTestSession>();
-    Result r = session->init(config);
-    if (r == Result::ok) *out = std::move(session);
-    return r;
-  });
+  return detail::create_session<detail::SyncTestSession>(config.session, config, out);
 }
 
 }  // namespace retcon

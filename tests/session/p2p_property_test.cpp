@@ -15,6 +15,7 @@ RC_GTEST_PROP(P2PProperty, EveryConfirmedFrameEqualsLockstepOverAnyNetwork, ()) 
   o.spectators = *rc::gen::inRange(0u, 2u);
   o.input_size = *rc::gen::inRange(1u, 9u);
   o.max_prediction = *rc::gen::inRange(0, 11);
+  o.input_delay = *rc::gen::inRange(0, 4);
   o.frames = 240;
   o.seed = *rc::gen::arbitrary<uint64_t>();
   o.desync_interval = *rc::gen::inRange(1, 20);

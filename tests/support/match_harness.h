@@ -13,7 +13,9 @@
 namespace retcon::test {
 
 struct MatchOptions {
-  uint32_t machines = 2;            // one player each
+  uint32_t machines = 2;            // one player each, unless `owner` says otherwise
+  std::vector<uint32_t> owner;      // optional: owner[p] = the machine that owns player p
+  int32_t input_delay = 0;          // every local player's delay: its input of frame f plays at f + delay
   uint32_t input_size = 2;
   int32_t max_prediction = 8;
   Frame frames = 600;
@@ -39,7 +41,12 @@ struct Machine {
 
 class Match {
  public:
-  explicit Match(const MatchOptions& o) : opt_(o), rng_(o.seed) {}
+  explicit Match(const MatchOptions& o) : opt_(o), rng_(o.seed) {
+    if (opt_.owner.empty())
+      for (uint32_t m = 0; m < opt_.machines; ++m) opt_.owner.push_back(m);
+    players_ = uint32_t(opt_.owner.size());
+  }
+  uint32_t players() const { return players_; }
 
   // The input player p gives at frame f: holds and changes, as a person's.
   uint8_t input_byte(uint32_t p, Frame f, uint32_t i) const {
@@ -63,7 +70,7 @@ class Match {
     for (uint32_t m = 0; m < total; ++m) {
       Machine& me = *machines_[m];
       SessionConfig s;
-      s.num_players = opt_.machines;
+      s.num_players = players_;
       s.input_size = opt_.input_size;
       s.max_prediction = opt_.max_prediction;
       s.max_state_size = 256;
@@ -85,15 +92,17 @@ class Match {
       c.session = s;
       c.network = n;
       c.desync_interval = opt_.desync_interval;
-      for (uint32_t p = 0; p < opt_.machines; ++p) {
-        c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
-        c.players[p].address = machines_[p]->wire->address();
+      for (uint32_t p = 0; p < players_; ++p) {
+        c.players[p].kind = opt_.owner[p] == m ? PlayerKind::local : PlayerKind::remote;
+        c.players[p].address = machines_[opt_.owner[p]]->wire->address();
       }
       if (m == 0) {
         c.num_spectators = opt_.spectators;
         for (uint32_t k = 0; k < opt_.spectators; ++k) c.spectators[k] = machines_[opt_.machines + k]->wire->address();
       }
       if (create_p2p_session(c, &me.session) != Result::ok) return false;
+      for (uint32_t p = 0; p < players_; ++p)
+        if (opt_.owner[p] == m && me.session->set_input_delay(PlayerIndex(p), opt_.input_delay) != Result::ok) return false;
     }
     return true;
   }
@@ -120,9 +129,12 @@ class Match {
       if (me.session->current_frame() >= opt_.frames + 120) continue;
       const Frame f = me.session->current_frame();
       uint8_t in[kMaxInputSize];
-      for (uint32_t i = 0; i < opt_.input_size; ++i) in[i] = input_byte(m, f, i);
-      const Result r = me.session->add_local_input(PlayerIndex(m), in, opt_.input_size);
-      if (r != Result::ok && r != Result::input_already_added) ++errors_;
+      for (uint32_t p = 0; p < players_; ++p) {
+        if (opt_.owner[p] != m) continue;
+        for (uint32_t i = 0; i < opt_.input_size; ++i) in[i] = input_byte(p, f, i);
+        const Result r = me.session->add_local_input(PlayerIndex(p), in, opt_.input_size);
+        if (r != Result::ok && r != Result::input_already_added) ++errors_;
+      }
       const Result a = me.session->advance_frame();
       if (a == Result::prediction_limit) ++me.stalls;
       else if (a != Result::ok) ++errors_;
@@ -152,16 +164,17 @@ class Match {
   std::vector<uint64_t> reference(const std::vector<Frame>& cut = {}) const {
     TestGame ref;
     std::vector<uint64_t> out;
-    std::vector<uint8_t> inputs(size_t(opt_.machines) * opt_.input_size);
-    std::vector<InputStatus> status(opt_.machines, InputStatus::confirmed);
+    std::vector<uint8_t> inputs(size_t(players_) * opt_.input_size);
+    std::vector<InputStatus> status(players_, InputStatus::confirmed);
     for (Frame f = 0; f <= opt_.frames; ++f) {
       out.push_back(ref.hash());
-      for (uint32_t p = 0; p < opt_.machines; ++p)
+      for (uint32_t p = 0; p < players_; ++p)
         for (uint32_t i = 0; i < opt_.input_size; ++i) {
           const bool gone = p < cut.size() && cut[p] != -2 && f > cut[p];
-          inputs[p * opt_.input_size + i] = gone ? 0 : input_byte(p, f, i);
+          const Frame given = f - opt_.input_delay;  // the frame at which it was given
+          inputs[p * opt_.input_size + i] = gone || given < 0 ? 0 : input_byte(p, given, i);
         }
-      const FrameInputs fi{inputs.data(), status.data(), opt_.input_size, opt_.machines};
+      const FrameInputs fi{inputs.data(), status.data(), opt_.input_size, players_};
       ref.step(fi);
     }
     return out;
@@ -186,6 +199,7 @@ class Match {
   std::vector<std::unique_ptr<Machine>> machines_;
   uint64_t now_ = 0;
   uint64_t errors_ = 0;
+  uint32_t players_ = 0;
 };
 
 }  // namespace retcon::test

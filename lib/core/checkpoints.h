@@ -1,0 +1,60 @@
+// Older saved states, one every `interval` frames, kept behind the state ring so a rollback can
+// reach further back than the prediction window when it must: when peers agree that a dropped
+// player's last frame is earlier than this machine had thought, the frames after it are
+// re-simulated with that player's inputs removed, possibly from well before the window.
+// A checkpoint is a copy of a save the driver already made, so it costs one memcpy per interval.
+#pragma once
+
+#include <cstring>
+
+#include "core/state_ring.h"
+
+namespace retcon::detail {
+
+class Checkpoints {
+ public:
+  void init(uint32_t count, int32_t interval, size_t capacity) {
+    ring_.init(count, capacity);
+    interval_ = interval;
+    head_ = size_ = 0;
+  }
+  bool enabled() const noexcept { return ring_.size() > 0; }
+  // How far back the oldest checkpoint reaches, at least.
+  int32_t depth() const noexcept { return int32_t(ring_.size() - 1) * interval_; }
+
+  // Called for every save: keeps a copy when the newest checkpoint is an interval old.
+  void offer(const SavedState& saved) noexcept {
+    if (!enabled()) return;
+    if (size_ > 0 && saved.frame < newest().frame + interval_) return;
+    if (size_ == ring_.size()) {
+      head_ = (head_ + 1) % ring_.size();
+      --size_;
+    }
+    SavedState& slot = ring_.slot((head_ + size_) % ring_.size());
+    std::memcpy(slot.data, saved.data, saved.length);
+    slot.length = saved.length;
+    slot.frame = saved.frame;
+    slot.checksum_valid = false;
+    ++size_;
+  }
+  // A rollback re-simulates from `frame`: later checkpoints hold states it may change.
+  void invalidate_after(Frame frame) noexcept {
+    while (size_ > 0 && newest().frame > frame) --size_;
+  }
+  // The newest checkpoint at or before `frame`, or null.
+  const SavedState* at_or_before(Frame frame) const noexcept {
+    for (uint32_t i = size_; i-- > 0;) {
+      const SavedState& s = ring_.slot((head_ + i) % ring_.size());
+      if (s.frame <= frame) return &s;
+    }
+    return nullptr;
+  }
+
+ private:
+  const SavedState& newest() const noexcept { return ring_.slot((head_ + size_ - 1) % ring_.size()); }
+  StateRing ring_;
+  int32_t interval_ = 1;
+  uint32_t head_ = 0, size_ = 0;
+};
+
+}  // namespace retcon::detail
