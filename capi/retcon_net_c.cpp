@@ -20,7 +20,7 @@ retcon::PeerAddress to_cpp(const retcon_peer_address& a) noexcept {
   return out;
 }
 
-void to_c(const retcon::PeerAddress& a, retcon_peer_address* out) noexcept {
+void address_to_c(const retcon::PeerAddress& a, retcon_peer_address* out) noexcept {
   out->size = a.size;
   std::memcpy(out->bytes, a.bytes, sizeof out->bytes);
 }
@@ -48,15 +48,13 @@ bool valid_link(const retcon_link_profile* p) noexcept {
                           valid_probability(p->duplicate) && valid_probability(p->reorder));
 }
 
-// Wraps a new C++ transport (or a borrowed endpoint) in a handle.
-retcon_result new_transport(std::unique_ptr<retcon::Transport> owned, retcon::Transport* borrowed,
-                            retcon_transport** out, retcon_transport** made = nullptr) {
+// A handle owning `transport` (throws std::bad_alloc, which the caller's guard turns into
+// OUT_OF_MEMORY; the transport is freed either way).
+std::unique_ptr<retcon_transport> wrap(std::unique_ptr<retcon::Transport> transport) {
   std::unique_ptr<retcon_transport> t(new retcon_transport);
-  t->transport = owned ? owned.get() : borrowed;
-  t->owned = std::move(owned);
-  if (made) *made = t.get();
-  *out = t.release();
-  return RETCON_RESULT_OK;
+  t->transport = transport.get();
+  t->owned = std::move(transport);
+  return t;
 }
 
 void copy_stats(const retcon::PeerStats& s, retcon_peer_stats* out) noexcept {
@@ -83,6 +81,20 @@ void copy_stats(const retcon::PeerStats& s, retcon_peer_stats* out) noexcept {
   out->send_failures = s.send_failures;
 }
 
+// The checks and the copy shared by the peer and spectator queries; `query` fills a PeerStats.
+template <class Query>
+retcon_result peer_stats(const retcon_session* session, retcon_peer_stats* out, Query&& query) noexcept {
+  if (!is_session(session) || out == nullptr || !known_size(out->size, sizeof *out))
+    return RETCON_RESULT_INVALID_ARGUMENT;
+  if (session->p2p == nullptr) return RETCON_RESULT_NOT_FOUND;
+  return guarded([&] {
+    retcon::PeerStats s{};
+    if (const Result r = query(&s); r != Result::ok) return to_c(r);
+    copy_stats(s, out);
+    return RETCON_RESULT_OK;
+  });
+}
+
 template <class Config>
 void copy_network(const Config& c, retcon_transport* transport, retcon::NetworkConfig* out) noexcept {
   out->transport = transport->transport;
@@ -102,18 +114,15 @@ retcon_result create_network_session(const char* function, const retcon_session_
     if (out != nullptr) *out = nullptr;
     return reject(config, function, "transport is NULL or not a live transport");
   }
-  const retcon_result r =
-      create_session(function, config, callbacks, kind, out, [&](const retcon::SessionConfig& c, retcon_session& s) {
-        std::unique_ptr<retcon::P2PSession> session;
-        const Result made = make(c, &session);
-        if (made != Result::ok) return made;
-        s.p2p = session.get();
-        s.impl = std::move(session);
-        s.transport = transport;
-        ++transport->users;
-        return Result::ok;
-      });
-  return r;
+  return create_session(function, config, callbacks, kind, out, [&](const retcon::SessionConfig& c, retcon_session& s) {
+    std::unique_ptr<retcon::P2PSession> session;
+    if (const Result r = make(c, &session); r != Result::ok) return r;
+    s.p2p = session.get();
+    s.impl = std::move(session);
+    s.transport = transport;
+    ++transport->users;
+    return Result::ok;
+  });
 }
 
 }  // namespace
@@ -129,7 +138,7 @@ retcon_result retcon_ip_address(const char* host, uint16_t port, retcon_peer_add
   return guarded([&] {
     retcon::PeerAddress a;
     const Result r = retcon::make_ip_address(host, port, &a);
-    if (r == Result::ok) to_c(a, out);
+    if (r == Result::ok) address_to_c(a, out);
     return to_c(r);
   });
 }
@@ -144,10 +153,10 @@ retcon_result retcon_udp_transport_open(const char* host, uint16_t port, retcon_
     std::unique_ptr<retcon::UdpTransport> udp;
     if (Result r = retcon::UdpTransport::open(host, port, &udp); r != Result::ok) return to_c(r);
     retcon::UdpTransport* raw = udp.get();
-    retcon_transport* made = nullptr;
-    const retcon_result r = new_transport(std::move(udp), nullptr, out, &made);
-    if (made) made->udp = raw;
-    return r;
+    std::unique_ptr<retcon_transport> t = wrap(std::move(udp));
+    t->udp = raw;
+    *out = t.release();
+    return RETCON_RESULT_OK;
   });
 }
 
@@ -169,7 +178,8 @@ retcon_result retcon_callback_transport_create(const retcon_transport_callbacks*
     cb.user = callbacks->user;
     cb.send = callbacks->send;  // the same function types in C and C++ (abi_checks.cpp)
     cb.receive = callbacks->receive;
-    return new_transport(std::make_unique<retcon::CallbackTransport>(cb), nullptr, out);
+    *out = wrap(std::make_unique<retcon::CallbackTransport>(cb)).release();
+    return RETCON_RESULT_OK;
   });
 }
 
@@ -235,12 +245,12 @@ retcon_result retcon_network_simulator_create(retcon_transport* inner, uint64_t 
   return guarded([&] {
     auto sim = std::make_unique<retcon::NetworkSimulator>(*inner->transport, seed);
     retcon::NetworkSimulator* raw = sim.get();
-    retcon_transport* made = nullptr;
-    const retcon_result r = new_transport(std::move(sim), nullptr, out, &made);
-    made->simulator = raw;
-    made->inner = inner;
+    std::unique_ptr<retcon_transport> t = wrap(std::move(sim));
+    t->simulator = raw;
+    t->inner = inner;
     ++inner->users;
-    return r;
+    *out = t.release();
+    return RETCON_RESULT_OK;
   });
 }
 
@@ -268,8 +278,8 @@ retcon_result retcon_transport_address(const retcon_transport* transport, retcon
   *out = retcon_peer_address{};
   if (!is_transport(transport)) return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
-    if (transport->udp) to_c(transport->udp->local_address(), out);
-    else if (transport->memory) to_c(transport->memory->address(), out);
+    if (transport->udp) address_to_c(transport->udp->local_address(), out);
+    else if (transport->memory) address_to_c(transport->memory->address(), out);
     else return RETCON_RESULT_NOT_FOUND;
     return RETCON_RESULT_OK;
   });
@@ -397,28 +407,12 @@ retcon_result retcon_session_disconnect_player(retcon_session* session, int32_t 
 }
 
 retcon_result retcon_session_get_peer_stats(const retcon_session* session, int32_t player, retcon_peer_stats* stats) {
-  if (!is_session(session) || stats == nullptr || !known_size(stats->size, sizeof *stats))
-    return RETCON_RESULT_INVALID_ARGUMENT;
-  if (session->p2p == nullptr) return RETCON_RESULT_NOT_FOUND;
-  return guarded([&] {
-    retcon::PeerStats s{};
-    if (Result r = session->p2p->peer_stats(player, &s); r != Result::ok) return to_c(r);
-    copy_stats(s, stats);
-    return RETCON_RESULT_OK;
-  });
+  return peer_stats(session, stats, [&](retcon::PeerStats* s) { return session->p2p->peer_stats(player, s); });
 }
 
 retcon_result retcon_session_get_spectator_stats(const retcon_session* session, uint32_t index,
                                                  retcon_peer_stats* stats) {
-  if (!is_session(session) || stats == nullptr || !known_size(stats->size, sizeof *stats))
-    return RETCON_RESULT_INVALID_ARGUMENT;
-  if (session->p2p == nullptr) return RETCON_RESULT_NOT_FOUND;
-  return guarded([&] {
-    retcon::PeerStats s{};
-    if (Result r = session->p2p->spectator_stats(index, &s); r != Result::ok) return to_c(r);
-    copy_stats(s, stats);
-    return RETCON_RESULT_OK;
-  });
+  return peer_stats(session, stats, [&](retcon::PeerStats* s) { return session->p2p->spectator_stats(index, s); });
 }
 
 }  // extern "C"
