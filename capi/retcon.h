@@ -12,7 +12,8 @@
  * - Every callback gets the `void* user` pointer it was registered with as first argument.
  * - Ownership is written next to every pointer. Pointers handed to a callback are valid only
  *   during that call. The library copies every struct passed to it; nothing passed in has to
- *   outlive the call.
+ *   outlive the call, except the handles a network session or simulator borrows (its
+ *   transport), which refuse to be destroyed first (RETCON_RESULT_WRONG_STATE).
  * - A session is not thread-safe: call it from one thread at a time. Calls that change a
  *   session made from inside one of its callbacks return RETCON_RESULT_WRONG_STATE.
  * - Callbacks must return normally (no longjmp, no C++ exception through them).
