@@ -223,6 +223,12 @@ TEST_F(CapiNet, SessionBorrowsItsTransport) {
   EXPECT_EQ(retcon_session_get_peer_stats(s, 0, &ps), RETCON_RESULT_NOT_FOUND);  // local player
   ps.size = 3;
   EXPECT_EQ(retcon_session_get_peer_stats(s, 1, &ps), RETCON_RESULT_INVALID_ARGUMENT);
+  retcon_peer_stats_init(&ps);
+  EXPECT_EQ(retcon_session_get_spectator_stats(s, 0, &ps), RETCON_RESULT_NOT_FOUND);  // none configured
+  int32_t wait = -1;
+  EXPECT_EQ(retcon_session_frames_to_wait(s, &wait), RETCON_RESULT_OK);
+  EXPECT_EQ(wait, 0);
+  EXPECT_EQ(retcon_session_disconnect_player(s, 7), RETCON_RESULT_INVALID_PLAYER);
   EXPECT_EQ(retcon_transport_destroy(a), RETCON_RESULT_WRONG_STATE);
   EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_OK);
   EXPECT_EQ(retcon_transport_destroy(a), RETCON_RESULT_OK);
