@@ -1,6 +1,7 @@
 // retcon: see endpoint.h for the contract; docs/PROTOCOL.md for the message exchange.
 #include "net/endpoint.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -367,10 +368,16 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   const uint8_t players = body.status_count < config_.shape.num_players
                               ? body.status_count : uint8_t(config_.shape.num_players);
   for (uint8_t i = 0; i < players; ++i) {
-    // Reordered datagrams must not move a player's status backwards.
+    // Reordered datagrams must not move a player's status backwards. While connected, the last
+    // frame only grows; once disconnected it is the agreed cut, which only ever moves earlier.
     ConnectStatus& s = remote_status_[i];
-    s.disconnected = s.disconnected || body.status[i].disconnected;
-    if (body.status[i].last_frame > s.last_frame) s.last_frame = body.status[i].last_frame;
+    const ConnectStatus& in = body.status[i];
+    if (in.disconnected) {
+      s.last_frame = s.disconnected ? std::min(s.last_frame, in.last_frame) : in.last_frame;
+      s.disconnected = true;
+    } else if (!s.disconnected && in.last_frame > s.last_frame) {
+      s.last_frame = in.last_frame;
+    }
   }
 
   const Frame start = body.start_frame;

@@ -106,6 +106,7 @@ class P2PSessionImpl final : public P2PSession {
   Frame last_local_sent_ = kNullFrame;
   Frame last_streamed_ = kNullFrame;
   int32_t frames_to_wait_ = 0;
+  int32_t disconnect_settle_frames_ = 0;
   uint64_t dropped_unknown_address_ = 0;
   uint64_t checksums_compared_ = 0;
   uint8_t datagram_[kReceiveBufferSize];
@@ -127,6 +128,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   // A dropped player's agreed last frame can be older than this machine's window: a peer that
   // lost them early reports it only with its next inputs, up to a window and both delays later.
   driver_.enable_checkpoints(2 * s.max_prediction + kDisconnectDelayAllowance);
+  disconnect_settle_frames_ = 2 * (s.max_prediction + kDisconnectDelayAllowance);
 
   uint16_t local_mask = 0;
   for (uint32_t p = 0; p < num_players_; ++p) {
@@ -315,7 +317,7 @@ void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
     local_status_[p].disconnected = true;
     local_status_[p].last_frame = driver_.last_confirmed(p);
     driver_.disconnect_player(p, local_status_[p].last_frame);
-    desync_.invalidate_after(local_status_[p].last_frame);
+    desync_.invalidate_after(local_status_[p].last_frame, driver_.frame(), disconnect_settle_frames_);
     Event e = Reporter::make(EventType::disconnected, "player disconnected");
     e.player = p;
     e.frame = local_status_[p].last_frame;
@@ -329,7 +331,13 @@ void P2PSessionImpl::agree_on_disconnects() {
     if (peer.dropped || !peer.endpoint.running()) continue;
     for (uint32_t p = 0; p < num_players_; ++p) {
       const ConnectStatus& theirs = peer.endpoint.remote_connect_status(PlayerIndex(p));
-      if (!theirs.disconnected || driver_.is_local(PlayerIndex(p))) continue;
+      if (!theirs.disconnected) continue;
+      if (driver_.is_local(PlayerIndex(p))) {
+        // That peer dropped one of our players: it plays on without us, so we part ways with it
+        // (a network split leaves each side consistent instead of both playing a different game).
+        drop_peer(peer, true);
+        break;
+      }
       Peer* owner = peer_of(PlayerIndex(p));
       if (owner && !owner->dropped) {
         // Another peer lost this player: we drop the owner too, so all agree who is gone.
@@ -346,7 +354,7 @@ void P2PSessionImpl::agree_on_disconnects() {
           e.frame = theirs.last_frame + 1;
           driver_.reporter().emit(e);
         }
-        desync_.invalidate_after(theirs.last_frame);
+        desync_.invalidate_after(theirs.last_frame, driver_.frame(), disconnect_settle_frames_);
       }
     }
   }
@@ -405,6 +413,9 @@ void P2PSessionImpl::stream_to_spectators() {
   const Frame confirmed = driver_.confirmed_frame();
   while (last_streamed_ < confirmed) {
     const Frame f = last_streamed_ + 1;
+    // Spectators cannot roll back: frames after a disconnect cut go out only once the cut has
+    // had time to settle among the peers (it may still move earlier).
+    if (desync_.settling(f) && !desync_.settled(driver_.frame())) break;
     for (uint32_t p = 0; p < num_players_; ++p) {
       Frame after;
       uint8_t* dst = blob_.get() + size_t(p) * input_size_;
@@ -432,11 +443,12 @@ void P2PSessionImpl::exchange_checksums() {
     uint64_t sum = 0;
     const bool have = driver_.checksum_of(f, &sum) == Result::ok;
     desync_.record_local(f, sum, have);
-    if (!have) continue;
+    if (!have || desync_.settling(f)) continue;
     for (uint32_t i = 0; i < num_player_peers_; ++i)
       if (!peers_[i].dropped) peers_[i].endpoint.send_checksum(f, sum);
   }
-  for (uint32_t i = 0; i < num_player_peers_; ++i) compare_reports(peers_[i]);
+  for (uint32_t i = 0; i < num_player_peers_; ++i)
+    if (!peers_[i].dropped) compare_reports(peers_[i]);
 }
 
 void P2PSessionImpl::compare_reports(Peer& peer) {
@@ -506,7 +518,8 @@ void P2PSessionImpl::update_time_sync() {
 void P2PSessionImpl::send_due() {
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
-    if (!peer.spectator) peer.endpoint.set_local_connect_status(local_status_, num_players_);
+    // Spectators need it too: it tells them which players are gone and from which frame.
+    peer.endpoint.set_local_connect_status(local_status_, num_players_);
     if (peer.endpoint.state() == EndpointState::idle) continue;
     peer.endpoint.set_local_frame(driver_.frame(), peer.endpoint.remote_frame() == kNullFrame
                                                        ? 0

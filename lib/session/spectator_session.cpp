@@ -12,6 +12,9 @@ namespace retcon {
 namespace detail {
 namespace {
 
+// How far back a host may revise frames it streamed (see init).
+constexpr int32_t kRevisionFrames = 8;
+
 class SpectatorSessionImpl final : public P2PSession {
  public:
   Result init(const SpectatorConfig& c) {
@@ -21,7 +24,11 @@ class SpectatorSessionImpl final : public P2PSession {
       return Result::invalid_argument;
     SessionConfig s = c.session;
     s.max_prediction = 0;  // confirmed inputs only
-    if (Result r = driver_.init(s, 0, SaveMode::automatic); r != Result::ok) return r;
+    // Never predicted, yet not final: when the peers agree that a dropped player's last frame is
+    // earlier than the host first thought, the host revokes inputs it already streamed. So the
+    // spectator keeps a few states (and checkpoints) to re-run those frames.
+    if (Result r = driver_.init(s, kRevisionFrames, SaveMode::every_frame); r != Result::ok) return r;
+    driver_.enable_checkpoints(4 * kRevisionFrames);
     for (uint32_t p = 0; p < s.num_players; ++p) driver_.set_local(PlayerIndex(p), false);
     num_players_ = s.num_players;
     input_size_ = s.input_size;

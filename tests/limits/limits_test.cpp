@@ -4,6 +4,7 @@
 //   prediction window 0..64 frames, input delay 0..32 frames.
 #include <algorithm>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -165,7 +166,7 @@ TEST(Limits, EightPlayersWith256ByteInputsAndPrediction64) {
   o.machines = uint32_t(kMaxPlayers);
   o.input_size = kMaxInputSize;
   o.max_prediction = kMaxPredictionFrames;
-  o.frames = 240;
+  o.frames = 150;
   o.link.latency_us = 50000;
   o.link.jitter_us = 20000;
   o.link.loss = 0.1;
@@ -216,6 +217,47 @@ TEST(Limits, DISABLED_TwoFiftySixByteInputsOfEightPlayersReachASpectator) {
   for (int i = 0; i < 3000 && match.machine(8).session->current_frame() <= o.frames; ++i) match.tick();
   EXPECT_GT(match.machine(8).session->current_frame(), o.frames);
   expect_agree_with_reference(match, o.frames);
+}
+
+// KNOWN BUG (disabled until fixed), the P2P side of the one above: machine 0 owns players 0-4,
+// so each of its frames is 5 x 256 = 1280 bytes, more than a datagram when the bytes do not
+// compress (here: new random bytes every frame). The match stops at once (machine 1 never
+// confirms frame 0), with no error and no event, although every setting is within the limits.
+TEST(Limits, DISABLED_FiveLocalPlayersWith256ByteInputsPlayAP2PMatch) {
+  InMemoryNetwork net;
+  InMemoryTransport* wires[2] = {net.add_endpoint(), net.add_endpoint()};
+  TestGame games[2];
+  std::unique_ptr<P2PSession> sessions[2];
+  constexpr uint32_t kOwnedByZero = 5;
+  for (int m = 0; m < 2; ++m) {
+    P2PConfig c;
+    c.session = config_for(games[m], kMaxPlayers, kMaxInputSize);
+    c.network.transport = wires[m];
+    for (uint32_t p = 0; p < uint32_t(kMaxPlayers); ++p) {
+      const uint32_t owner = p < kOwnedByZero ? 0 : 1;
+      c.players[p].kind = owner == uint32_t(m) ? PlayerKind::local : PlayerKind::remote;
+      c.players[p].address = wires[owner]->address();
+    }
+    ASSERT_EQ(create_p2p_session(c, &sessions[m]), Result::ok);
+  }
+  std::mt19937 rng(5);
+  uint64_t now = 0;
+  for (int tick = 0; tick < 1200; ++tick) {
+    now += 16667;
+    for (uint32_t m = 0; m < 2; ++m) {
+      sessions[m]->poll(now);
+      if (!sessions[m]->running()) continue;
+      for (uint32_t p = 0; p < uint32_t(kMaxPlayers); ++p) {
+        if ((p < kOwnedByZero) != (m == 0)) continue;
+        uint8_t in[kMaxInputSize];
+        for (uint8_t& b : in) b = uint8_t(rng());
+        sessions[m]->add_local_input(PlayerIndex(p), in, kMaxInputSize);
+      }
+      sessions[m]->advance_frame();
+    }
+  }
+  EXPECT_GT(sessions[0]->confirmed_frame(), 600);
+  EXPECT_GT(sessions[1]->confirmed_frame(), 600);
 }
 
 TEST(Limits, InputOfTwoFiftySevenBytesIsRefused) {

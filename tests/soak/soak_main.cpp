@@ -10,6 +10,9 @@
 //           the others hear both. Players get dropped, so only the checks that still apply
 //           run: no desync_detected (machines still connected must agree on every cut),
 //           datagrams, memory. KNOWN BUG: fails today, see docs/SOAK.md.
+//   leave   machine 3 crashes at frame frames/2 (never polls again): the others must time it
+//           out, drop player 3 at one agreed frame and play on in sync. KNOWN BUG: seeds 1,
+//           4 and 7 of 1..8 fail today (the agreed frame is out of some peers' reach), see docs/SOAK.md.
 //
 // Four peers (one FighterBot each) and two spectators (one following peer 0, one following
 // peer 2), every direction of every connection through its own NetworkSimulator: 100 ms each
@@ -27,7 +30,9 @@
 //   - the datagram counts add up in all 16 directions: what the sending endpoint sent, plus the
 //     simulator's duplicates, equals what the receiving endpoint received, plus what the
 //     simulator dropped (loss, blackout, bandwidth), plus what is still in flight (held by the
-//     simulator or waiting unread in the receiver's queue).
+//     simulator or waiting unread in the receiver's queue);
+//   - every session's counters agree with what the game's callbacks saw, and with themselves;
+//   - every endpoint measured a round trip that matches its link (200..330 ms).
 // The last line is a one-line summary (see docs/SOAK.md).
 #include <algorithm>
 #include <chrono>
@@ -61,13 +66,14 @@ constexpr uint64_t kBlackoutPeriodUs = 12000000;
 constexpr uint64_t kBlackoutUs = 1000000;
 // Links from a host to its spectator are capped (a spectator on a thin connection): bursts
 // after a blackout queue up and, past 200 ms of backlog, drop (about 1 datagram in 400).
-constexpr uint64_t kSpectatorBandwidth = 3000;  // bytes per second
+constexpr uint64_t kSpectatorBandwidth = 3500;  // bytes per second: tight, so some datagrams queue and drop
 constexpr int32_t kInputDelay = 2;
 constexpr int32_t kMaxPrediction = 10;
 
 int g_failures = 0;
 
-enum class Inject { none, desync, leak, vanish, partition };
+enum class Inject { none, desync, leak, vanish, partition, leave };
+constexpr uint32_t kLeaver = 3;  // inject leave: the machine that crashes
 Inject g_inject = Inject::none;
 Frame g_desync_frame = -1;
 
@@ -83,6 +89,7 @@ struct SoakGame {
   bool faulty = false;               // inject desync: this machine's game is not deterministic
   std::vector<uint64_t> start_hash;  // sized once, before the match
   uint64_t desyncs = 0, interruptions = 0, resumptions = 0, disconnects = 0, timesyncs = 0;
+  uint64_t others_disconnected = 0;  // disconnected events about another player than kLeaver
   int32_t wait = 0;                  // frames still to skip on time-sync advice
 
   size_t save_state(Frame f, uint8_t* b, size_t c) { return game.save_state(f, b, c); }
@@ -102,7 +109,10 @@ struct SoakGame {
         break;
       case EventType::connection_interrupted: ++interruptions; break;
       case EventType::connection_resumed: ++resumptions; break;
-      case EventType::disconnected: ++disconnects; break;
+      case EventType::disconnected:
+        ++disconnects;
+        if (e.player != PlayerIndex(kLeaver)) ++others_disconnected;
+        break;
       case EventType::timesync:
         ++timesyncs;
         wait = e.count;
@@ -175,6 +185,8 @@ struct Node {
   // advance_frame that succeeded (which first re-simulates whatever they corrected).
   Frame settled = kNullFrame;
   uint64_t stalls = 0, skipped = 0, errors = 0;
+  bool gone = false;                         // inject leave: crashed, never polls again
+  uint64_t discarded_from[kNodes] = {};      // datagrams that reached it after it crashed
 };
 
 // Node k's connection is dark for kBlackoutUs every kBlackoutPeriodUs, starting at 3 s + 2 s k.
@@ -266,6 +278,16 @@ constexpr Frame kTailFrames = kMaxPrediction + kInputDelay + 30;
 void tick(std::vector<std::unique_ptr<Node>>& nodes, uint64_t now, Frame frames) {
   for (uint32_t k = 0; k < kNodes; ++k) {
     Node& me = *nodes[k];
+    if (g_inject == Inject::leave && k == kLeaver && me.session->current_frame() >= frames / 2) me.gone = true;
+    if (me.gone) {  // what reaches a crashed machine is lost there: drained and counted per sender
+      PeerAddress from;
+      uint8_t buffer[2048];
+      size_t length = 0;
+      while (me.transport->wire()->receive(&from, buffer, sizeof buffer, &length))
+        for (uint32_t j = 0; j < kNodes; ++j)
+          if (nodes[j]->transport->wire()->address() == from) ++me.discarded_from[j];
+      continue;
+    }
     me.transport->set_time(now);
     me.session->poll(now);
     if (!me.session->running()) continue;
@@ -304,6 +326,7 @@ void tick(std::vector<std::unique_ptr<Node>>& nodes, uint64_t now, Frame frames)
 
 bool finished(std::vector<std::unique_ptr<Node>>& nodes, Frame frames) {
   for (auto& n : nodes) {
+    if (n->gone) continue;
     if (n->spectator ? n->session->current_frame() <= frames : n->settled < frames) return false;
   }
   return true;
@@ -335,6 +358,7 @@ Totals check_datagrams(std::vector<std::unique_ptr<Node>>& nodes) {
   Totals t;
   uint64_t queued[kNodes][kNodes] = {};
   for (uint32_t k = 0; k < kNodes; ++k) {
+    for (uint32_t j = 0; j < kNodes; ++j) queued[j][k] += nodes[k]->discarded_from[j];
     PeerAddress from;
     uint8_t buffer[4096];
     size_t length = 0;
@@ -362,6 +386,16 @@ Totals check_datagrams(std::vector<std::unique_ptr<Node>>& nodes) {
                     " in flight %" PRIu64 ", queued unread %" PRIu64 ", peer endpoint received %" PRIu64 "\n",
                     a, b, out.datagrams_sent, out.send_failures, sim.sent, sim.duplicated, sim.delivered, dropped,
                     uint64_t(flight), queued[a][b], in.datagrams_received);
+        ++g_failures;
+      }
+      // The measured round trip matches the link: 200 ms, plus 0..80 ms of jitter both ways, plus
+      // up to a tick of waiting for the next poll at each end, plus on a bandwidth-capped link
+      // (to a spectator) the time datagrams queue behind each other.
+      const bool live = !nodes[a]->gone && !nodes[b]->gone;
+      const uint64_t queueing = (a >= kPeers || b >= kPeers) ? 100000 : 0;
+      if (live && (out.ping_us < 2 * kOneWayUs ||
+                   out.ping_us > 2 * (kOneWayUs + kJitterUs + kTickUs) + 20000 + queueing)) {
+        std::printf("FAIL: %u->%u: ping %" PRIu64 " us, the links give 200..330 ms\n", a, b, out.ping_us);
         ++g_failures;
       }
       t.sent += out.datagrams_sent;
@@ -394,10 +428,11 @@ int main(int argc, char** argv) {
     else if (std::strcmp(argv[3], "leak") == 0) g_inject = Inject::leak;
     else if (std::strcmp(argv[3], "vanish") == 0) g_inject = Inject::vanish;
     else if (std::strcmp(argv[3], "partition") == 0) g_inject = Inject::partition;
+    else if (std::strcmp(argv[3], "leave") == 0) g_inject = Inject::leave;
     else argc = 99;
   }
   if (argc > 4 || frames_arg < 600 || frames_arg > 10000000 || seed_arg < 0) {
-    std::fprintf(stderr, "usage: retcon_soak [frames >= 600] [seed] [desync|leak|vanish|partition]\n");
+    std::fprintf(stderr, "usage: retcon_soak [frames >= 600] [seed] [desync|leak|vanish|partition|leave]\n");
     return 2;
   }
   const Frame frames = Frame(frames_arg);
@@ -453,7 +488,7 @@ int main(int argc, char** argv) {
 
   // ---- desyncs, states
   uint64_t desyncs = 0, compared = 0, rollbacks = 0, resimulated = 0, stalls = 0, skipped = 0, errors = 0,
-           interruptions = 0, disconnects = 0;
+           interruptions = 0, disconnects = 0, others_disconnected = 0;
   uint32_t max_depth = 0;
   Frame confirmed = INT32_MAX;
   for (uint32_t k = 0; k < kNodes; ++k) {
@@ -469,16 +504,42 @@ int main(int argc, char** argv) {
     errors += n.errors;
     interruptions += n.game.interruptions;
     disconnects += n.game.disconnects;
+    others_disconnected += n.game.others_disconnected;
+    // The session's counters agree with what the game saw, and with themselves.
+    const fighter::FighterGameCounters& g = n.game.game.counters();
+    uint64_t histogram_rollbacks = 0, histogram_frames = 0;
+    for (uint32_t d = 0; d <= uint32_t(kMaxPredictionFrames); ++d) {
+      histogram_rollbacks += s.rollback_depth_histogram[d];
+      histogram_frames += uint64_t(d) * s.rollback_depth_histogram[d];
+    }
+    if (s.frames_advanced != g.frames_advanced || s.frames_resimulated != g.frames_resimulated ||
+        s.saves != g.saves || s.loads != g.loads || s.frames_advanced != uint64_t(s.current_frame) ||
+        histogram_rollbacks != s.rollbacks || (s.max_rollback_depth < uint32_t(kMaxPredictionFrames) &&
+                                               histogram_frames != s.frames_resimulated)) {
+      std::printf("FAIL: machine %u session stats disagree with the game: advanced %" PRIu64 "/%" PRIu64
+                  " (current frame %d), resimulated %" PRIu64 "/%" PRIu64 " (histogram %" PRIu64 "), saves %" PRIu64
+                  "/%" PRIu64 ", loads %" PRIu64 "/%" PRIu64 ", rollbacks %" PRIu64 " (histogram %" PRIu64 ")\n",
+                  k, s.frames_advanced, g.frames_advanced, s.current_frame, s.frames_resimulated, g.frames_resimulated,
+                  histogram_frames, s.saves, g.saves, s.loads, g.loads, s.rollbacks, histogram_rollbacks);
+      ++g_failures;
+    }
+    if (n.gone) continue;
     if (!n.spectator) confirmed = std::min(confirmed, n.settled);
   }
   if (desyncs != 0) fail("desync_detected events");
   if (compared == 0) fail("no checksum was ever compared between peers");
   if (errors != 0) fail("add_local_input / advance_frame returned errors");
-  if (disconnects != 0 && !partition) fail("a machine was disconnected (1-second blackouts must not drop anyone)");
+  if (g_inject == Inject::leave) {
+    // Each of the three other peers reports player 3 gone, once; nobody else is dropped.
+    if (disconnects != kPeers - 1 || others_disconnected != 0) fail("the crashed peer was not dropped exactly once by each other peer");
+  } else if (disconnects != 0 && !partition) {
+    fail("a machine was disconnected (1-second blackouts must not drop anyone)");
+  }
   uint64_t frames_compared = 0;
   bool states_equal = true;
   for (uint32_t k = 1; k < kNodes && !partition; ++k) {
     Node& n = *nodes[k];
+    if (n.gone) continue;
     // Frames final on every peer (up to `frames`), and for a spectator those it ran.
     const Frame last = std::min(std::min(confirmed, frames), n.spectator ? n.session->current_frame() - 1 : frames);
     for (Frame f = 0; f <= last && size_t(f) < n.game.start_hash.size(); ++f) {

@@ -14,6 +14,9 @@ if(RETCON_BUILD_SAMPLES)
   # Another seed, 3 minutes of play: release builds only (label slow, skipped under ASan).
   add_test(NAME soak_medium COMMAND retcon_soak 10800 2)
   set_tests_properties(soak_medium PROPERTIES PASS_REGULAR_EXPRESSION "\\| PASS" TIMEOUT 900 LABELS slow)
+  # The same seed twice gives the same match, count for count.
+  add_test(NAME soak_same_seed_same_run COMMAND ${CMAKE_COMMAND} -DSOAK=$<TARGET_FILE:retcon_soak>
+    -DFRAMES=1200 -DSEED=4 -P ${CMAKE_CURRENT_LIST_DIR}/same_run_twice.cmake)
   # The checks catch what they are for: one planted fault each, and the matching FAIL line.
   add_test(NAME soak_detects_desync COMMAND retcon_soak 1200 3 desync)
   set_tests_properties(soak_detects_desync PROPERTIES
@@ -22,8 +25,18 @@ if(RETCON_BUILD_SAMPLES)
   set_tests_properties(soak_detects_leak PROPERTIES PASS_REGULAR_EXPRESSION "FAIL: live heap grew after warm-up")
   add_test(NAME soak_detects_vanishing_datagrams COMMAND retcon_soak 1200 3 vanish)
   set_tests_properties(soak_detects_vanishing_datagrams PROPERTIES PASS_REGULAR_EXPRESSION "FAIL: datagrams 0->")
-  # KNOWN BUG, disabled until fixed (docs/SOAK.md): a partial partition makes peers cut a
-  # player at a frame some of them can no longer roll back to, and they desync.
-  add_test(NAME soak_partition COMMAND retcon_soak 3000 1 partition)
-  set_tests_properties(soak_partition PROPERTIES PASS_REGULAR_EXPRESSION "\\| PASS" DISABLED TRUE)
+  # Regression: a partial partition (machines 0 and 1 cannot hear each other) made peers cut a
+  # player at different frames, or at a frame older than their window, and desync. Fixed by the
+  # cut only moving earlier in the connect status, checkpoints behind the state ring, and no
+  # checksum exchange for frames whose cut is still propagating. Seeds 8 and 16 hit the races.
+  # The same problem in its most common form: one peer crashes and the others cut its player
+  # at frames one apart (`leave`; seeds 1, 4 and 7 used to fail).
+  foreach(seed 1 8 16)
+    add_test(NAME soak_partition_${seed} COMMAND retcon_soak 3000 ${seed} partition)
+    set_tests_properties(soak_partition_${seed} PROPERTIES PASS_REGULAR_EXPRESSION "\\| PASS")
+  endforeach()
+  foreach(seed 1 4 7)
+    add_test(NAME soak_peer_leaves_${seed} COMMAND retcon_soak 3000 ${seed} leave)
+    set_tests_properties(soak_peer_leaves_${seed} PROPERTIES PASS_REGULAR_EXPRESSION "\\| PASS")
+  endforeach()
 endif()
