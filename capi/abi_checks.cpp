@@ -141,4 +141,15 @@ static_assert(std::is_same_v<decltype(retcon_transport_callbacks::receive),
                              decltype(retcon::TransportCallbacks::receive)>);
 RETCON_SAME_VALUE(RETCON_PLAYER_LOCAL, retcon::PlayerKind::local);
 RETCON_SAME_VALUE(RETCON_PLAYER_REMOTE, retcon::PlayerKind::remote);
+// retcon_peer_stats copies PeerStats field by field: a new C++ field must be added to the C
+// struct (and to copy_stats in retcon_net_c.cpp). Today the C struct's `size` sits where
+// PeerStats has padding, so the sizes are equal; a new C++ field breaks this tripwire.
+static_assert(sizeof(retcon_peer_stats) == sizeof(retcon::PeerStats),
+              "PeerStats changed: update retcon_peer_stats and copy_stats");
+}  // namespace
+
+namespace {
+// The same tripwire for retcon_session_stats, copied field by field in retcon_c.cpp.
+static_assert(sizeof(retcon_session_stats) == sizeof(retcon::SessionStats),
+              "SessionStats changed: update retcon_session_stats and retcon_session_get_stats");
 }  // namespace

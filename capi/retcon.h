@@ -554,6 +554,7 @@ typedef struct retcon_peer_stats {
       dropped_unknown_type, dropped_malformed, dropped_bad_nonce, dropped_replayed,
       dropped_out_of_window, dropped_wrong_state;
   uint64_t send_failures;
+  uint64_t dropped_bad_checksum; /* garbled in transit (or forged) */
 } retcon_peer_stats;
 
 RETCON_API retcon_result retcon_peer_stats_init(retcon_peer_stats* stats);

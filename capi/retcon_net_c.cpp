@@ -79,6 +79,7 @@ void copy_stats(const retcon::PeerStats& s, retcon_peer_stats* out) noexcept {
   out->dropped_out_of_window = s.dropped_out_of_window;
   out->dropped_wrong_state = s.dropped_wrong_state;
   out->send_failures = s.send_failures;
+  out->dropped_bad_checksum = s.dropped_bad_checksum;
 }
 
 // The checks and the copy shared by the peer and spectator queries; `query` fills a PeerStats.

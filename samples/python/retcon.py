@@ -178,7 +178,7 @@ class PeerStats(ctypes.Structure):
             "bytes_sent", "datagrams_sent", "bytes_received", "datagrams_received", "dropped_truncated",
             "dropped_oversized", "dropped_bad_magic", "dropped_bad_version", "dropped_unknown_type",
             "dropped_malformed", "dropped_bad_nonce", "dropped_replayed", "dropped_out_of_window",
-            "dropped_wrong_state", "send_failures")]
+            "dropped_wrong_state", "send_failures", "dropped_bad_checksum")]
 
 
 # ---------------------------------------------------------------------------------------------

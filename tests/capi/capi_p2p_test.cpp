@@ -603,6 +603,8 @@ RC_GTEST_PROP(CapiP2PProperty, CApiMatchEqualsCppMatchAndLockstep, ()) {
       RC_ASSERT(cp.datagrams_sent == sp.datagrams_sent);
       RC_ASSERT(cp.bytes_received == sp.bytes_received);
       RC_ASSERT(cp.ping_us == sp.ping_us);
+      RC_ASSERT(cp.dropped_bad_checksum == sp.dropped_bad_checksum);
+      RC_ASSERT(cp.send_failures == sp.send_failures);
     }
     // And every confirmed frame equals lockstep.
     const Frame last = std::min({o.frames, cs.confirmed_frame + 1, cs.current_frame - 1});
