@@ -15,10 +15,11 @@ using PlayerIndex = int32_t;
 // Hard limits, chosen so every per-frame structure fits a fixed preallocated ring.
 inline constexpr int kMaxPlayers = 8;
 inline constexpr int kMaxSpectators = 32;
-// Inputs are opaque bytes. 256 bytes covers a full keyboard bitmap plus analog axes; the
-// protocol must be able to fit one frame of every player's input into one 1200-byte datagram
-// (8 x 128 compresses well below that; 256 still fits when compressed).
-inline constexpr uint32_t kMaxInputSize = 256;
+// Inputs are opaque bytes. 128 bytes covers a full keyboard bitmap plus analog axes. The bound
+// comes from the protocol: one frame of every player's input (what a spectator receives, or a
+// machine with 8 local players sends) must fit one 1200-byte datagram even when the bytes do not
+// compress at all: 8 x 128 = 1024 bytes, plus at most 1/128 of run-length overhead and headers.
+inline constexpr uint32_t kMaxInputSize = 128;
 inline constexpr int kMaxPredictionFrames = 64;
 inline constexpr int kMaxInputDelay = 32;
 // 256 MiB per saved state: emulator states are a few MiB; the ring holds max_prediction + 2.

@@ -4,7 +4,7 @@ namespace retcon {
 
 const char* validate_session_config(const SessionConfig& c) noexcept {
   if (c.num_players < 1 || c.num_players > uint32_t(kMaxPlayers)) return "num_players must be 1..8";
-  if (c.input_size < 1 || c.input_size > kMaxInputSize) return "input_size must be 1..256 bytes";
+  if (c.input_size < 1 || c.input_size > kMaxInputSize) return "input_size must be 1..128 bytes";
   if (c.max_prediction < 0 || c.max_prediction > kMaxPredictionFrames) return "max_prediction must be 0..64";
   if (c.max_state_size < 1 || c.max_state_size > kMaxStateSize) return "max_state_size must be 1 byte..256 MiB";
   if (uint32_t(c.save_mode) > uint32_t(SaveMode::sparse)) return "save_mode is not a SaveMode value";

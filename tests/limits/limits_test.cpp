@@ -141,7 +141,7 @@ TEST(Limits, ThirtyThreeSpectatorsAreRefused) {
   EXPECT_EQ(create_p2p_session(c, &s), Result::ok);
 }
 
-// ------------------------------------------------------------------ input size: 256 bytes
+// ------------------------------------------------------------------ input size: 128 bytes
 
 TEST(Limits, TwoFiftySixByteInputsCrossTheProtocol) {
   MatchOptions o;
@@ -198,13 +198,10 @@ TEST(Limits, TwoFiftySixByteInputsOfFourPlayersReachASpectator) {
   expect_agree_with_reference(match, o.frames);
 }
 
-// KNOWN BUG (disabled until fixed): a spectator frame holds every player's input, 8 x 256 =
-// 2048 bytes, and a frame is never split across datagrams (kMaxDatagramSize 1200). When the
-// inputs do not compress below 1200 bytes (here: bytes that change every few frames), the host
-// can never send frame 0: the spectator stays at frame 0 with no event or error, and the
-// host's queue to it only grows. The same holds for a P2P peer owning several players whose
-// blob exceeds a datagram (e.g. 5 local players x 256 bytes).
-TEST(Limits, DISABLED_TwoFiftySixByteInputsOfEightPlayersReachASpectator) {
+// Regression: with 256-byte inputs a spectator frame (8 x 256 bytes) could exceed a datagram when
+// the inputs did not compress, and the spectator never left frame 0. The input size limit is now
+// 128 bytes, so a whole frame (8 x 128 = 1 KiB) always fits one datagram.
+TEST(Limits, LargestInputsOfEightPlayersReachASpectator) {
   MatchOptions o;
   o.machines = uint32_t(kMaxPlayers);
   o.spectators = 1;
@@ -219,16 +216,14 @@ TEST(Limits, DISABLED_TwoFiftySixByteInputsOfEightPlayersReachASpectator) {
   expect_agree_with_reference(match, o.frames);
 }
 
-// KNOWN BUG (disabled until fixed), the P2P side of the one above: machine 0 owns players 0-4,
-// so each of its frames is 5 x 256 = 1280 bytes, more than a datagram when the bytes do not
-// compress (here: new random bytes every frame). The match stops at once (machine 1 never
-// confirms frame 0), with no error and no event, although every setting is within the limits.
-TEST(Limits, DISABLED_FiveLocalPlayersWith256ByteInputsPlayAP2PMatch) {
+// Regression, the P2P side of the one above: a machine owning several players sends all their
+// inputs in one frame blob; with incompressible (random) bytes it must still fit a datagram.
+TEST(Limits, SevenLocalPlayersWithLargestRandomInputsPlayAP2PMatch) {
   InMemoryNetwork net;
   InMemoryTransport* wires[2] = {net.add_endpoint(), net.add_endpoint()};
   TestGame games[2];
   std::unique_ptr<P2PSession> sessions[2];
-  constexpr uint32_t kOwnedByZero = 5;
+  constexpr uint32_t kOwnedByZero = 7;
   for (int m = 0; m < 2; ++m) {
     P2PConfig c;
     c.session = config_for(games[m], kMaxPlayers, kMaxInputSize);
@@ -265,7 +260,7 @@ TEST(Limits, InputOfTwoFiftySevenBytesIsRefused) {
   SessionConfig s = config_for(game, 2, kMaxInputSize + 1);
   std::unique_ptr<Session> session;
   EXPECT_EQ(create_local_session(s, &session), Result::invalid_argument);
-  EXPECT_STREQ(validate_session_config(s), "input_size must be 1..256 bytes");
+  EXPECT_STREQ(validate_session_config(s), "input_size must be 1..128 bytes");
   s.input_size = kMaxInputSize;
   ASSERT_EQ(create_local_session(s, &session), Result::ok);
   uint8_t in[kMaxInputSize + 1] = {};
