@@ -6,8 +6,10 @@
 #include "retcon.h"
 #include "retcon/callbacks.h"
 #include "retcon/event.h"
+#include "retcon/p2p.h"
 #include "retcon/result.h"
 #include "retcon/session.h"
+#include "retcon/transport.h"
 #include "retcon/types.h"
 
 namespace {
@@ -125,4 +127,29 @@ static_assert(std::is_trivially_copyable_v<FrameInputs> && std::is_standard_layo
 static_assert(std::is_trivially_copyable_v<Event> && std::is_standard_layout_v<Event>);
 static_assert(std::is_trivially_copyable_v<TextSink> && std::is_standard_layout_v<TextSink>);
 
+}  // namespace
+
+namespace {
+// ---- networking: addresses are copied as bytes; transport callbacks pass through as is
+static_assert(sizeof(retcon_peer_address) == sizeof(retcon::PeerAddress));
+static_assert(offsetof(retcon_peer_address, size) == offsetof(retcon::PeerAddress, size));
+static_assert(offsetof(retcon_peer_address, bytes) == offsetof(retcon::PeerAddress, bytes));
+static_assert(RETCON_PEER_ADDRESS_CAPACITY == retcon::PeerAddress::kCapacity);
+static_assert(std::is_trivially_copyable_v<retcon::PeerAddress>);
+static_assert(std::is_same_v<decltype(retcon_transport_callbacks::send), decltype(retcon::TransportCallbacks::send)>);
+static_assert(std::is_same_v<decltype(retcon_transport_callbacks::receive),
+                             decltype(retcon::TransportCallbacks::receive)>);
+RETCON_SAME_VALUE(RETCON_PLAYER_LOCAL, retcon::PlayerKind::local);
+RETCON_SAME_VALUE(RETCON_PLAYER_REMOTE, retcon::PlayerKind::remote);
+// retcon_peer_stats copies PeerStats field by field: a new C++ field must be added to the C
+// struct (and to copy_stats in retcon_net_c.cpp). Today the C struct's `size` sits where
+// PeerStats has padding, so the sizes are equal; a new C++ field breaks this tripwire.
+static_assert(sizeof(retcon_peer_stats) == sizeof(retcon::PeerStats),
+              "PeerStats changed: update retcon_peer_stats and copy_stats");
+}  // namespace
+
+namespace {
+// The same tripwire for retcon_session_stats, copied field by field in retcon_c.cpp.
+static_assert(sizeof(retcon_session_stats) == sizeof(retcon::SessionStats),
+              "SessionStats changed: update retcon_session_stats and retcon_session_get_stats");
 }  // namespace

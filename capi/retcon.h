@@ -12,7 +12,8 @@
  * - Every callback gets the `void* user` pointer it was registered with as first argument.
  * - Ownership is written next to every pointer. Pointers handed to a callback are valid only
  *   during that call. The library copies every struct passed to it; nothing passed in has to
- *   outlive the call.
+ *   outlive the call, except the handles a network session or simulator borrows (its
+ *   transport), which refuse to be destroyed first (RETCON_RESULT_WRONG_STATE).
  * - A session is not thread-safe: call it from one thread at a time. Calls that change a
  *   session made from inside one of its callbacks return RETCON_RESULT_WRONG_STATE.
  * - Callbacks must return normally (no longjmp, no C++ exception through them).
@@ -45,10 +46,10 @@
  */
 #ifndef RETCON_API
 #  if defined(_WIN32) || defined(__CYGWIN__)
-#    if defined(RETCON_BUILDING_LIBRARY)
-#      define RETCON_API __declspec(dllexport)
-#    elif defined(RETCON_STATIC)
+#    if defined(RETCON_STATIC)
 #      define RETCON_API
+#    elif defined(RETCON_BUILDING_LIBRARY)
+#      define RETCON_API __declspec(dllexport)
 #    else
 #      define RETCON_API __declspec(dllimport)
 #    endif
@@ -161,8 +162,9 @@ RETCON_API const char* retcon_event_type_name(uint32_t type);
 
 typedef enum retcon_session_kind {
   RETCON_SESSION_LOCAL = 1,
-  RETCON_SESSION_SYNC_TEST = 2
-  /* planned: RETCON_SESSION_P2P = 3, RETCON_SESSION_SPECTATOR = 4 */
+  RETCON_SESSION_SYNC_TEST = 2,
+  RETCON_SESSION_P2P = 3,
+  RETCON_SESSION_SPECTATOR = 4
 } retcon_session_kind;
 
 /* ---------------------------------------------------------------------------------------------
@@ -286,7 +288,8 @@ typedef struct retcon_session retcon_session;
 
 /* All players on this machine: no prediction, no rollback, runs from the first frame.
  * On success `*out` is a new session (destroy it with retcon_session_destroy); on failure
- * `*out` is set to NULL (when `out` is not NULL). */
+ * `*out` is set to NULL (when `out` is not NULL). When the config is refused, the reason also
+ * goes to config->logger (if set) as a RETCON_LOG_ERROR line. */
 RETCON_API retcon_result retcon_local_session_create(const retcon_session_config* config,
                                                      const retcon_game_callbacks* callbacks,
                                                      retcon_session** out);
@@ -300,7 +303,10 @@ RETCON_API retcon_result retcon_sync_test_session_create(const retcon_session_co
                                                          retcon_session** out);
 
 /* Frees the session and everything it owns. NULL is accepted (RETCON_RESULT_OK). From inside
- * one of the session's own callbacks: RETCON_RESULT_WRONG_STATE and nothing is freed. */
+ * one of the session's own callbacks: RETCON_RESULT_WRONG_STATE and nothing is freed.
+ * Session functions given a pointer that is not a live session (already destroyed, or not a
+ * session at all) return RETCON_RESULT_INVALID_ARGUMENT when they can tell, which is
+ * best-effort: do not rely on it. */
 RETCON_API retcon_result retcon_session_destroy(retcon_session* session);
 
 /* retcon_session_kind of the session. */
@@ -316,8 +322,9 @@ RETCON_API retcon_result retcon_session_add_local_input(retcon_session* session,
  * player needs an input first (RETCON_RESULT_MISSING_LOCAL_INPUT). */
 RETCON_API retcon_result retcon_session_advance_frame(retcon_session* session);
 
-/* Network sessions send and receive here; `now_us` is any monotonic clock in microseconds.
- * Local and sync-test sessions accept and ignore it. */
+/* Network sessions send and receive here (and may report events); `now_us` is any monotonic
+ * clock in microseconds. Call it every tick, before adding inputs. Local and sync-test
+ * sessions accept and ignore it. */
 RETCON_API retcon_result retcon_session_poll(retcon_session* session, uint64_t now_us);
 
 /* Input delay of a local player, 0..RETCON_MAX_INPUT_DELAY frames, changeable at any time. */
@@ -354,50 +361,211 @@ RETCON_API retcon_result retcon_session_get_stats(const retcon_session* session,
                                                   retcon_session_stats* stats);
 
 /* =============================================================================================
- * PLANNED, NOT IN THIS VERSION. The network layer (peer-to-peer sessions, spectators,
- * transports, the network simulator, dropping players) is not exposed to C yet. The names
- * below are reserved and show where it will slot in; they are comments, not declarations, so
- * that no function exists that only pretends to work. Their shape follows the C++ API
- * (include/retcon/transport.h) and the conventions above:
+ * Networking: addresses, transports, peer-to-peer and spectator sessions.
  *
- *   typedef struct retcon_transport retcon_transport;            (opaque, create/destroy)
- *   typedef struct retcon_peer_address {
- *     uint32_t size; uint8_t bytes[32];                            (opaque address bytes)
- *   } retcon_peer_address;
- *   retcon_result retcon_ip_address(const char* host, uint16_t port, retcon_peer_address* out);
- *
- *   typedef struct retcon_transport_callbacks {                   (a user transport)
- *     uint32_t size; void* user;
- *     int32_t (*send)(void* user, const uint8_t* addr, uint32_t addr_len,
- *                     const uint8_t* data, size_t length);
- *     int32_t (*receive)(void* user, uint8_t* addr, uint32_t* addr_len,
- *                        uint8_t* buffer, size_t capacity, size_t* length);
- *   } retcon_transport_callbacks;
- *   retcon_result retcon_callback_transport_create(const retcon_transport_callbacks* cb,
- *                                                  retcon_transport** out);
- *   retcon_result retcon_udp_transport_open(const char* host, uint16_t port,
- *                                           retcon_transport** out);
- *   retcon_result retcon_udp_transport_local_address(const retcon_transport* t,
- *                                                    retcon_peer_address* out);
- *   retcon_result retcon_network_simulator_create(retcon_transport* inner,
- *                                                 const retcon_link_profile* outgoing,
- *                                                 const retcon_link_profile* incoming,
- *                                                 uint64_t seed, retcon_transport** out);
- *   retcon_result retcon_transport_destroy(retcon_transport* transport);   (accepts NULL)
- *
- *   typedef struct retcon_p2p_config { uint32_t size; ... per-player local/remote address,
- *     timeouts ... } retcon_p2p_config;            (+ retcon_p2p_config_init)
- *   retcon_result retcon_p2p_session_create(const retcon_session_config* config,
- *                                           const retcon_p2p_config* p2p,
- *                                           const retcon_game_callbacks* callbacks,
- *                                           retcon_transport* transport,   (borrowed)
- *                                           retcon_session** out);
- *   retcon_result retcon_spectator_session_create(...);
- *   retcon_result retcon_session_add_spectator(retcon_session* s, const retcon_peer_address* a);
- *   retcon_result retcon_session_disconnect_player(retcon_session* s, int32_t player);
- *   retcon_result retcon_session_get_network_stats(const retcon_session* s, int32_t player,
- *                                                  retcon_network_stats* stats);
- * ============================================================================================= */
+ * retcon never opens a socket or reads a clock on its own: a network session sends and
+ * receives through a retcon_transport, inside retcon_session_poll(session, now_us). Transports:
+ *   - UDP: a non-blocking socket (IPv4 or IPv6), no thread;
+ *   - callbacks: your own (Steam, ENet, WebRTC, a relay, ...);
+ *   - in-memory: endpoints of a retcon_memory_network, for tests and local play in one process;
+ *   - a network simulator wrapping any of those: latency, jitter, loss, duplicates, reordering,
+ *     bandwidth and blackouts, from its own seeded random generator and a clock you set.
+ * A session or simulator borrows its transport: destroying a transport (or a memory network)
+ * still in use returns RETCON_RESULT_WRONG_STATE and frees nothing.
+ */
+
+#define RETCON_PEER_ADDRESS_CAPACITY 32
+
+/* Opaque address bytes: whatever a transport needs to reach a peer. Only the first `size`
+ * bytes are meaningful; the rest must be zero. */
+typedef struct retcon_peer_address {
+  uint32_t size;
+  uint8_t bytes[RETCON_PEER_ADDRESS_CAPACITY];
+} retcon_peer_address;
+
+/* A UDP address from numeric text ("127.0.0.1", "::1", "fe80::1%2") and a port.
+ * RETCON_RESULT_INVALID_ARGUMENT when `host` does not parse. */
+RETCON_API retcon_result retcon_ip_address(const char* host, uint16_t port, retcon_peer_address* out);
+
+typedef struct retcon_transport retcon_transport;
+typedef struct retcon_memory_network retcon_memory_network;
+
+/* Opens a UDP socket bound to numeric `host` ("0.0.0.0", "::", "127.0.0.1") and `port`
+ * (0 = any free port). RETCON_RESULT_TRANSPORT_ERROR when it cannot be opened or bound. */
+RETCON_API retcon_result retcon_udp_transport_open(const char* host, uint16_t port,
+                                                   retcon_transport** out);
+
+/* A user transport. Addresses are the bytes of a retcon_peer_address. Both run inside
+ * retcon_session_poll; neither may block. */
+typedef struct retcon_transport_callbacks {
+  uint32_t size; /* sizeof(retcon_transport_callbacks); set by retcon_transport_callbacks_init */
+  void* user;
+  /* Send `length` bytes (owned by retcon) to the address (addr_len bytes). Return 0 on
+   * success, anything else on failure (counted; the protocol copes with loss). */
+  int32_t (*send)(void* user, const uint8_t* addr, uint32_t addr_len, const uint8_t* data,
+                  size_t length);
+  /* Poll one datagram into `buffer` (owned by retcon, `capacity` bytes). On entry `*addr_len`
+   * is the capacity of `addr` (RETCON_PEER_ADDRESS_CAPACITY); set it and `*length`. Return 1
+   * when a datagram was written, 0 when none is waiting, a negative number on error. */
+  int32_t (*receive)(void* user, uint8_t* addr, uint32_t* addr_len, uint8_t* buffer,
+                     size_t capacity, size_t* length);
+} retcon_transport_callbacks;
+
+RETCON_API retcon_result retcon_transport_callbacks_init(retcon_transport_callbacks* callbacks);
+RETCON_API retcon_result retcon_callback_transport_create(const retcon_transport_callbacks* callbacks,
+                                                          retcon_transport** out);
+
+/* In-process networks: every endpoint is a transport with its own address. */
+RETCON_API retcon_result retcon_memory_network_create(retcon_memory_network** out);
+/* NULL is accepted. RETCON_RESULT_WRONG_STATE while any of its endpoints is not destroyed. */
+RETCON_API retcon_result retcon_memory_network_destroy(retcon_memory_network* network);
+RETCON_API retcon_result retcon_memory_network_add_endpoint(retcon_memory_network* network,
+                                                            retcon_transport** out);
+
+/* Network conditions for one direction of a simulator. Probabilities are 0..1. */
+typedef struct retcon_link_profile {
+  uint32_t size; /* sizeof(retcon_link_profile); set by retcon_link_profile_init */
+  uint64_t latency_us;
+  uint64_t jitter_us;             /* extra delay, uniform in [0, jitter_us] */
+  double loss;                    /* probability a datagram is dropped */
+  double duplicate;               /* probability a datagram is delivered twice */
+  double reorder;                 /* probability a datagram is held back by reorder_delay_us */
+  uint64_t reorder_delay_us;      /* default 20000 */
+  uint64_t bandwidth_bytes_per_s; /* 0 = unlimited */
+  uint64_t max_queue_delay_us;    /* backlog beyond which a capped link drops; default 200000 */
+  uint64_t blackout_period_us;    /* periodic silence: 0 = none */
+  uint64_t blackout_duration_us;
+  uint64_t blackout_offset_us;
+} retcon_link_profile;
+
+RETCON_API retcon_result retcon_link_profile_init(retcon_link_profile* profile);
+
+/* Wraps `inner` (borrowed: destroy the simulator first). `seed` makes runs repeatable. */
+RETCON_API retcon_result retcon_network_simulator_create(retcon_transport* inner, uint64_t seed,
+                                                         retcon_transport** out);
+/* Sets what the simulator does to what it sends and to what it receives; NULL leaves one as
+ * it is (a new simulator passes everything through at once). */
+RETCON_API retcon_result retcon_network_simulator_set_links(retcon_transport* simulator,
+                                                            const retcon_link_profile* outgoing,
+                                                            const retcon_link_profile* incoming);
+/* Advances the simulator's clock (never backwards) and delivers what is due. Call it before
+ * retcon_session_poll with the same time. */
+RETCON_API retcon_result retcon_network_simulator_set_time(retcon_transport* simulator,
+                                                           uint64_t now_us);
+
+/* The transport's own address: a UDP socket's bound address, an in-memory endpoint's address.
+ * RETCON_RESULT_NOT_FOUND for callback transports and simulators (ask the inner one). */
+RETCON_API retcon_result retcon_transport_address(const retcon_transport* transport,
+                                                  retcon_peer_address* out);
+
+/* Frees the transport. NULL is accepted. RETCON_RESULT_WRONG_STATE while a session or a
+ * simulator still uses it. */
+RETCON_API retcon_result retcon_transport_destroy(retcon_transport* transport);
+
+/* ---------------------------------------------------------------------------------------------
+ * Peer-to-peer sessions: every machine runs one, with the same players in the same order.
+ */
+typedef enum retcon_player_kind {
+  RETCON_PLAYER_LOCAL = 0,
+  RETCON_PLAYER_REMOTE = 1
+} retcon_player_kind;
+
+typedef struct retcon_p2p_config {
+  uint32_t size;                  /* sizeof(retcon_p2p_config); set by retcon_p2p_config_init */
+  uint32_t frame_rate;            /* checked by both sides in the handshake (default 60) */
+  uint64_t notify_delay_us;       /* silence before CONNECTION_INTERRUPTED; 0 disables */
+  uint64_t disconnect_timeout_us; /* silence before a peer is dropped; 0 disables */
+  uint64_t rng_seed;              /* handshake nonces: give each run a fresh value */
+  int32_t sync_round_trips;       /* handshake round trips before synchronized (default 5) */
+  int32_t desync_interval;        /* frames between checksum exchanges; 0 disables (default 30) */
+  /* Per player (the first num_players entries of the session config): local or remote, and
+   * for remote players the address of their machine (several players may share one). */
+  uint32_t player_kinds[RETCON_MAX_PLAYERS];
+  retcon_peer_address player_addresses[RETCON_MAX_PLAYERS];
+  uint32_t num_spectators;        /* machines this host streams confirmed inputs to */
+  retcon_peer_address spectators[RETCON_MAX_SPECTATORS];
+} retcon_p2p_config;
+
+/* Defaults above; every player local, no spectator. */
+RETCON_API retcon_result retcon_p2p_config_init(retcon_p2p_config* config);
+
+/* A peer-to-peer session over `transport` (borrowed until the session is destroyed). It
+ * handshakes inside retcon_session_poll; until every peer is synchronized
+ * (retcon_session_is_running), inputs are refused with RETCON_RESULT_NOT_SYNCHRONIZED.
+ * `*out` as for retcon_local_session_create. */
+RETCON_API retcon_result retcon_p2p_session_create(const retcon_session_config* config,
+                                                   const retcon_p2p_config* p2p,
+                                                   const retcon_game_callbacks* callbacks,
+                                                   retcon_transport* transport,
+                                                   retcon_session** out);
+
+typedef struct retcon_spectator_config {
+  uint32_t size;                  /* sizeof(retcon_spectator_config); set by its init */
+  uint32_t frame_rate;            /* as in retcon_p2p_config */
+  uint64_t notify_delay_us;
+  uint64_t disconnect_timeout_us;
+  uint64_t rng_seed;
+  int32_t sync_round_trips;
+  int32_t catchup_threshold;      /* more confirmed frames waiting than this: catch up (8) */
+  int32_t catchup_max_frames;     /* frames run per advance while catching up (3) */
+  retcon_peer_address host;       /* the player machine that streams to this spectator */
+} retcon_spectator_config;
+
+RETCON_API retcon_result retcon_spectator_config_init(retcon_spectator_config* config);
+
+/* A spectator: every player remote, confirmed inputs only, never rolls back. The session
+ * config's num_players and input_size must be the host's. */
+RETCON_API retcon_result retcon_spectator_session_create(const retcon_session_config* config,
+                                                         const retcon_spectator_config* spectator,
+                                                         const retcon_game_callbacks* callbacks,
+                                                         retcon_transport* transport,
+                                                         retcon_session** out);
+
+/* 1 once every peer is synchronized (local and sync-test sessions: always 1). */
+RETCON_API retcon_result retcon_session_is_running(const retcon_session* session, uint32_t* running);
+
+/* Time-sync advice: skip advancing this many ticks once to let slower peers catch up (also
+ * sent as RETCON_EVENT_TIMESYNC). Local and sync-test sessions: 0. */
+RETCON_API retcon_result retcon_session_frames_to_wait(const retcon_session* session, int32_t* frames);
+
+/* Drops a remote player and every player of the same machine; the peers agree on their last
+ * frame, after which their input is zeros (RETCON_INPUT_DISCONNECTED). Local and sync-test
+ * sessions: RETCON_RESULT_WRONG_STATE. */
+RETCON_API retcon_result retcon_session_disconnect_player(retcon_session* session, int32_t player);
+
+typedef enum retcon_peer_state {
+  RETCON_PEER_IDLE = 0,
+  RETCON_PEER_SYNCHRONIZING = 1,
+  RETCON_PEER_RUNNING = 2,
+  RETCON_PEER_INTERRUPTED = 3,
+  RETCON_PEER_DISCONNECTED = 4
+} retcon_peer_state;
+
+typedef struct retcon_peer_stats {
+  uint32_t size;               /* sizeof(retcon_peer_stats); set by retcon_peer_stats_init */
+  uint32_t state;              /* retcon_peer_state */
+  uint64_t ping_us;
+  uint64_t jitter_us;
+  uint32_t send_queue_length;  /* our frames the peer has not acknowledged */
+  int32_t local_frames_ahead;  /* how far our frame is ahead of the peer's */
+  int32_t remote_frames_ahead; /* the same, as the peer last reported it */
+  uint64_t bytes_sent, datagrams_sent, bytes_received, datagrams_received;
+  uint64_t dropped_truncated, dropped_oversized, dropped_bad_magic, dropped_bad_version,
+      dropped_unknown_type, dropped_malformed, dropped_bad_nonce, dropped_replayed,
+      dropped_out_of_window, dropped_wrong_state;
+  uint64_t send_failures;
+  uint64_t dropped_bad_checksum; /* garbled in transit (or forged) */
+} retcon_peer_stats;
+
+RETCON_API retcon_result retcon_peer_stats_init(retcon_peer_stats* stats);
+
+/* Numbers of the machine of remote `player`. RETCON_RESULT_NOT_FOUND for a local player (and
+ * in local and sync-test sessions). */
+RETCON_API retcon_result retcon_session_get_peer_stats(const retcon_session* session, int32_t player,
+                                                       retcon_peer_stats* stats);
+/* Numbers of spectator `index` (0..num_spectators-1) of a peer-to-peer session. */
+RETCON_API retcon_result retcon_session_get_spectator_stats(const retcon_session* session,
+                                                            uint32_t index, retcon_peer_stats* stats);
 
 #ifdef __cplusplus
 } /* extern "C" */

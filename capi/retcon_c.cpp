@@ -3,106 +3,11 @@
 // the C++ session); per-frame calls forward without allocating.
 #include "retcon.h"
 
-#include <cstdint>
-#include <memory>
-#include <new>
-
-#include "callback_bridge.h"
-#include "retcon/result.h"
-#include "retcon/session.h"
-
-struct retcon_session {
-  std::unique_ptr<retcon::Session> impl;
-  retcon::capi::CallbackBridge bridge;  // the C++ callbacks' user pointer: never moves
-  uint32_t kind = 0;
-  // Set while the session runs game callbacks; calls that change the session are refused then.
-  bool in_callbacks = false;
-};
+#include "handles.h"
 
 namespace {
-
+using namespace retcon::capi;
 using retcon::Result;
-
-retcon_result to_c(Result r) noexcept { return static_cast<retcon_result>(r); }
-
-// Runs `body` (returning retcon_result), turning any escaping exception into a result code.
-template <class Body>
-retcon_result guarded(Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return RETCON_RESULT_OUT_OF_MEMORY;
-  } catch (...) {
-    return RETCON_RESULT_INTERNAL_ERROR;
-  }
-}
-
-// Version 1 of every struct is the only size this library knows. When a struct grows, the
-// older sizes stay accepted here and the fields they lack take their defaults.
-bool known_size(uint32_t size, size_t current) noexcept { return size == current; }
-
-// Marks a session busy for the duration of a call that runs game callbacks.
-class CallbackScope {
- public:
-  explicit CallbackScope(retcon_session& s) noexcept : s_(s) { s_.in_callbacks = true; }
-  ~CallbackScope() { s_.in_callbacks = false; }
-  CallbackScope(const CallbackScope&) = delete;
-  CallbackScope& operator=(const CallbackScope&) = delete;
-
- private:
-  retcon_session& s_;
-};
-
-// Validates the C structs and fills the C++ config, with `bridge` (initialised here) standing
-// between the C++ callbacks and the C ones. Returns a static reason, or null when valid.
-const char* convert_config(const retcon_session_config* config, const retcon_game_callbacks* callbacks,
-                           retcon::capi::CallbackBridge* bridge, retcon::SessionConfig* out) noexcept {
-  if (config == nullptr) return "config is NULL";
-  if (!known_size(config->size, sizeof(retcon_session_config)))
-    return "config->size is not sizeof(retcon_session_config): fill it with retcon_session_config_init";
-  if (callbacks == nullptr) return "callbacks is NULL";
-  if (!known_size(callbacks->size, sizeof(retcon_game_callbacks)))
-    return "callbacks->size is not sizeof(retcon_game_callbacks): fill it with retcon_game_callbacks_init";
-  if (config->max_state_size > SIZE_MAX) return "max_state_size must be 1 byte..256 MiB";
-  bridge->init(*callbacks, config->logger);
-  out->num_players = config->num_players;
-  out->input_size = config->input_size;
-  out->max_prediction = config->max_prediction;
-  out->max_state_size = static_cast<size_t>(config->max_state_size);
-  out->save_mode = static_cast<retcon::SaveMode>(config->save_mode);
-  out->callbacks = bridge->game_callbacks();
-  out->predictor.user = config->predictor.user;
-  out->predictor.predict = config->predictor.predict;  // the same function type in C and C++
-  out->logger = bridge->logger();
-  return retcon::validate_session_config(*out);
-}
-
-// Creates the handle, wires the bridge into `config`, and lets `make` build the C++ session.
-template <class Make>
-retcon_result create_session(const retcon_session_config* config, const retcon_game_callbacks* callbacks,
-                             uint32_t kind, retcon_session** out, Make&& make) noexcept {
-  if (out == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
-  *out = nullptr;
-  return guarded([&] {
-    std::unique_ptr<retcon_session> s(new retcon_session);  // bad_alloc -> OUT_OF_MEMORY
-    s->kind = kind;
-    retcon::SessionConfig cpp;
-    if (convert_config(config, callbacks, &s->bridge, &cpp) != nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
-    const Result r = make(cpp, &s->impl);
-    if (r != Result::ok) return to_c(r);
-    if (!s->impl) return RETCON_RESULT_INTERNAL_ERROR;
-    *out = s.release();
-    return RETCON_RESULT_OK;
-  });
-}
-
-// For calls that change the session: refused from inside its callbacks.
-retcon_result check_mutable(const retcon_session* s) noexcept {
-  if (s == nullptr || !s->impl) return RETCON_RESULT_INVALID_ARGUMENT;
-  if (s->in_callbacks) return RETCON_RESULT_WRONG_STATE;
-  return RETCON_RESULT_OK;
-}
-
 }  // namespace
 
 extern "C" {
@@ -169,29 +74,36 @@ retcon_result retcon_session_config_validate(const retcon_session_config* config
 
 retcon_result retcon_local_session_create(const retcon_session_config* config,
                                           const retcon_game_callbacks* callbacks, retcon_session** out) {
-  return create_session(config, callbacks, RETCON_SESSION_LOCAL, out,
-                        [](const retcon::SessionConfig& c, std::unique_ptr<retcon::Session>* s) {
-                          return retcon::create_local_session(c, s);
+  return create_session("retcon_local_session_create", config, callbacks, RETCON_SESSION_LOCAL, out,
+                        [](const retcon::SessionConfig& c, retcon_session& s) {
+                          return retcon::create_local_session(c, &s.impl);
                         });
 }
 
 retcon_result retcon_sync_test_session_create(const retcon_session_config* config,
                                               const retcon_sync_test_config* sync_test,
                                               const retcon_game_callbacks* callbacks, retcon_session** out) {
+  static constexpr const char* kFunction = "retcon_sync_test_session_create";
   if (out != nullptr) *out = nullptr;
-  if (sync_test == nullptr || !known_size(sync_test->size, sizeof(retcon_sync_test_config)))
-    return RETCON_RESULT_INVALID_ARGUMENT;
-  return create_session(config, callbacks, RETCON_SESSION_SYNC_TEST, out,
-                        [&](const retcon::SessionConfig& c, std::unique_ptr<retcon::Session>* s) {
+  if (sync_test == nullptr) return reject(config, kFunction, "sync_test is NULL");
+  if (!known_size(sync_test->size, sizeof(retcon_sync_test_config)))
+    return reject(config, kFunction,
+                  "sync_test->size is not sizeof(retcon_sync_test_config): fill it with retcon_sync_test_config_init");
+  if (config != nullptr && known_size(config->size, sizeof(retcon_session_config)) &&
+      (sync_test->check_distance < 1 || sync_test->check_distance > config->max_prediction))
+    return reject(config, kFunction, "check_distance must be 1..max_prediction");
+  return create_session(kFunction, config, callbacks, RETCON_SESSION_SYNC_TEST, out,
+                        [&](const retcon::SessionConfig& c, retcon_session& s) {
                           retcon::SyncTestConfig st;
                           st.session = c;
                           st.check_distance = sync_test->check_distance;
-                          return retcon::create_sync_test_session(st, s);
+                          return retcon::create_sync_test_session(st, &s.impl);
                         });
 }
 
 retcon_result retcon_session_destroy(retcon_session* session) {
   if (session == nullptr) return RETCON_RESULT_OK;
+  if (!is_session(session)) return RETCON_RESULT_INVALID_ARGUMENT;
   if (session->in_callbacks) return RETCON_RESULT_WRONG_STATE;
   return guarded([&] {
     delete session;
@@ -200,7 +112,7 @@ retcon_result retcon_session_destroy(retcon_session* session) {
 }
 
 retcon_result retcon_session_get_kind(const retcon_session* session, uint32_t* kind) {
-  if (session == nullptr || kind == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (!is_session(session) || kind == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   *kind = session->kind;
   return RETCON_RESULT_OK;
 }
@@ -233,7 +145,7 @@ retcon_result retcon_session_set_input_delay(retcon_session* session, int32_t pl
 }
 
 retcon_result retcon_session_current_frame(const retcon_session* session, int32_t* frame) {
-  if (session == nullptr || !session->impl || frame == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (!is_session(session) || frame == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
     *frame = session->impl->current_frame();
     return RETCON_RESULT_OK;
@@ -241,7 +153,7 @@ retcon_result retcon_session_current_frame(const retcon_session* session, int32_
 }
 
 retcon_result retcon_session_confirmed_frame(const retcon_session* session, int32_t* frame) {
-  if (session == nullptr || !session->impl || frame == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (!is_session(session) || frame == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
     *frame = session->impl->confirmed_frame();
     return RETCON_RESULT_OK;
@@ -249,7 +161,7 @@ retcon_result retcon_session_confirmed_frame(const retcon_session* session, int3
 }
 
 retcon_result retcon_session_get_stats(const retcon_session* session, retcon_session_stats* stats) {
-  if (session == nullptr || !session->impl || stats == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (!is_session(session) || stats == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   if (!known_size(stats->size, sizeof(retcon_session_stats))) return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
     const retcon::SessionStats s = session->impl->stats();

@@ -59,6 +59,11 @@ ADVANCE_RESIMULATING = 1
 EVENT_SYNC_TEST_MISMATCH = 9
 EVENT_SAVE_FAILED = 11
 MAX_PREDICTION_FRAMES = 64
+MAX_PLAYERS = 8
+MAX_SPECTATORS = 32
+PLAYER_LOCAL, PLAYER_REMOTE = 0, 1
+EVENT_TIMESYNC = 7
+EVENT_DESYNC_DETECTED = 8
 
 # ---------------------------------------------------------------------------------------------
 # Structs and callback types, field for field as in retcon.h.
@@ -135,6 +140,47 @@ class SessionStats(ctypes.Structure):
                 ("rollback_depth_histogram", ctypes.c_uint64 * (MAX_PREDICTION_FRAMES + 1))]
 
 
+class PeerAddress(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("bytes", ctypes.c_uint8 * 32)]
+
+    def __eq__(self, other):
+        return bytes(self.bytes[:self.size]) == bytes(other.bytes[:other.size]) and self.size == other.size
+
+    def __repr__(self):
+        return "PeerAddress(%s)" % bytes(self.bytes[:self.size]).hex()
+
+
+class LinkProfile(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("latency_us", ctypes.c_uint64), ("jitter_us", ctypes.c_uint64),
+                ("loss", ctypes.c_double), ("duplicate", ctypes.c_double), ("reorder", ctypes.c_double),
+                ("reorder_delay_us", ctypes.c_uint64), ("bandwidth_bytes_per_s", ctypes.c_uint64),
+                ("max_queue_delay_us", ctypes.c_uint64), ("blackout_period_us", ctypes.c_uint64),
+                ("blackout_duration_us", ctypes.c_uint64), ("blackout_offset_us", ctypes.c_uint64)]
+
+
+class P2PConfig(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("frame_rate", ctypes.c_uint32),
+                ("notify_delay_us", ctypes.c_uint64), ("disconnect_timeout_us", ctypes.c_uint64),
+                ("rng_seed", ctypes.c_uint64), ("sync_round_trips", ctypes.c_int32),
+                ("desync_interval", ctypes.c_int32), ("player_kinds", ctypes.c_uint32 * MAX_PLAYERS),
+                ("player_addresses", PeerAddress * MAX_PLAYERS), ("num_spectators", ctypes.c_uint32),
+                ("spectators", PeerAddress * MAX_SPECTATORS)]
+
+
+_U64 = ctypes.c_uint64
+
+
+class PeerStats(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("state", ctypes.c_uint32), ("ping_us", _U64), ("jitter_us", _U64),
+                ("send_queue_length", ctypes.c_uint32), ("local_frames_ahead", ctypes.c_int32),
+                ("remote_frames_ahead", ctypes.c_int32)] + [
+        (name, _U64) for name in (
+            "bytes_sent", "datagrams_sent", "bytes_received", "datagrams_received", "dropped_truncated",
+            "dropped_oversized", "dropped_bad_magic", "dropped_bad_version", "dropped_unknown_type",
+            "dropped_malformed", "dropped_bad_nonce", "dropped_replayed", "dropped_out_of_window",
+            "dropped_wrong_state", "send_failures", "dropped_bad_checksum")]
+
+
 # ---------------------------------------------------------------------------------------------
 # Function prototypes.
 
@@ -176,6 +222,32 @@ _session_current_frame = _proto("retcon_session_current_frame", _result, _sessio
 _session_confirmed_frame = _proto("retcon_session_confirmed_frame", _result, _session_p,
                                   ctypes.POINTER(ctypes.c_int32))
 _session_get_stats = _proto("retcon_session_get_stats", _result, _session_p, ctypes.POINTER(SessionStats))
+
+_handle_p = ctypes.c_void_p
+_ip_address = _proto("retcon_ip_address", _result, ctypes.c_char_p, ctypes.c_uint16, ctypes.POINTER(PeerAddress))
+_udp_transport_open = _proto("retcon_udp_transport_open", _result, ctypes.c_char_p, ctypes.c_uint16,
+                             ctypes.POINTER(_handle_p))
+_memory_network_create = _proto("retcon_memory_network_create", _result, ctypes.POINTER(_handle_p))
+_memory_network_destroy = _proto("retcon_memory_network_destroy", _result, _handle_p)
+_memory_network_add_endpoint = _proto("retcon_memory_network_add_endpoint", _result, _handle_p,
+                                      ctypes.POINTER(_handle_p))
+_link_profile_init = _proto("retcon_link_profile_init", _result, ctypes.POINTER(LinkProfile))
+_network_simulator_create = _proto("retcon_network_simulator_create", _result, _handle_p, ctypes.c_uint64,
+                                   ctypes.POINTER(_handle_p))
+_network_simulator_set_links = _proto("retcon_network_simulator_set_links", _result, _handle_p,
+                                      ctypes.POINTER(LinkProfile), ctypes.POINTER(LinkProfile))
+_network_simulator_set_time = _proto("retcon_network_simulator_set_time", _result, _handle_p, ctypes.c_uint64)
+_transport_address = _proto("retcon_transport_address", _result, _handle_p, ctypes.POINTER(PeerAddress))
+_transport_destroy = _proto("retcon_transport_destroy", _result, _handle_p)
+_p2p_config_init = _proto("retcon_p2p_config_init", _result, ctypes.POINTER(P2PConfig))
+_p2p_session_create = _proto("retcon_p2p_session_create", _result, ctypes.POINTER(SessionConfig),
+                             ctypes.POINTER(P2PConfig), ctypes.POINTER(GameCallbacks), _handle_p,
+                             ctypes.POINTER(_session_p))
+_session_is_running = _proto("retcon_session_is_running", _result, _session_p, ctypes.POINTER(ctypes.c_uint32))
+_session_disconnect_player = _proto("retcon_session_disconnect_player", _result, _session_p, ctypes.c_int32)
+_peer_stats_init = _proto("retcon_peer_stats_init", _result, ctypes.POINTER(PeerStats))
+_session_get_peer_stats = _proto("retcon_session_get_peer_stats", _result, _session_p, ctypes.c_int32,
+                                 ctypes.POINTER(PeerStats))
 
 # ---------------------------------------------------------------------------------------------
 # The Pythonic layer.
@@ -219,7 +291,8 @@ class Session:
     """One retcon session. Close it (or use `with`) to free it; the game is held until then."""
 
     def __init__(self, game, num_players, input_size, max_state_size, max_prediction=8,
-                 save_mode=SAVE_AUTOMATIC, check_distance=None, log=None, log_level=LOG_INFO):
+                 save_mode=SAVE_AUTOMATIC, check_distance=None, log=None, log_level=LOG_INFO,
+                 p2p=None, transport=None):
         self._game = game
         self._pending = None  # an exception raised inside a callback, re-raised afterwards
         self._input_size = input_size
@@ -256,7 +329,11 @@ class Session:
         code = _session_config_validate(ctypes.byref(config), ctypes.byref(cb), ctypes.byref(reason))
         if code != OK:
             raise Error(code, "config", reason.value.decode() if reason.value else None)
-        if check_distance is None:
+        if p2p is not None:
+            self._transport = transport  # borrowed by the session: kept alive (and open) with it
+            code = _p2p_session_create(ctypes.byref(config), ctypes.byref(p2p), ctypes.byref(cb),
+                                       transport._handle if transport else None, ctypes.byref(self._handle))
+        elif check_distance is None:
             code = _local_session_create(ctypes.byref(config), ctypes.byref(cb), ctypes.byref(self._handle))
         else:
             sync = SyncTestConfig()
@@ -306,6 +383,21 @@ class Session:
         histogram = list(s.rollback_depth_histogram)
         out["rollback_depth_histogram"] = {d: n for d, n in enumerate(histogram) if n}
         return out
+
+    @property
+    def running(self):
+        running = ctypes.c_uint32()
+        self._call(_session_is_running(self._handle, ctypes.byref(running)), "is_running")
+        return bool(running.value)
+
+    def peer_stats(self, player):
+        s = PeerStats()
+        _peer_stats_init(ctypes.byref(s))
+        self._call(_session_get_peer_stats(self._handle, player, ctypes.byref(s)), "get_peer_stats")
+        return {name: getattr(s, name) for name, _ in PeerStats._fields_[1:]}
+
+    def disconnect_player(self, player):
+        self._call(_session_disconnect_player(self._handle, player), "disconnect_player")
 
     def close(self):
         if self._handle:
@@ -383,3 +475,97 @@ def local_session(game, num_players, input_size, max_state_size, **options):
 def sync_test_session(game, num_players, input_size, max_state_size, check_distance=2, **options):
     """Rolls back check_distance frames every frame and compares checksums."""
     return Session(game, num_players, input_size, max_state_size, check_distance=check_distance, **options)
+
+
+# ---------------------------------------------------------------------------------------------
+# Networking.
+
+
+def ip_address(host, port):
+    out = PeerAddress()
+    _check(_ip_address(host.encode(), port, ctypes.byref(out)), "ip_address")
+    return out
+
+
+class Transport:
+    """A transport handle. Close it after every session (and simulator) using it."""
+
+    def __init__(self, handle, keep=None):
+        self._handle = handle
+        self._keep = keep  # what this transport borrows (its network or inner transport)
+
+    @classmethod
+    def udp(cls, host="0.0.0.0", port=0):
+        handle = _handle_p()
+        _check(_udp_transport_open(host.encode(), port, ctypes.byref(handle)), "udp_transport_open")
+        return cls(handle)
+
+    def simulated(self, seed, **link):
+        """A network simulator around this transport; `link` sets LinkProfile fields (outgoing)."""
+        handle = _handle_p()
+        _check(_network_simulator_create(self._handle, seed, ctypes.byref(handle)), "network_simulator_create")
+        sim = Transport(handle, keep=self)
+        profile = LinkProfile()
+        _link_profile_init(ctypes.byref(profile))
+        for name, value in link.items():
+            setattr(profile, name, value)
+        _check(_network_simulator_set_links(handle, ctypes.byref(profile), None), "network_simulator_set_links")
+        return sim
+
+    def set_time(self, now_us):
+        """Simulators only: advance the clock and deliver what is due."""
+        _check(_network_simulator_set_time(self._handle, now_us), "network_simulator_set_time")
+
+    @property
+    def address(self):
+        out = PeerAddress()
+        _check(_transport_address(self._handle, ctypes.byref(out)), "transport_address")
+        return out
+
+    def close(self):
+        if self._handle:
+            _check(_transport_destroy(self._handle), "transport_destroy")
+            self._handle = _handle_p()
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _transport_destroy(self._handle)
+
+
+class MemoryNetwork:
+    """Endpoints that reach each other inside this process."""
+
+    def __init__(self):
+        self._handle = _handle_p()
+        _check(_memory_network_create(ctypes.byref(self._handle)), "memory_network_create")
+
+    def endpoint(self):
+        handle = _handle_p()
+        _check(_memory_network_add_endpoint(self._handle, ctypes.byref(handle)), "memory_network_add_endpoint")
+        return Transport(handle, keep=self)
+
+    def close(self):
+        if self._handle:
+            _check(_memory_network_destroy(self._handle), "memory_network_destroy")
+            self._handle = _handle_p()
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _memory_network_destroy(self._handle)
+
+
+def p2p_session(game, players, input_size, max_state_size, transport, rng_seed=0, desync_interval=30,
+                **options):
+    """A peer-to-peer session. `players`: one entry per player, "local" or the PeerAddress of
+    the machine that player is on."""
+    config = P2PConfig()
+    _p2p_config_init(ctypes.byref(config))
+    config.rng_seed = rng_seed
+    config.desync_interval = desync_interval
+    for p, where in enumerate(players):
+        if isinstance(where, str) and where == "local":
+            config.player_kinds[p] = PLAYER_LOCAL
+        else:
+            config.player_kinds[p] = PLAYER_REMOTE
+            config.player_addresses[p] = where
+    return Session(game, len(players), input_size, max_state_size, p2p=config, transport=transport, **options)

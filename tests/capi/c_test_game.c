@@ -92,6 +92,11 @@ static void copy_text(char* out, size_t capacity, const char* text, size_t lengt
 
 static void on_event(void* user, const retcon_event* e) {
   ctg_game* g = (ctg_game*)user;
+  if (e->type == RETCON_EVENT_DESYNC_DETECTED) ++g->desyncs;
+  if (e->type == RETCON_EVENT_TIMESYNC) {
+    ++g->timesyncs;
+    g->last_timesync_count = e->count;
+  }
   if (g->event_count < CTG_MAX_EVENTS) {
     ctg_event* out = &g->events[g->event_count];
     out->type = e->type;

@@ -49,6 +49,9 @@ typedef struct ctg_game {
   uint64_t advances, resimulated, loads, saves;
   int32_t frame_errors; /* a callback got a frame the state disagrees with */
   uint32_t event_count; /* events seen; the first CTG_MAX_EVENTS are kept */
+  uint32_t desyncs;     /* RETCON_EVENT_DESYNC_DETECTED events */
+  uint64_t timesyncs;   /* RETCON_EVENT_TIMESYNC events, and the count of the last one */
+  int32_t last_timesync_count;
   ctg_event events[CTG_MAX_EVENTS];
   /* Called at the end of advance_frame when set (re-entrancy tests). */
   void (*on_advance)(struct ctg_game* game);

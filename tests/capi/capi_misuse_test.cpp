@@ -15,6 +15,13 @@
 
 namespace {
 
+struct LogLines {
+  std::vector<std::pair<uint32_t, std::string>> lines;
+  static void log(void* user, uint32_t level, const char* message) {
+    static_cast<LogLines*>(user)->lines.emplace_back(level, message);
+  }
+};
+
 // A valid 2-player setup over the C test game; tests break one thing at a time.
 struct Fixture : ::testing::Test {
   ctg_game game;
@@ -207,6 +214,29 @@ TEST_F(CapiMisuse, BadConfigValues) {
   }
 }
 
+TEST_F(CapiMisuse, RejectedCreateLogsTheReason) {
+  LogLines log;
+  config.logger.user = &log;
+  config.logger.log = LogLines::log;
+  config.num_players = 0;
+  EXPECT_EQ(create_local(), RETCON_RESULT_INVALID_ARGUMENT);
+  ASSERT_EQ(log.lines.size(), 1u);
+  EXPECT_EQ(log.lines[0].first, uint32_t(RETCON_LOG_ERROR));
+  EXPECT_EQ(log.lines[0].second, "retcon_local_session_create: num_players must be 1..8");
+  config.num_players = 2;
+  sync.check_distance = config.max_prediction + 1;
+  EXPECT_EQ(create_sync(), RETCON_RESULT_INVALID_ARGUMENT);
+  ASSERT_EQ(log.lines.size(), 2u);
+  EXPECT_EQ(log.lines[1].second, "retcon_sync_test_session_create: check_distance must be 1..max_prediction");
+  // A predictor is accepted (local and sync-test sessions have no remote player to predict).
+  sync.check_distance = 2;
+  config.predictor.predict = [](void*, int32_t, int32_t, const uint8_t*, uint8_t* out, size_t n) {
+    std::memset(out, 0, n);
+  };
+  EXPECT_EQ(create_sync(), RETCON_RESULT_OK);
+  EXPECT_EQ(log.lines.size(), 2u);
+}
+
 TEST_F(CapiMisuse, DestroyNullIsOk) { EXPECT_EQ(retcon_session_destroy(nullptr), RETCON_RESULT_OK); }
 
 TEST_F(CapiMisuse, NullSessionAndNullOutputs) {
@@ -228,6 +258,25 @@ TEST_F(CapiMisuse, NullSessionAndNullOutputs) {
   EXPECT_EQ(retcon_session_get_stats(session, nullptr), RETCON_RESULT_INVALID_ARGUMENT);
   EXPECT_EQ(retcon_session_get_kind(session, nullptr), RETCON_RESULT_INVALID_ARGUMENT);
   EXPECT_EQ(retcon_session_add_local_input(session, 0, nullptr, sizeof input), RETCON_RESULT_INVALID_ARGUMENT);
+}
+
+TEST_F(CapiMisuse, PointerThatIsNotASessionIsRejected) {
+  // Zeroed memory of a session's size stands for a stray pointer.
+  alignas(16) unsigned char fake[512] = {};
+  auto* s = reinterpret_cast<retcon_session*>(fake);
+  int32_t frame = 0;
+  uint32_t kind = 0;
+  retcon_session_stats stats;
+  retcon_session_stats_init(&stats);
+  EXPECT_EQ(retcon_session_add_local_input(s, 0, input, sizeof input), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_advance_frame(s), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_poll(s, 0), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_set_input_delay(s, 0, 1), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_current_frame(s, &frame), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_confirmed_frame(s, &frame), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_get_stats(s, &stats), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_get_kind(s, &kind), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_INVALID_ARGUMENT);
 }
 
 TEST_F(CapiMisuse, UnknownPlayersAndWrongInputSizes) {
@@ -259,13 +308,6 @@ TEST_F(CapiMisuse, InputOrderErrors) {
   EXPECT_EQ(retcon_session_confirmed_frame(session, &frame), RETCON_RESULT_OK);
   EXPECT_EQ(frame, 0);
 }
-
-struct LogLines {
-  std::vector<std::pair<uint32_t, std::string>> lines;
-  static void log(void* user, uint32_t level, const char* message) {
-    static_cast<LogLines*>(user)->lines.emplace_back(level, message);
-  }
-};
 
 TEST_F(CapiMisuse, SaveTooLargeIsAnErrorEventAndLogLine) {
   LogLines log;

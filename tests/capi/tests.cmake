@@ -11,6 +11,7 @@ set_target_properties(retcon_c_test_game PROPERTIES C_STANDARD 99 C_EXTENSIONS O
 retcon_add_test(capi_tests
   ${RETCON_CAPI_TEST_DIR}/capi_misuse_test.cpp
   ${RETCON_CAPI_TEST_DIR}/capi_property_test.cpp
+  ${RETCON_CAPI_TEST_DIR}/capi_p2p_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/support/alloc_counter.cpp)
 target_link_libraries(capi_tests PRIVATE retcon retcon_c_test_game)
 
