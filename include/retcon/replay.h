@@ -75,6 +75,10 @@ class Replay {
   // Appending (the recorder does this). Frames are appended in order from 0.
   void append_frame(const uint8_t* inputs, const InputStatus* status);
   void append_checkpoint(Frame frame, uint64_t checksum, const uint8_t* state, size_t length);
+  // A committed frame simulated again with other inputs: only when peers agree on a dropped
+  // player's last frame that is earlier than this machine had confirmed (see replay_recorder).
+  void revise_frame(Frame frame, const uint8_t* inputs, const InputStatus* status) noexcept;
+  void revise_checkpoint(Frame frame, uint64_t checksum, const uint8_t* state, size_t length) noexcept;
   void reserve_frames(size_t frames);
   void reserve_checkpoints(size_t checkpoints, size_t state_bytes);
 

@@ -101,6 +101,25 @@ void Replay::append_checkpoint(Frame frame, uint64_t checksum, const uint8_t* st
   checkpoints_.push_back(c);
 }
 
+void Replay::revise_frame(Frame frame, const uint8_t* inputs, const InputStatus* status) noexcept {
+  if (frame < 0 || frame >= frame_count()) return;
+  std::memcpy(inputs_.data() + size_t(frame) * input_bytes(), inputs, input_bytes());
+  std::memcpy(status_.data() + size_t(frame) * header_.num_players, status, header_.num_players * sizeof(InputStatus));
+}
+
+void Replay::revise_checkpoint(Frame frame, uint64_t checksum, const uint8_t* state, size_t length) noexcept {
+  for (ReplayCheckpoint& c : checkpoints_) {
+    if (c.frame != frame) continue;
+    c.checksum = checksum;
+    // A stored state is replaced when it keeps its length, otherwise dropped (offsets are fixed).
+    if (c.state_length != 0) {
+      if (state != nullptr && length == c.state_length) std::memcpy(states_.data() + c.state_offset, state, length);
+      else c.state_length = 0;
+    }
+    return;
+  }
+}
+
 void Replay::reserve_checkpoints(size_t checkpoints, size_t state_bytes) {
   checkpoints_.reserve(checkpoints);
   states_.reserve(state_bytes);

@@ -49,6 +49,14 @@ struct ReplayRecorder::Impl {
       slot.has_checksum = config.checksum_interval != 0 && frame % Frame(config.checksum_interval) == 0;
       if (slot.has_checksum) take_checksum(slot, frame);
       if (frame > newest) newest = frame;
+      if (frame < owner->replay_.frame_count()) {
+        // An already committed frame runs again: peers cut a dropped player earlier than we had
+        // confirmed. The replay takes the revised inputs, as the session did.
+        owner->replay_.revise_frame(frame, inputs.data() + index * input_bytes(), status.data() + index * config.num_players);
+        if (slot.has_checksum)
+          owner->replay_.revise_checkpoint(frame, slot.checksum, slot.state_length ? states.data() + slot.state_offset : nullptr,
+                                           slot.state_length);
+      }
     }
     game.advance_frame(game.user, frame, in, flags);
   }

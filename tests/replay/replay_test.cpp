@@ -213,17 +213,10 @@ class ReplayOfMatch : public ::testing::TestWithParam<MatchSetup> {};
 // session settings; and each replay plays back clean.
 TEST_P(ReplayOfMatch, EveryPeerRecordsTheSameReplay) {
   const MatchSetup setup = GetParam();
-  if (setup.leave_at >= 0 && setup.machines > 2) {
-    // KNOWN BUG (skipped until fixed in lib/session or the recorder): when the leaver's last
-    // datagram to one survivor is lost, the survivors hold different last frames of it; the
-    // agreed cut is the earlier one, but the other survivor has already reported the later
-    // frames as confirmed (confirmed_frame) and committed them with the leaver's real inputs,
-    // so the replays differ after the cut (seen at frame 196 of 200: zeros vs real input). It
-    // depends only on which datagram the 5% loss drops, so any change in the datagram sequence
-    // (here protocol 2's) can expose it. Fix: do not count frames after a disconnected player's
-    // last frame as confirmed until the cut has settled.
-    GTEST_SKIP() << "known bug: confirmed frames beyond a disconnect cut that later moves earlier";
-  }
+  // Regression (3 machines, one leaves): when the leaver's last datagram to one survivor was
+  // lost, the survivors held different last frames of it; the agreed cut is the earlier one, and
+  // the other survivor had already committed the later frames with the leaver's real inputs.
+  // The recorder now revises committed frames that the session re-simulates.
   InMemoryNetwork net;
   std::vector<std::unique_ptr<RecordedMachine>> ms;
   run_recorded_match(setup, net, &ms);
