@@ -2,10 +2,12 @@
 // reach further back than the prediction window when it must: when peers agree that a dropped
 // player's last frame is earlier than this machine had thought, the frames after it are
 // re-simulated with that player's inputs removed, possibly from well before the window.
-// A checkpoint is a copy of a save the driver already made, so it costs one memcpy per interval.
+// A checkpoint costs no copy: the save the driver just made is swapped into the checkpoint ring
+// and the ring slot takes the checkpoint's old buffer (so that slot no longer holds its frame;
+// lookups fall back to the checkpoints, see RollbackDriver::saved()).
 #pragma once
 
-#include <cstring>
+#include <utility>
 
 #include "core/state_ring.h"
 
@@ -22,8 +24,8 @@ class Checkpoints {
   // How far back the oldest checkpoint reaches, at least.
   int32_t depth() const noexcept { return int32_t(ring_.size() - 1) * interval_; }
 
-  // Called for every save: keeps a copy when the newest checkpoint is an interval old.
-  void offer(const SavedState& saved) noexcept {
+  // Called for every save: takes it when the newest checkpoint is an interval old.
+  void offer(SavedState& saved) noexcept {
     if (!enabled()) return;
     if (size_ > 0 && saved.frame < newest().frame + interval_) return;
     if (size_ == ring_.size()) {
@@ -31,15 +33,26 @@ class Checkpoints {
       --size_;
     }
     SavedState& slot = ring_.slot((head_ + size_) % ring_.size());
-    std::memcpy(slot.data, saved.data, saved.length);
+    std::swap(slot.data, saved.data);
     slot.length = saved.length;
     slot.frame = saved.frame;
-    slot.checksum_valid = false;
+    slot.checksum_valid = saved.checksum_valid;
+    slot.checksum = saved.checksum;
+    saved.frame = kNullFrame;
+    saved.checksum_valid = false;
     ++size_;
   }
   // A rollback re-simulates from `frame`: later checkpoints hold states it may change.
   void invalidate_after(Frame frame) noexcept {
     while (size_ > 0 && newest().frame > frame) --size_;
+  }
+  // The checkpoint of exactly `frame`, or null.
+  SavedState* find(Frame frame) noexcept {
+    for (uint32_t i = 0; i < size_; ++i) {
+      SavedState& s = ring_.slot((head_ + i) % ring_.size());
+      if (s.frame == frame) return &s;
+    }
+    return nullptr;
   }
   // The newest checkpoint at or before `frame`, or null.
   const SavedState* at_or_before(Frame frame) const noexcept {

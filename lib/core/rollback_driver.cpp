@@ -187,7 +187,7 @@ Result RollbackDriver::save(Frame frame) noexcept {
 }
 
 Result RollbackDriver::load(Frame frame) noexcept {
-  const SavedState* s = ring_.size() ? ring_.find(frame) : nullptr;
+  const SavedState* s = saved(frame);
   if (s == nullptr) {
     reporter_.log(LogLevel::error, "no saved state for frame %d (current %d)", frame, frame_);
     return Result::internal_error;
@@ -235,7 +235,7 @@ uint64_t RollbackDriver::checksum(SavedState& state) noexcept {
 }
 
 Result RollbackDriver::checksum_of(Frame frame, uint64_t* out) noexcept {
-  SavedState* s = ring_.size() ? ring_.find(frame) : nullptr;
+  SavedState* s = saved(frame);
   if (s == nullptr) return Result::not_found;
   *out = checksum(*s);
   return Result::ok;
@@ -256,7 +256,7 @@ Result RollbackDriver::rollback() noexcept {
   // the first wrong frame (a final state has no unconfirmed input before it).
   Frame target = sparse ? last_saved_ : first_incorrect_;
   if (target == kNullFrame || target >= frame_) return Result::internal_error;
-  const SavedState* from = ring_.size() ? ring_.find(target) : nullptr;
+  const SavedState* from = saved(target);
   if (sparse && target > first_incorrect_) from = nullptr;  // a cut before the last final save
   if (from == nullptr) {
     // Further back than the ring reaches (a disconnect cut agreed late): start from a checkpoint.

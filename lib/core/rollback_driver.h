@@ -66,6 +66,11 @@ class RollbackDriver {
   void step(Frame frame, uint32_t flags) noexcept;   // simulate one frame with its best inputs
   void finish_frame() noexcept;                      // frame_++ after the live frame was stepped
   uint64_t checksum(SavedState& state) noexcept;     // computed once, then cached
+  // The saved state of `frame` in the ring or the checkpoints, or null.
+  SavedState* saved(Frame frame) noexcept {
+    SavedState* s = ring_.size() ? ring_.find(frame) : nullptr;
+    return s ? s : checkpoints_.find(frame);
+  }
   Result checksum_of(Frame frame, uint64_t* out) noexcept;
 
   // ---- queries ----

@@ -480,7 +480,7 @@ void P2PSessionImpl::compare_reports(Peer& peer) {
     e.frame = report.frame;
     e.checksum_local = local;
     e.checksum_remote = report.sum;
-    const SavedState* state = driver_.ring().size() ? driver_.ring().find(report.frame) : nullptr;
+    const SavedState* state = driver_.saved(report.frame);
     if (state && describe_saved_state(driver_.callbacks(), *state, &describe_text_)) {
       e.text_local = describe_text_.c_str();
       e.text_local_len = describe_text_.size();
