@@ -1,0 +1,271 @@
+// Fuzz target 3: a whole peer-to-peer match, with the fuzzer as the network and the clock.
+//
+// Two machines, each a P2PSession around a TestGame (tests/support/test_game.h), connected by an
+// InMemoryNetwork. Every datagram a session sends is held back; the input bytes choose what
+// happens next: a machine polls, gives its local input, advances; a held datagram is delivered
+// (in any order), duplicated or dropped; the clock steps; an input delay changes; a machine
+// drops its peer. The target checks what rollback promises:
+//   - the peers never disagree on a confirmed frame: the state hash recorded at the start of
+//     frame f on one machine equals the other's whenever f <= confirmed + 1 on both (inputs of
+//     every frame before f confirmed), up to the frame after the earliest disconnect cut;
+//   - a frame once final is never simulated differently later (re-simulation is deterministic
+//     and never goes behind the confirmed frame);
+//   - the game is never handed a frame its state disagrees with, results are documented codes,
+//     and no desync is reported while both peers are connected.
+// A violation traps (libFuzzer saves the input; the replay test fails).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "fuzz_input.h"
+#include "retcon/p2p.h"
+#include "support/test_game.h"
+
+using namespace retcon;
+using retcon::fuzz::FuzzInput;
+using retcon::test::TestGame;
+
+namespace {
+
+constexpr size_t kMachines = 2;
+constexpr size_t kMaxHeld = 256;
+constexpr Frame kMaxFrames = 1500;  // frames recorded; inputs stop beyond
+constexpr int kMaxOperations = 6000;
+constexpr Frame kRecheckFrames = 80;  // final frames re-checked after every advance
+
+struct Held {
+  uint32_t from;
+  PeerAddress to;
+  std::vector<uint8_t> bytes;
+};
+
+// Holds what a machine sends until the fuzzer decides its fate; receives from the real network.
+class HeldTransport final : public Transport {
+ public:
+  HeldTransport(uint32_t id, InMemoryTransport* wire, std::vector<Held>* held) : id_(id), wire_(wire), held_(held) {}
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override {
+    FUZZ_CHECK(data != nullptr && length > 0 && length <= 1200);
+    if (held_->size() == kMaxHeld) held_->erase(held_->begin());  // lost
+    held_->push_back(Held{id_, to, std::vector<uint8_t>(data, data + length)});
+    return Result::ok;
+  }
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
+    return wire_->receive(from, buffer, capacity, length);
+  }
+  InMemoryTransport* wire() const { return wire_; }
+
+ private:
+  uint32_t id_;
+  InMemoryTransport* wire_;
+  std::vector<Held>* held_;
+};
+
+struct Machine {
+  TestGame game;
+  std::unique_ptr<HeldTransport> transport;
+  std::unique_ptr<P2PSession> session;
+  std::vector<uint64_t> hashes;  // start-of-frame hash of the latest simulation of each frame
+  std::vector<uint64_t> final;   // the hash once the frame's inputs were all confirmed
+  Frame final_upto = kNullFrame;
+  Frame cut = INT32_MAX;         // the remote player's last frame, once disconnected
+  size_t events_seen = 0;
+  uint8_t last_input = 0;
+};
+
+bool valid_result(Result r) { return int32_t(r) >= 0 && int32_t(r) <= int32_t(Result::internal_error); }
+
+struct Match {
+  InMemoryNetwork net;
+  std::vector<Held> held;
+  Machine machines[kMachines];
+  uint64_t now = 0;
+  uint32_t input_size = 1;
+  bool disconnect_seen = false;
+  Frame compared_upto = kNullFrame;
+
+  void scan_events(Machine& m) {
+    for (; m.events_seen < m.game.events.size(); ++m.events_seen) {
+      const Event& e = m.game.events[m.events_seen];
+      if (e.type == EventType::disconnected) {
+        disconnect_seen = true;
+        m.cut = std::min(m.cut, e.frame);
+      }
+      if (e.type == EventType::desync_detected) FUZZ_CHECK(disconnect_seen);
+    }
+  }
+
+  // After an advance, every frame f <= confirmed + 1 (and already simulated) is final.
+  void finalize(Machine& m) {
+    const Frame current = m.session->current_frame();
+    const Frame confirmed = m.session->confirmed_frame();
+    const Frame upto = std::min({confirmed + 1, current - 1, Frame(m.hashes.size()) - 1});
+    // Frames already final must not have been simulated differently since.
+    for (Frame f = std::max(Frame(0), m.final_upto - kRecheckFrames); f <= m.final_upto && f <= upto; ++f)
+      FUZZ_CHECK(m.hashes[size_t(f)] == m.final[size_t(f)]);
+    for (Frame f = m.final_upto + 1; f <= upto; ++f) m.final[size_t(f)] = m.hashes[size_t(f)];
+    if (upto > m.final_upto) m.final_upto = upto;
+  }
+
+  void compare() {
+    Frame upto = std::min(machines[0].final_upto, machines[1].final_upto);
+    // Past the earliest cut the peers legitimately differ: each saw the other leave at its own
+    // last confirmed frame, and the frame after the cut is the last one both simulated alike.
+    for (const Machine& m : machines)
+      if (m.cut != INT32_MAX) upto = std::min(upto, m.cut + 1);
+    for (Frame f = compared_upto + 1; f <= upto; ++f)
+      FUZZ_CHECK(machines[0].final[size_t(f)] == machines[1].final[size_t(f)]);
+    if (upto > compared_upto) compared_upto = upto;
+  }
+
+  void add_input(uint32_t i, FuzzInput& in) {
+    Machine& m = machines[i];
+    uint8_t input[kMaxInputSize] = {};
+    if (in.u8() < 64) m.last_input = in.u8();  // mostly held, sometimes changed: like a pad
+    for (uint32_t k = 0; k < input_size; ++k) input[k] = uint8_t(m.last_input + k);
+    const Result r = m.session->add_local_input(PlayerIndex(i), input, input_size);
+    FUZZ_CHECK(r == Result::ok || r == Result::input_already_added || r == Result::not_synchronized);
+  }
+
+  void advance(uint32_t i) {
+    Machine& m = machines[i];
+    if (m.session->current_frame() >= kMaxFrames) return;
+    const Result r = m.session->advance_frame();
+    FUZZ_CHECK(valid_result(r));
+    FUZZ_CHECK(r == Result::ok || r == Result::prediction_limit || r == Result::not_synchronized ||
+               r == Result::missing_local_input);
+    scan_events(m);
+    if (r == Result::ok) finalize(m);
+  }
+
+  void poll(uint32_t i) {
+    Machine& m = machines[i];
+    const Result r = m.session->poll(now);
+    FUZZ_CHECK(r == Result::ok);
+    scan_events(m);
+  }
+
+  void deliver(size_t index, bool keep) {
+    const Held h = held[index];
+    if (!keep) held.erase(held.begin() + long(index));
+    (void)machines[h.from].transport->wire()->send(h.to, h.bytes.data(), h.bytes.size());
+  }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzInput in(data, size);
+  auto match = std::make_unique<Match>();
+  Match& x = *match;
+  x.input_size = in.range(1, 4);
+  const int32_t max_prediction = int32_t(in.range(0, 10));
+  static const SaveMode kModes[] = {SaveMode::automatic, SaveMode::automatic, SaveMode::every_frame, SaveMode::sparse};
+  const SaveMode save_mode = in.pick(kModes);
+  const int32_t desync_interval = int32_t(in.range(0, 12));
+  static const uint64_t kTimeouts[] = {0, 5000000, 1000000};
+  const uint64_t timeout = in.pick(kTimeouts);
+  const int32_t round_trips = int32_t(in.range(1, 3));
+  const uint64_t seed = in.u64();
+
+  InMemoryTransport* wires[kMachines];
+  for (auto& w : wires) w = x.net.add_endpoint();
+  for (uint32_t i = 0; i < kMachines; ++i) {
+    Machine& m = x.machines[i];
+    m.transport = std::make_unique<HeldTransport>(i, wires[i], &x.held);
+    m.hashes.assign(size_t(kMaxFrames) + 8, 0);
+    m.final.assign(m.hashes.size(), 0);
+    m.game.start_hashes = &m.hashes;
+    m.game.events.reserve(4096);
+    P2PConfig c;
+    c.session.num_players = kMachines;
+    c.session.input_size = x.input_size;
+    c.session.max_prediction = max_prediction;
+    c.session.max_state_size = 256;
+    c.session.save_mode = save_mode;
+    c.session.callbacks = bind_game(m.game);
+    c.network.transport = m.transport.get();
+    c.network.rng_seed = seed * 31 + i;
+    c.network.disconnect_timeout_us = timeout;
+    c.network.notify_delay_us = timeout / 2;
+    c.network.sync_round_trips = round_trips;
+    c.desync_interval = desync_interval;
+    for (uint32_t p = 0; p < kMachines; ++p) {
+      c.players[p].kind = p == i ? PlayerKind::local : PlayerKind::remote;
+      c.players[p].address = wires[p]->address();
+    }
+    FUZZ_CHECK(create_p2p_session(c, &m.session) == Result::ok);
+  }
+
+  for (int op = 0; op < kMaxOperations && !in.empty(); ++op) {
+    const uint8_t code = in.u8();
+    const uint32_t i = (code >> 7) & 1;  // the machine concerned
+    switch (code % 16) {
+      case 0:
+      case 1: {  // a tick: poll, input, advance (the usual game loop)
+        x.poll(i);
+        x.add_input(i, in);
+        x.advance(i);
+        break;
+      }
+      case 2: x.poll(i); break;
+      case 3: x.add_input(i, in); break;
+      case 4: x.advance(i); break;
+      case 5:
+      case 6:  // deliver the oldest, or one chosen
+        if (!x.held.empty()) x.deliver(code % 16 == 5 ? 0 : in.u8() % x.held.size(), false);
+        break;
+      case 7:  // duplicate
+        if (!x.held.empty()) x.deliver(in.u8() % x.held.size(), true);
+        break;
+      case 8:  // drop
+        if (!x.held.empty()) x.held.erase(x.held.begin() + long(in.u8() % x.held.size()));
+        break;
+      case 9:  // deliver everything in flight, in order
+        while (!x.held.empty()) x.deliver(0, false);
+        break;
+      case 10: {
+        static const uint64_t kSteps[] = {16667, 16667, 16667, 1000, 50000, 200000, 800000, 3000000};
+        x.now += in.pick(kSteps);
+        break;
+      }
+      case 11: {
+        const int32_t delay = int32_t(in.range(0, 5));
+        const Result r = x.machines[i].session->set_input_delay(PlayerIndex(i), delay);
+        FUZZ_CHECK(r == Result::ok || r == Result::wrong_state || r == Result::invalid_argument);
+        FUZZ_CHECK(x.machines[i].session->set_input_delay(PlayerIndex(1 - i), 1) != Result::ok);
+        break;
+      }
+      case 12:
+        if (code >= 0xf0) {  // rare: drop the peer
+          const Result r = x.machines[i].session->disconnect_player(PlayerIndex(1 - i));
+          FUZZ_CHECK(r == Result::ok || r == Result::player_disconnected);
+          FUZZ_CHECK(x.machines[i].session->disconnect_player(PlayerIndex(i)) == Result::invalid_player);
+          x.scan_events(x.machines[i]);
+        }
+        break;
+      default: {  // both machines tick, then everything in flight arrives: steady progress
+        x.now += 16667;
+        for (uint32_t k = 0; k < kMachines; ++k) {
+          x.poll(k);
+          x.add_input(k, in);
+          x.advance(k);
+        }
+        while (!x.held.empty()) x.deliver(0, false);
+        break;
+      }
+    }
+    for (auto& m : x.machines) {
+      FUZZ_CHECK(m.game.frame_errors == 0);
+      PeerStats ps;
+      FUZZ_CHECK(m.session->peer_stats(PlayerIndex(&m == &x.machines[0] ? 1 : 0), &ps) == Result::ok);
+      uint64_t dropped = ps.dropped_truncated + ps.dropped_oversized + ps.dropped_bad_magic + ps.dropped_bad_version +
+                         ps.dropped_unknown_type + ps.dropped_malformed + ps.dropped_bad_nonce + ps.dropped_replayed +
+                         ps.dropped_out_of_window + ps.dropped_wrong_state;
+      FUZZ_CHECK(dropped <= ps.datagrams_received);
+    }
+    x.compare();
+  }
+  return 0;
+}
