@@ -157,22 +157,33 @@ void endpoint_seeds() {
 }
 
 // ---------------------------------------------------------------- p2p
-Bytes p2p_config(uint8_t input_size, uint8_t max_prediction, uint8_t mode, uint8_t desync, uint8_t timeout) {
+Bytes p2p_config(uint8_t input_size, uint8_t max_prediction, uint8_t mode, uint8_t desync, uint8_t timeout,
+                 bool spectator = false) {
   Bytes b;
-  put(b, {uint8_t(input_size - 1), max_prediction, mode, desync, timeout, 0 /* 1 round trip */});
+  put(b, {uint8_t(input_size - 1), max_prediction, mode, desync, timeout,
+          uint8_t(spectator ? 0x80 : 0) /* 1 round trip, spectator? */});
   put_u64(b, 42);
   return b;
 }
 
 void p2p_seeds() {
-  // Steady play (operation 13+: both tick, everything arrives), then the fuzzer has a match.
+  // Steady play (operation 14+: both tick, everything arrives), then the fuzzer has a match.
   Bytes steady = p2p_config(2, 8, 0, 5, 1);
-  for (int i = 0; i < 120; ++i) put(steady, {0x0d, uint8_t(i % 5 == 0 ? 10 : 200), uint8_t(i), 200});
+  for (int i = 0; i < 120; ++i) put(steady, {0x0e, uint8_t(i % 5 == 0 ? 10 : 200), uint8_t(i), 200});
   write("p2p", "steady", steady);
+
+  // A spectator of machine 0 follows; one player drops out halfway.
+  Bytes spectated = p2p_config(2, 7, 0, 5, 1, true);
+  for (int i = 0; i < 80; ++i) {
+    put(spectated, {0x0e, uint8_t(i % 6 == 0 ? 10 : 200), uint8_t(i), 200});
+    if (i % 3 == 0) put(spectated, {0x00, 200, 0x06, uint8_t(i), 0x0e});
+    if (i == 50) put(spectated, {0xfc});
+  }
+  write("p2p", "spectator", spectated);
 
   // Each machine on its own schedule, one-sided delivery, drops, duplicates: rollbacks.
   Bytes rollback = p2p_config(1, 6, 0, 3, 1);
-  repeat(rollback, {0x0d, 200, 200}, 12);
+  repeat(rollback, {0x0e, 200, 200}, 12);
   for (int i = 0; i < 100; ++i) {
     put(rollback, {0x00, uint8_t(i % 3 == 0 ? 10 : 200), uint8_t(i), 0x80, 200, 0x80, 200});
     if (i % 4 == 0) put(rollback, {0x06, uint8_t(i)});
@@ -186,14 +197,14 @@ void p2p_seeds() {
   // Lockstep with input delay, sparse saving, then a disconnect.
   Bytes lockstep = p2p_config(3, 0, 3, 2, 2);
   put(lockstep, {0x0b, 2, 0x8b, 1});
-  repeat(lockstep, {0x0d, 10, 1, 10, 2}, 60);
+  repeat(lockstep, {0x0e, 10, 1, 10, 2}, 60);
   put(lockstep, {0xfc});
-  repeat(lockstep, {0x0d, 200, 200}, 30);
+  repeat(lockstep, {0x0e, 200, 200}, 30);
   write("p2p", "lockstep_delay_disconnect", lockstep);
 
   // Silence: the clock jumps until the peer times out.
   Bytes silence = p2p_config(2, 8, 2, 4, 2);
-  repeat(silence, {0x0d, 200, 200}, 40);
+  repeat(silence, {0x0e, 200, 200}, 40);
   repeat(silence, {0x00, 200, 0x0a, 6, 0x80, 200}, 20);
   write("p2p", "timeout", silence);
 }

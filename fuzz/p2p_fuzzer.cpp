@@ -1,13 +1,15 @@
 // Fuzz target 3: a whole peer-to-peer match, with the fuzzer as the network and the clock.
 //
 // Two machines, each a P2PSession around a TestGame (tests/support/test_game.h), connected by an
-// InMemoryNetwork. Every datagram a session sends is held back; the input bytes choose what
+// InMemoryNetwork, and (one input in two) a spectator of machine 0. Every datagram a session sends is held back; the input bytes choose what
 // happens next: a machine polls, gives its local input, advances; a held datagram is delivered
 // (in any order), duplicated or dropped; the clock steps; an input delay changes; a machine
 // drops its peer. The target checks what rollback promises:
 //   - the peers never disagree on a confirmed frame: the state hash recorded at the start of
 //     frame f on one machine equals the other's whenever f <= confirmed + 1 on both (inputs of
 //     every frame before f confirmed), up to the frame after the earliest disconnect cut;
+//   - the spectator's state at every frame it ran equals machine 0's once final there (it plays
+//     the host's confirmed inputs, disconnected players included);
 //   - a frame once final is never simulated differently later (re-simulation is deterministic
 //     and never goes behind the confirmed frame);
 //   - the game is never handed a frame its state disagrees with, results are documented codes,
@@ -15,6 +17,8 @@
 // A violation traps (libFuzzer saves the input; the replay test fails).
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -29,7 +33,7 @@ using retcon::test::TestGame;
 
 namespace {
 
-constexpr size_t kMachines = 2;
+constexpr size_t kMachines = 2;  // players; the spectator, when present, is machines[2]
 constexpr size_t kMaxHeld = 256;
 constexpr Frame kMaxFrames = 1500;  // frames recorded; inputs stop beyond
 constexpr int kMaxOperations = 6000;
@@ -79,7 +83,9 @@ bool valid_result(Result r) { return int32_t(r) >= 0 && int32_t(r) <= int32_t(Re
 struct Match {
   InMemoryNetwork net;
   std::vector<Held> held;
-  Machine machines[kMachines];
+  Machine machines[kMachines + 1];
+  bool has_spectator = false;
+  Frame spectator_compared = kNullFrame;
   uint64_t now = 0;
   uint32_t input_size = 1;
   bool disconnect_seen = false;
@@ -112,11 +118,29 @@ struct Match {
     Frame upto = std::min(machines[0].final_upto, machines[1].final_upto);
     // Past the earliest cut the peers legitimately differ: each saw the other leave at its own
     // last confirmed frame, and the frame after the cut is the last one both simulated alike.
-    for (const Machine& m : machines)
-      if (m.cut != INT32_MAX) upto = std::min(upto, m.cut + 1);
+    for (uint32_t k = 0; k < kMachines; ++k)
+      if (machines[k].cut != INT32_MAX) upto = std::min(upto, machines[k].cut + 1);
     for (Frame f = compared_upto + 1; f <= upto; ++f)
       FUZZ_CHECK(machines[0].final[size_t(f)] == machines[1].final[size_t(f)]);
     if (upto > compared_upto) compared_upto = upto;
+    if (!has_spectator) return;
+    // The spectator never predicts: every frame it ran is final. It follows the host's view.
+    Machine& spectator = machines[kMachines];
+    const Frame ran = std::min(spectator.session->current_frame() - 1, Frame(spectator.hashes.size()) - 1);
+    const Frame both = std::min(ran, machines[0].final_upto);
+    for (Frame f = spectator_compared + 1; f <= both; ++f)
+      FUZZ_CHECK(spectator.hashes[size_t(f)] == machines[0].final[size_t(f)]);
+    if (both > spectator_compared) spectator_compared = both;
+  }
+
+  void spectate() {
+    if (!has_spectator) return;
+    Machine& m = machines[kMachines];
+    FUZZ_CHECK(m.session->poll(now) == Result::ok);
+    if (m.session->current_frame() >= kMaxFrames) return;
+    const Result r = m.session->advance_frame();
+    FUZZ_CHECK(r == Result::ok || r == Result::prediction_limit || r == Result::not_synchronized);
+    FUZZ_CHECK(m.session->add_local_input(0, &r, 1) != Result::ok);
   }
 
   void add_input(uint32_t i, FuzzInput& in) {
@@ -166,12 +190,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int32_t desync_interval = int32_t(in.range(0, 12));
   static const uint64_t kTimeouts[] = {0, 5000000, 1000000};
   const uint64_t timeout = in.pick(kTimeouts);
-  const int32_t round_trips = int32_t(in.range(1, 3));
+  const uint8_t shape = in.u8();
+  const int32_t round_trips = 1 + shape % 3;
+  x.has_spectator = shape >= 128;
   const uint64_t seed = in.u64();
 
-  InMemoryTransport* wires[kMachines];
+  InMemoryTransport* wires[kMachines + 1];
   for (auto& w : wires) w = x.net.add_endpoint();
-  for (uint32_t i = 0; i < kMachines; ++i) {
+  const uint32_t total = x.has_spectator ? kMachines + 1 : kMachines;
+  for (uint32_t i = 0; i < total; ++i) {
     Machine& m = x.machines[i];
     m.transport = std::make_unique<HeldTransport>(i, wires[i], &x.held);
     m.hashes.assign(size_t(kMaxFrames) + 8, 0);
@@ -190,7 +217,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     c.network.disconnect_timeout_us = timeout;
     c.network.notify_delay_us = timeout / 2;
     c.network.sync_round_trips = round_trips;
+    if (i == kMachines) {
+      SpectatorConfig sc;
+      sc.session = c.session;
+      sc.network = c.network;
+      sc.host = wires[0]->address();
+      FUZZ_CHECK(create_spectator_session(sc, &m.session) == Result::ok);
+      continue;
+    }
     c.desync_interval = desync_interval;
+    if (i == 0 && x.has_spectator) {
+      c.num_spectators = 1;
+      c.spectators[0] = wires[kMachines]->address();
+    }
     for (uint32_t p = 0; p < kMachines; ++p) {
       c.players[p].kind = p == i ? PlayerKind::local : PlayerKind::remote;
       c.players[p].address = wires[p]->address();
@@ -245,27 +284,39 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           x.scan_events(x.machines[i]);
         }
         break;
-      default: {  // both machines tick, then everything in flight arrives: steady progress
+      case 13: x.spectate(); break;
+      default: {  // every machine ticks, then everything in flight arrives: steady progress
         x.now += 16667;
         for (uint32_t k = 0; k < kMachines; ++k) {
           x.poll(k);
           x.add_input(k, in);
           x.advance(k);
         }
+        x.spectate();
         while (!x.held.empty()) x.deliver(0, false);
         break;
       }
     }
-    for (auto& m : x.machines) {
+    for (uint32_t k = 0; k < total; ++k) {
+      Machine& m = x.machines[k];
       FUZZ_CHECK(m.game.frame_errors == 0);
       PeerStats ps;
-      FUZZ_CHECK(m.session->peer_stats(PlayerIndex(&m == &x.machines[0] ? 1 : 0), &ps) == Result::ok);
+      FUZZ_CHECK(m.session->peer_stats(PlayerIndex(k == 0 ? 1 : 0), &ps) == Result::ok);
       uint64_t dropped = ps.dropped_truncated + ps.dropped_oversized + ps.dropped_bad_magic + ps.dropped_bad_version +
                          ps.dropped_unknown_type + ps.dropped_malformed + ps.dropped_bad_nonce + ps.dropped_replayed +
                          ps.dropped_out_of_window + ps.dropped_wrong_state;
       FUZZ_CHECK(dropped <= ps.datagrams_received);
     }
     x.compare();
+  }
+  if (std::getenv("RETCON_FUZZ_VERBOSE") != nullptr) {  // what a run reached, for corpus tuning
+    for (uint32_t k = 0; k < total; ++k) {
+      const SessionStats st = x.machines[k].session->stats();
+      std::fprintf(stderr, "machine %u: running %d frame %d confirmed %d final %d rollbacks %llu cut %d\n", k,
+                   int(x.machines[k].session->running()), st.current_frame, st.confirmed_frame,
+                   x.machines[k].final_upto, static_cast<unsigned long long>(st.rollbacks), x.machines[k].cut);
+    }
+    std::fprintf(stderr, "compared frames 0..%d, spectator 0..%d\n", x.compared_upto, x.spectator_compared);
   }
   return 0;
 }
