@@ -13,7 +13,7 @@
 //   - a frame once final is never simulated differently later (re-simulation is deterministic
 //     and never goes behind the confirmed frame);
 //   - the game is never handed a frame its state disagrees with, results are documented codes,
-//     and no desync is reported while both peers are connected.
+//     and no desync is ever reported (the game is deterministic: any report is a false alarm).
 // A violation traps (libFuzzer saves the input; the replay test fails).
 #include <algorithm>
 #include <cstdint>
@@ -98,7 +98,13 @@ struct Match {
         disconnect_seen = true;
         m.cut = std::min(m.cut, e.frame);
       }
-      if (e.type == EventType::desync_detected) FUZZ_CHECK(disconnect_seen);
+      // TestGame is deterministic and both peers play the same inputs: any desync report is
+      // a false alarm, including one about a frame after a disconnect cut (where the peers'
+      // states legitimately differ and nothing should be compared).
+      if (e.type == EventType::desync_detected) {
+        std::fprintf(stderr, "desync reported at frame %d (cut %d)\n", e.frame, m.cut);
+        FUZZ_CHECK(e.type != EventType::desync_detected);
+      }
     }
   }
 
