@@ -12,6 +12,14 @@
 #include <vector>
 
 #include "net/wire.h"
+#if __has_include("retcon/replay.h")
+#include <memory>
+
+#include "retcon/replay.h"
+#include "retcon/session.h"
+#include "support/test_game.h"
+#define RETCON_HAVE_REPLAY 1
+#endif
 
 using namespace retcon;
 using namespace retcon::detail;
@@ -242,6 +250,56 @@ void capi_seeds() {
   write("capi", "reentrant_callbacks", reenter);
 }
 
+// ---------------------------------------------------------------- replay_file
+#ifdef RETCON_HAVE_REPLAY
+// A local session of TestGame recorded. The target reads a control byte before the image: 1
+// (odd) makes it recompute the image's file checksum, so mutations of these seeds get past it.
+Bytes recorded(uint32_t players, uint32_t input_size, Frame frames, uint32_t interval, bool states) {
+  retcon::test::TestGame game;
+  ReplayRecorderConfig rc;
+  rc.num_players = players;
+  rc.input_size = input_size;
+  rc.max_state_size = 256;
+  rc.checksum_interval = interval;
+  rc.store_states = states;
+  rc.user_data = {1, 2, 3};
+  ReplayRecorder recorder;
+  if (recorder.init(rc, bind_game(game)) != Result::ok) return {};
+  SessionConfig s;
+  s.num_players = players;
+  s.input_size = input_size;
+  s.max_state_size = 256;
+  s.callbacks = recorder.callbacks();
+  std::unique_ptr<Session> session;
+  if (create_local_session(s, &session) != Result::ok) return {};
+  for (Frame f = 0; f < frames; ++f) {
+    for (uint32_t p = 0; p < players; ++p) {
+      uint8_t in[kMaxInputSize] = {};
+      for (uint32_t i = 0; i < input_size; ++i) in[i] = uint8_t((f / (3 + p)) * 7 + i);
+      session->add_local_input(PlayerIndex(p), in, input_size);
+    }
+    session->advance_frame();
+    recorder.commit(session->confirmed_frame());
+  }
+  Bytes out;
+  recorder.replay().serialize(&out);
+  out.insert(out.begin(), 1);
+  return out;
+}
+
+void replay_seeds() {
+  write("replay_file", "two_players", recorded(2, 2, 40, 10, false));
+  write("replay_file", "one_player_states", recorded(1, 4, 12, 3, true));
+  write("replay_file", "eight_players_no_checksums", recorded(8, 1, 6, 0, false));
+  Bytes damaged = recorded(2, 2, 20, 5, false);
+  damaged[0] = 0;  // keep the damage: the checksum must catch it
+  damaged[damaged.size() / 2] ^= 0x40;
+  write("replay_file", "damaged", damaged);
+}
+#else
+void replay_seeds() {}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -254,5 +312,6 @@ int main(int argc, char** argv) {
   endpoint_seeds();
   p2p_seeds();
   capi_seeds();
+  replay_seeds();
   return 0;
 }
