@@ -12,6 +12,8 @@
 //     the host's confirmed inputs, disconnected players included);
 //   - a frame once final is never simulated differently later (re-simulation is deterministic
 //     and never goes behind the confirmed frame);
+//   - with a rare forged datagram (a delivered copy with bytes changed: a hostile peer), only
+//     the checks that do not depend on agreement remain;
 //   - the game is never handed a frame its state disagrees with, results are documented codes,
 //     and no desync is ever reported (the game is deterministic: any report is a false alarm).
 // A violation traps (libFuzzer saves the input; the replay test fails).
@@ -89,6 +91,7 @@ struct Match {
   uint64_t now = 0;
   uint32_t input_size = 1;
   bool disconnect_seen = false;
+  bool forged = false;  // a mutated datagram was delivered: agreement is not promised any more
   Frame compared_upto = kNullFrame;
 
   void scan_events(Machine& m) {
@@ -101,7 +104,7 @@ struct Match {
       // TestGame is deterministic and both peers play the same inputs: any desync report is
       // a false alarm, including one about a frame after a disconnect cut (where the peers'
       // states legitimately differ and nothing should be compared).
-      if (e.type == EventType::desync_detected) {
+      if (e.type == EventType::desync_detected && !forged) {
         std::fprintf(stderr, "desync reported at frame %d (cut %d)\n", e.frame, m.cut);
         FUZZ_CHECK(e.type != EventType::desync_detected);
       }
@@ -113,6 +116,9 @@ struct Match {
     const Frame current = m.session->current_frame();
     const Frame confirmed = m.session->confirmed_frame();
     const Frame upto = std::min({confirmed + 1, current - 1, Frame(m.hashes.size()) - 1});
+    // A forged connect status can lower a disconnect cut (as an honest third peer may), which
+    // rewrites frames after it by design.
+    if (forged) return;
     // Frames already final must not have been simulated differently since.
     for (Frame f = std::max(Frame(0), m.final_upto - kRecheckFrames); f <= m.final_upto && f <= upto; ++f)
       FUZZ_CHECK(m.hashes[size_t(f)] == m.final[size_t(f)]);
@@ -121,6 +127,7 @@ struct Match {
   }
 
   void compare() {
+    if (forged) return;
     Frame upto = std::min(machines[0].final_upto, machines[1].final_upto);
     // Past the earliest cut the peers legitimately differ: each saw the other leave at its own
     // last confirmed frame, and the frame after the cut is the last one both simulated alike.
@@ -283,13 +290,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 12:
-        if (code >= 0xf0) {  // rare: drop the peer
-          const Result r = x.machines[i].session->disconnect_player(PlayerIndex(1 - i));
+        if (code >= 0xf0) {  // rare: a machine drops its peer
+          const uint32_t who = code & 1;
+          const Result r = x.machines[who].session->disconnect_player(PlayerIndex(1 - who));
           FUZZ_CHECK(r == Result::ok || r == Result::player_disconnected);
-          FUZZ_CHECK(x.machines[i].session->disconnect_player(PlayerIndex(i)) == Result::invalid_player);
-          x.scan_events(x.machines[i]);
+          FUZZ_CHECK(x.machines[who].session->disconnect_player(PlayerIndex(who)) == Result::invalid_player);
+          x.scan_events(x.machines[who]);
         }
         break;
+      case 15:
+        if (code >= 0xf0 && !x.held.empty()) {  // rare: a hostile peer (or a broken link)
+          // A copy of a datagram in flight with a few bytes changed: it carries the sender's real
+          // nonce and a plausible sequence, so it reaches the session (time sync, connect
+          // status, acks, checksum reports, inputs). Nothing may crash; but the peers may now
+          // legitimately disagree (forged inputs), so agreement is no longer checked.
+          Held h = x.held[in.u8() % x.held.size()];
+          const int flips = 1 + in.u8() % 4;
+          for (int k = 0; k < flips; ++k) h.bytes[in.range(0, uint32_t(h.bytes.size() - 1))] ^= uint8_t(1 + in.u8() % 255);
+          x.forged = true;
+          (void)x.machines[h.from].transport->wire()->send(h.to, h.bytes.data(), h.bytes.size());
+          break;
+        }
+        [[fallthrough]];
       case 13: x.spectate(); break;
       default: {  // every machine ticks, then everything in flight arrives: steady progress
         x.now += 16667;
