@@ -8,6 +8,8 @@
 // must be refused with WRONG_STATE). Every call must return a documented result code; none
 // may crash, leak (ASan checks at exit of each run) or touch memory it does not own.
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -290,6 +292,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           CALL(retcon_session_advance_frame(slot.session));
         }
         break;
+    }
+  }
+  if (std::getenv("RETCON_FUZZ_VERBOSE") != nullptr) {  // what a run reached, for corpus tuning
+    for (const Slot& slot : slots) {
+      if (slot.session == nullptr) continue;
+      retcon_session_stats st;
+      retcon_session_stats_init(&st);
+      retcon_session_get_stats(slot.session, &st);
+      std::fprintf(stderr, "session: frame %d advanced %llu resimulated %llu events %u\n", st.current_frame,
+                   static_cast<unsigned long long>(st.frames_advanced),
+                   static_cast<unsigned long long>(st.frames_resimulated), slot.game->events);
     }
   }
   for (Slot& slot : slots) destroy(slot);
