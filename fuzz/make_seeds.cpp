@@ -166,10 +166,10 @@ void endpoint_seeds() {
 
 // ---------------------------------------------------------------- p2p
 Bytes p2p_config(uint8_t input_size, uint8_t max_prediction, uint8_t mode, uint8_t desync, uint8_t timeout,
-                 bool spectator = false) {
+                 bool spectator = false, bool three = false) {
   Bytes b;
   put(b, {uint8_t(input_size - 1), max_prediction, mode, desync, timeout,
-          uint8_t(spectator ? 0x80 : 0) /* 1 round trip, spectator? */});
+          uint8_t((spectator ? 0x80 : 0) | (three ? 0x40 : 0)) /* 1 round trip */});
   put_u64(b, 42);
   return b;
 }
@@ -185,7 +185,7 @@ void p2p_seeds() {
   for (int i = 0; i < 80; ++i) {
     put(spectated, {0x0e, uint8_t(i % 6 == 0 ? 10 : 200), uint8_t(i), 200});
     if (i % 3 == 0) put(spectated, {0x00, 200, 0x06, uint8_t(i), 0x0e});
-    if (i == 50) put(spectated, {0xfc});
+    if (i == 50) put(spectated, {0xfc, 1, 0});
   }
   write("p2p", "spectator", spectated);
 
@@ -193,7 +193,7 @@ void p2p_seeds() {
   Bytes rollback = p2p_config(1, 6, 0, 3, 1);
   repeat(rollback, {0x0e, 200, 200}, 12);
   for (int i = 0; i < 100; ++i) {
-    put(rollback, {0x00, uint8_t(i % 3 == 0 ? 10 : 200), uint8_t(i), 0x80, 200, 0x80, 200});
+    put(rollback, {0x00, uint8_t(i % 3 == 0 ? 10 : 200), uint8_t(i), 0x40, 200, 0x40, 200});
     if (i % 4 == 0) put(rollback, {0x06, uint8_t(i)});
     if (i % 7 == 0) put(rollback, {0x07, uint8_t(i * 5)});
     if (i % 9 == 0) put(rollback, {0x08, uint8_t(i)});
@@ -204,16 +204,30 @@ void p2p_seeds() {
 
   // Lockstep with input delay, sparse saving, then a disconnect.
   Bytes lockstep = p2p_config(3, 0, 3, 2, 2);
-  put(lockstep, {0x0b, 2, 0x8b, 1});
+  put(lockstep, {0x0b, 2, 0x4b, 1});
   repeat(lockstep, {0x0e, 10, 1, 10, 2}, 60);
-  put(lockstep, {0xfc});
+  put(lockstep, {0xfc, 1, 0});
   repeat(lockstep, {0x0e, 200, 200}, 30);
   write("p2p", "lockstep_delay_disconnect", lockstep);
+
+  // Three players, machines on their own schedules (operation bits 6-7 pick the machine), one
+  // machine dropped by another: the others must agree on where its player stops.
+  Bytes three = p2p_config(2, 6, 0, 3, 1, true, true);
+  repeat(three, {0x0e, 200, 200, 200}, 20);
+  for (int i = 0; i < 60; ++i) {
+    put(three, {0x00, uint8_t(i % 4 == 0 ? 10 : 200), uint8_t(i), 0x40, 200, 0x80, 200});
+    if (i % 3 == 0) put(three, {0x06, uint8_t(i), 0x06, uint8_t(i + 1)});
+    if (i % 2 == 0) put(three, {0x09});
+    if (i == 40) put(three, {0xfc, 1, 1});  // machine 1 drops machine 0 + 1 + 1 = 2
+    put(three, {0x0a, 0, 0x0d});
+  }
+  repeat(three, {0x0e, 200, 200, 200}, 30);
+  write("p2p", "three_players_disconnect", three);
 
   // Silence: the clock jumps until the peer times out.
   Bytes silence = p2p_config(2, 8, 2, 4, 2);
   repeat(silence, {0x0e, 200, 200}, 40);
-  repeat(silence, {0x00, 200, 0x0a, 6, 0x80, 200}, 20);
+  repeat(silence, {0x00, 200, 0x0a, 6, 0x40, 200}, 20);
   write("p2p", "timeout", silence);
 }
 

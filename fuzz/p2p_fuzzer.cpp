@@ -1,7 +1,8 @@
 // Fuzz target 3: a whole peer-to-peer match, with the fuzzer as the network and the clock.
 //
-// Two machines, each a P2PSession around a TestGame (tests/support/test_game.h), connected by an
-// InMemoryNetwork, and (one input in two) a spectator of machine 0. Every datagram a session sends is held back; the input bytes choose what
+// Two machines (or, one input in two, three), each a P2PSession around a TestGame
+// (tests/support/test_game.h) with one player, connected by an InMemoryNetwork, and (one input in
+// two) a spectator of machine 0. Every datagram a session sends is held back; the input bytes choose what
 // happens next: a machine polls, gives its local input, advances; a held datagram is delivered
 // (in any order), duplicated or dropped; the clock steps; an input delay changes; a machine
 // drops its peer. The target checks what rollback promises:
@@ -35,7 +36,7 @@ using retcon::test::TestGame;
 
 namespace {
 
-constexpr size_t kMachines = 2;  // players; the spectator, when present, is machines[2]
+constexpr uint32_t kMaxPlayerMachines = 3;  // 2 or 3 players; a spectator, when present, follows them
 constexpr size_t kMaxHeld = 256;
 constexpr Frame kMaxFrames = 1500;  // frames recorded; inputs stop beyond
 constexpr int kMaxOperations = 6000;
@@ -85,7 +86,8 @@ bool valid_result(Result r) { return int32_t(r) >= 0 && int32_t(r) <= int32_t(Re
 struct Match {
   InMemoryNetwork net;
   std::vector<Held> held;
-  Machine machines[kMachines + 1];
+  Machine machines[kMaxPlayerMachines + 1];
+  uint32_t n = 2;  // player machines (one player each); machines[n] is the spectator
   bool has_spectator = false;
   Frame spectator_compared = kNullFrame;
   uint64_t now = 0;
@@ -117,8 +119,8 @@ struct Match {
     const Frame confirmed = m.session->confirmed_frame();
     const Frame upto = std::min({confirmed + 1, current - 1, Frame(m.hashes.size()) - 1});
     // A forged connect status can lower a disconnect cut (as an honest third peer may), which
-    // rewrites frames after it by design.
-    if (forged) return;
+    // rewrites frames after it by design, and so may a third peer's report of a disconnect.
+    if (forged || (n > 2 && disconnect_seen)) return;
     // Frames already final must not have been simulated differently since.
     for (Frame f = std::max(Frame(0), m.final_upto - kRecheckFrames); f <= m.final_upto && f <= upto; ++f)
       FUZZ_CHECK(m.hashes[size_t(f)] == m.final[size_t(f)]);
@@ -128,17 +130,18 @@ struct Match {
 
   void compare() {
     if (forged) return;
-    Frame upto = std::min(machines[0].final_upto, machines[1].final_upto);
+    Frame upto = machines[0].final_upto;
+    for (uint32_t k = 1; k < n; ++k) upto = std::min(upto, machines[k].final_upto);
     // Past the earliest cut the peers legitimately differ: each saw the other leave at its own
     // last confirmed frame, and the frame after the cut is the last one both simulated alike.
-    for (uint32_t k = 0; k < kMachines; ++k)
+    for (uint32_t k = 0; k < n; ++k)
       if (machines[k].cut != INT32_MAX) upto = std::min(upto, machines[k].cut + 1);
     for (Frame f = compared_upto + 1; f <= upto; ++f)
-      FUZZ_CHECK(machines[0].final[size_t(f)] == machines[1].final[size_t(f)]);
+      for (uint32_t k = 1; k < n; ++k) FUZZ_CHECK(machines[0].final[size_t(f)] == machines[k].final[size_t(f)]);
     if (upto > compared_upto) compared_upto = upto;
     if (!has_spectator) return;
     // The spectator never predicts: every frame it ran is final. It follows the host's view.
-    Machine& spectator = machines[kMachines];
+    Machine& spectator = machines[n];
     const Frame ran = std::min(spectator.session->current_frame() - 1, Frame(spectator.hashes.size()) - 1);
     const Frame both = std::min(ran, machines[0].final_upto);
     for (Frame f = spectator_compared + 1; f <= both; ++f)
@@ -148,7 +151,7 @@ struct Match {
 
   void spectate() {
     if (!has_spectator) return;
-    Machine& m = machines[kMachines];
+    Machine& m = machines[n];
     const Result polled = m.session->poll(now);
     FUZZ_CHECK(polled == Result::ok || (forged && polled == Result::version_mismatch));
     if (m.session->current_frame() >= kMaxFrames) return;
@@ -207,12 +210,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t timeout = in.pick(kTimeouts);
   const uint8_t shape = in.u8();
   const int32_t round_trips = 1 + shape % 3;
-  x.has_spectator = shape >= 128;
+  x.has_spectator = (shape & 0x80) != 0;
+  x.n = (shape & 0x40) != 0 ? 3 : 2;
+  const uint32_t n = x.n;
   const uint64_t seed = in.u64();
 
-  InMemoryTransport* wires[kMachines + 1];
+  InMemoryTransport* wires[kMaxPlayerMachines + 1];
   for (auto& w : wires) w = x.net.add_endpoint();
-  const uint32_t total = x.has_spectator ? kMachines + 1 : kMachines;
+  const uint32_t total = x.has_spectator ? n + 1 : n;
   for (uint32_t i = 0; i < total; ++i) {
     Machine& m = x.machines[i];
     m.transport = std::make_unique<HeldTransport>(i, wires[i], &x.held);
@@ -221,7 +226,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     m.game.start_hashes = &m.hashes;
     m.game.events.reserve(4096);
     P2PConfig c;
-    c.session.num_players = kMachines;
+    c.session.num_players = n;
     c.session.input_size = x.input_size;
     c.session.max_prediction = max_prediction;
     c.session.max_state_size = 256;
@@ -232,7 +237,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     c.network.disconnect_timeout_us = timeout;
     c.network.notify_delay_us = timeout / 2;
     c.network.sync_round_trips = round_trips;
-    if (i == kMachines) {
+    if (i == n) {
       SpectatorConfig sc;
       sc.session = c.session;
       sc.network = c.network;
@@ -243,9 +248,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     c.desync_interval = desync_interval;
     if (i == 0 && x.has_spectator) {
       c.num_spectators = 1;
-      c.spectators[0] = wires[kMachines]->address();
+      c.spectators[0] = wires[n]->address();
     }
-    for (uint32_t p = 0; p < kMachines; ++p) {
+    for (uint32_t p = 0; p < n; ++p) {
       c.players[p].kind = p == i ? PlayerKind::local : PlayerKind::remote;
       c.players[p].address = wires[p]->address();
     }
@@ -254,7 +259,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   for (int op = 0; op < kMaxOperations && !in.empty(); ++op) {
     const uint8_t code = in.u8();
-    const uint32_t i = (code >> 7) & 1;  // the machine concerned
+    const uint32_t i = ((code >> 6) & 3) % n;  // the machine concerned
     switch (code % 16) {
       case 0:
       case 1: {  // a tick: poll, input, advance (the usual game loop)
@@ -288,13 +293,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const int32_t delay = int32_t(in.range(0, 5));
         const Result r = x.machines[i].session->set_input_delay(PlayerIndex(i), delay);
         FUZZ_CHECK(r == Result::ok || r == Result::wrong_state || r == Result::invalid_argument);
-        FUZZ_CHECK(x.machines[i].session->set_input_delay(PlayerIndex(1 - i), 1) != Result::ok);
+        FUZZ_CHECK(x.machines[i].session->set_input_delay(PlayerIndex((i + 1) % n), 1) != Result::ok);
         break;
       }
       case 12:
         if (code >= 0xf0) {  // rare: a machine drops its peer
-          const uint32_t who = code & 1;
-          const Result r = x.machines[who].session->disconnect_player(PlayerIndex(1 - who));
+          const uint32_t who = in.u8() % n;
+          const uint32_t whom = (who + 1 + in.u8() % (n - 1)) % n;
+          const Result r = x.machines[who].session->disconnect_player(PlayerIndex(whom));
           FUZZ_CHECK(r == Result::ok || r == Result::player_disconnected);
           FUZZ_CHECK(x.machines[who].session->disconnect_player(PlayerIndex(who)) == Result::invalid_player);
           x.scan_events(x.machines[who]);
@@ -317,7 +323,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 13: x.spectate(); break;
       default: {  // every machine ticks, then everything in flight arrives: steady progress
         x.now += 16667;
-        for (uint32_t k = 0; k < kMachines; ++k) {
+        for (uint32_t k = 0; k < n; ++k) {
           x.poll(k);
           x.add_input(k, in);
           x.advance(k);
