@@ -16,7 +16,8 @@
 //   - with a rare forged datagram (a delivered copy with bytes changed: a hostile peer), only
 //     the checks that do not depend on agreement remain;
 //   - the game is never handed a frame its state disagrees with, results are documented codes,
-//     and no desync is ever reported (the game is deterministic: any report is a false alarm).
+//     and no desync is ever reported (the game is deterministic: any report is a false alarm),
+//     except the known three-player case described in docs/FUZZING.md.
 // A violation traps (libFuzzer saves the input; the replay test fails).
 #include <algorithm>
 #include <cstdint>
