@@ -222,7 +222,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cb.receive_window_frames = in.range(2, 40);
   const uint8_t mismatch = in.u8();
   if (mismatch == 0xff) cb.shape.input_size = input_size == 1 ? 2 : 1;  // rejected handshake
-  if (mismatch == 0xfe) cb.send_blob_size = uint16_t(cb.send_blob_size + 1);
+  if (mismatch == 0xfe)  // B sends blobs of another size than A expects (still a valid config)
+    cb.send_blob_size = uint16_t(cb.send_blob_size < kMaxBlobSize ? cb.send_blob_size + 1 : cb.send_blob_size - 1);
 
   auto a_storage = std::make_unique<Side>();
   auto b_storage = std::make_unique<Side>();
