@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
       ++runs;
     }
   }
-  std::fprintf(stderr, "%zu inputs replayed without a failure\n", runs);
+  if (ok) std::fprintf(stderr, "%zu inputs replayed without a failure\n", runs);
+  else std::fprintf(stderr, "failed: a corpus was missing, empty or unreadable\n");
   return ok ? 0 : 1;
 }

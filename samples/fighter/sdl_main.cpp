@@ -3,6 +3,11 @@
 //   P2: arrows move/jump/crouch, J light, K heavy, L block
 // Usage: fighter_sdl [--players 2..4] [--seed S] [--scale K] [--rollback N]
 //                    [--auto] [--frames N] [--screenshot FILE.bmp]
+//        fighter_sdl --net --player 0|1 --remote HOST:PORT|any [--local-port P] [--bind HOST]
+//                    [--profile NAME | --no-sim] [--seed S] [--auto] ...
+// --net: a 2-player match against another process (fighter_sdl --net or fighter_net) over UDP,
+// through the same FighterPeer code as fighter_net; the keyboard (P1 keys) plays the local
+// player, the overlay shows ping, frame advantage and rollbacks. Default profile: none.
 // --auto: every player is a bot and frames run as fast as they draw; --frames N: exit after N
 // frames; --screenshot: save the last frame as a BMP; --rollback N: roll back up to N frames
 // every frame (a local self-test that fills the network overlay).
@@ -21,6 +26,9 @@
 #include "fighter_bot.h"
 #include "fighter_render.h"
 #include "frame_source.h"
+#include "net_connect.h"
+#include "net_frame_source.h"
+#include "net_profiles.h"
 
 namespace {
 
@@ -34,6 +42,12 @@ struct Options {
   bool autoplay = false;
   long frames = -1;  // -1: until the window closes
   const char* screenshot = nullptr;
+  bool net = false;
+  int net_player = 0;
+  const char* remote = "any";
+  const char* bind = "127.0.0.1";
+  uint16_t local_port = 0;
+  const char* profile = nullptr;  // null: no simulated conditions
 };
 
 bool parse(int argc, char** argv, Options* o) {
@@ -47,8 +61,18 @@ bool parse(int argc, char** argv, Options* o) {
     else if (std::strcmp(a, "--frames") == 0 && v) o->frames = std::atol(argv[++i]);
     else if (std::strcmp(a, "--screenshot") == 0 && v) o->screenshot = argv[++i];
     else if (std::strcmp(a, "--auto") == 0) o->autoplay = true;
+    else if (std::strcmp(a, "--net") == 0) o->net = true;
+    else if (std::strcmp(a, "--no-sim") == 0) o->profile = nullptr;
+    else if (std::strcmp(a, "--player") == 0 && v) o->net_player = std::atoi(argv[++i]);
+    else if (std::strcmp(a, "--remote") == 0 && v) o->remote = argv[++i];
+    else if (std::strcmp(a, "--bind") == 0 && v) o->bind = argv[++i];
+    else if (std::strcmp(a, "--local-port") == 0 && v) o->local_port = static_cast<uint16_t>(std::atoi(argv[++i]));
+    else if (std::strcmp(a, "--profile") == 0 && v) o->profile = argv[++i];
     else return false;
   }
+  if (o->net) o->players = 2;
+  if (o->net && (o->net_player < 0 || o->net_player > 1)) return false;
+  if (o->profile != nullptr && fighter::find_net_profile(o->profile) == nullptr) return false;
   return o->players >= fighter::kMinPlayers && o->players <= fighter::kMaxPlayers &&
          o->scale >= 1 && o->scale <= 4;
 }
@@ -106,8 +130,10 @@ class FighterApp {
     const Uint8* keys = SDL_GetKeyboardState(nullptr);
     const int humans = opt_.autoplay ? 0 : 2;
     for (int p = 0; p < opt_.players; ++p) {
-      const uint16_t bits = p < humans ? keyboard_input(keys, p)
-                                       : bots_[static_cast<size_t>(p)].next_input(source_.state());
+      if (opt_.net && p != opt_.net_player) continue;  // the remote player is not ours
+      const bool human = opt_.net ? humans > 0 : p < humans;
+      const uint16_t bits = human ? keyboard_input(keys, opt_.net ? 0 : p)
+                                  : bots_[static_cast<size_t>(p)].next_input(source_.state());
       source_.set_local_input(p, bits);
     }
     if (source_.tick() > 0) draw_.add_effects(source_.effects());
@@ -138,9 +164,36 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, &opt)) {
     std::fprintf(stderr,
                  "usage: fighter_sdl [--players 2..4] [--seed S] [--scale 1..4] [--rollback N]\n"
-                 "                   [--auto] [--frames N] [--screenshot FILE.bmp]\n");
+                 "                   [--auto] [--frames N] [--screenshot FILE.bmp]\n"
+                 "       fighter_sdl --net --player 0|1 --remote HOST:PORT|any [--local-port P]\n"
+                 "                   [--bind HOST] [--profile NAME | --no-sim] [...]\n");
     return 2;
   }
+  // Networked: find the peer before opening the window.
+  std::unique_ptr<FrameSource> source_owner;
+  fighter::NetFrameSource* net_source = nullptr;
+  fighter::LocalFrameSource* local_source = nullptr;
+  if (opt.net) {
+    std::unique_ptr<retcon::UdpTransport> udp;
+    retcon::PeerAddress peer;
+    if (!fighter::open_udp_peer(opt.bind, opt.local_port, opt.remote, 60000000, &udp, &peer)) return 1;
+    retcon::LinkProfile link;
+    if (opt.profile) link = fighter::to_link(*fighter::find_net_profile(opt.profile));
+    auto net = std::make_unique<fighter::NetFrameSource>(std::move(udp), peer, opt.net_player, opt.seed,
+                                                         opt.profile ? &link : nullptr);
+    if (!net->ok()) {
+      std::fprintf(stderr, "cannot start the network session\n");
+      return 1;
+    }
+    net_source = net.get();
+    source_owner = std::move(net);
+  } else {
+    auto local = std::make_unique<fighter::LocalFrameSource>(opt.players, opt.seed, opt.rollback);
+    local_source = local.get();
+    source_owner = std::move(local);
+  }
+  FrameSource& source = *source_owner;
+
   if (SDL_Init(SDL_INIT_VIDEO) != 0) {
     std::fprintf(stderr, "SDL_Init: %s\n", SDL_GetError());
     return 1;
@@ -167,24 +220,33 @@ int main(int argc, char** argv) {
   SDL_RenderSetLogicalSize(renderer, fighter::FighterRenderer::kWidth,
                            fighter::FighterRenderer::kHeight);
 
-  fighter::LocalFrameSource source(opt.players, opt.seed, opt.rollback);
   FighterApp app(renderer, source, opt);
   const Uint64 freq = SDL_GetPerformanceFrequency();
   Uint64 next = SDL_GetPerformanceCounter();
   for (long f = 0; opt.frames < 0 || f < opt.frames; ++f) {
     if (!app.frame(opt.frames >= 0 && f + 1 == opt.frames)) break;
-    if (!opt.autoplay) {  // 60 Hz even without vsync
+    if (!opt.autoplay || opt.net) {  // 60 Hz even without vsync; a network match is real time
       next += freq / 60;
       const Uint64 now = SDL_GetPerformanceCounter();
       if (next > now) SDL_Delay(static_cast<Uint32>((next - now) * 1000 / freq));
       else next = now;
     }
   }
-  std::printf("frames %d checksum %016" PRIx64 " rollback mismatches %" PRIu64 "\n",
-              static_cast<int>(source.state().frame), fighter::fighter_checksum(source.state()),
-              source.mismatches());
+  bool clean = true;
+  if (local_source) {
+    std::printf("frames %d checksum %016" PRIx64 " rollback mismatches %" PRIu64 "\n",
+                static_cast<int>(source.state().frame), fighter::fighter_checksum(source.state()),
+                local_source->mismatches());
+    clean = local_source->mismatches() == 0;
+  } else {
+    const fighter::FighterPeer& peer = net_source->peer();
+    std::printf("frames %d ping %d ms rollbacks %" PRIu64 " desyncs %" PRIu64 "\n",
+                static_cast<int>(source.state().frame), source.overlay().ping_ms, source.overlay().rollbacks,
+                peer.desyncs());
+    clean = peer.desyncs() == 0;
+  }
   SDL_DestroyRenderer(renderer);
   SDL_DestroyWindow(window);
   SDL_Quit();
-  return source.mismatches() == 0 ? 0 : 1;
+  return clean ? 0 : 1;
 }

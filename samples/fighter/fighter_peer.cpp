@@ -1,0 +1,165 @@
+// Fighter over the network: FighterPeer (see fighter_peer.h).
+#include "fighter_peer.h"
+
+namespace fighter {
+
+retcon::Result FighterPeer::start(const PeerSetup& setup) {
+  if (setup.players < kMinPlayers || setup.players > kMaxPlayers || setup.transport == nullptr ||
+      setup.local_player >= setup.players)
+    return retcon::Result::invalid_argument;
+  setup_ = setup;
+  game_.reset(setup.players, setup.game_seed);
+  if (setup.local_player >= 0) bot_ = std::make_unique<FighterBot>(setup.bot_seed, setup.local_player);
+
+  retcon::ReplayRecorderConfig rc;
+  rc.num_players = uint32_t(setup.players);
+  rc.input_size = kInputSize;
+  rc.max_state_size = FighterGame::state_size();
+  rc.checksum_interval = setup.checksum_interval;
+  rc.store_states = setup.store_states;
+  // The user data recreates the starting state: player count and game seed.
+  rc.user_data = {uint8_t(setup.players), uint8_t(setup.game_seed), uint8_t(setup.game_seed >> 8),
+                  uint8_t(setup.game_seed >> 16), uint8_t(setup.game_seed >> 24)};
+  if (retcon::Result r = recorder_.init(rc, retcon::bind_game(hooked_)); r != retcon::Result::ok) return r;
+
+  retcon::SessionConfig s;
+  s.num_players = uint32_t(setup.players);
+  s.input_size = kInputSize;
+  s.max_prediction = setup.max_prediction;
+  s.max_state_size = FighterGame::state_size();
+  s.callbacks = recorder_.callbacks();
+  retcon::NetworkConfig n;
+  n.transport = setup.transport;
+  n.rng_seed = setup.rng_seed;
+  n.disconnect_timeout_us = setup.disconnect_timeout_us;
+  if (setup.local_player < 0) {
+    retcon::SpectatorConfig c;
+    c.session = s;
+    c.network = n;
+    c.host = setup.host;
+    return retcon::create_spectator_session(c, &session_);
+  }
+  retcon::P2PConfig c;
+  c.session = s;
+  c.network = n;
+  for (int p = 0; p < setup.players; ++p) {
+    c.players[p].kind = p == setup.local_player ? retcon::PlayerKind::local : retcon::PlayerKind::remote;
+    c.players[p].address = setup.addresses[p];
+  }
+  if (setup.spectators.size() > size_t(retcon::kMaxSpectators)) return retcon::Result::invalid_argument;
+  c.num_spectators = uint32_t(setup.spectators.size());
+  for (size_t k = 0; k < setup.spectators.size(); ++k) c.spectators[k] = setup.spectators[k];
+  if (retcon::Result r = retcon::create_p2p_session(c, &session_); r != retcon::Result::ok) return r;
+  if (setup.input_delay > 0) session_->set_input_delay(setup.local_player, setup.input_delay);
+  return retcon::Result::ok;
+}
+
+PeerTick FighterPeer::tick(uint64_t now_us, retcon::Frame last_frame) {
+  PeerTick out;
+  if (!session_) return out;
+  session_->poll(now_us);
+  if (!session_->running()) return out;
+  const retcon::Frame frame = session_->current_frame();
+  // Past the last frame plus a prediction window the match is over here: only poll, so peers
+  // can still confirm. (Frames just after it still run: a rollback that corrects frames up to
+  // it happens inside advance_frame.)
+  if (frame > last_frame + 2 * setup_.max_prediction + 30) return out;
+  if (wait_ > 0) {  // time-sync advice: let the slower peers catch up
+    --wait_;
+    ++stalls_;
+    out.stalled = true;
+    return out;
+  }
+  const uint64_t resimulated = session_->stats().frames_resimulated;
+  if (!spectator() && input_given_for_ != frame) {
+    uint8_t in[kInputSize];
+    write_input(manual_ ? manual_bits_ : bot_->next_input(game_.state()), in);
+    const retcon::Result r = session_->add_local_input(setup_.local_player, in, kInputSize);
+    if (r != retcon::Result::ok && r != retcon::Result::input_already_added) ++errors_;
+    input_given_for_ = frame;
+  }
+  const retcon::Result a = session_->advance_frame();
+  // Frames up to the confirmed one are final now: every correction was re-simulated above.
+  recorder_.commit(session_->confirmed_frame());
+  out.rollback_frames = uint32_t(session_->stats().frames_resimulated - resimulated);
+  if (a == retcon::Result::ok) {
+    out.advanced = true;
+  } else if (a == retcon::Result::prediction_limit) {
+    ++stalls_;
+    out.stalled = true;
+  } else {
+    ++errors_;
+  }
+  return out;
+}
+
+void FighterPeer::on_event(const retcon::Event& e) {
+  switch (e.type) {
+    case retcon::EventType::timesync: wait_ = e.count; break;
+    case retcon::EventType::desync_detected:
+      if (desyncs_++ == 0) first_desync_ = e.frame;
+      break;
+    case retcon::EventType::connection_interrupted: ++interruptions_; break;
+    case retcon::EventType::disconnected: ++disconnects_; break;
+    default: break;
+  }
+}
+
+bool FighterPeer::confirmed_checksum(retcon::Frame frame, uint64_t* out) const {
+  const retcon::ReplayCheckpoint* c = recorder_.replay().checkpoint(frame);
+  if (c == nullptr) return false;
+  *out = c->checksum;
+  return true;
+}
+
+uint64_t FighterPeer::ping_us() const {
+  if (!session_ || spectator()) {
+    retcon::PeerStats s{};
+    return session_ && session_->peer_stats(0, &s) == retcon::Result::ok ? s.ping_us : 0;
+  }
+  uint64_t sum = 0, n = 0;
+  for (int p = 0; p < setup_.players; ++p) {
+    if (p == setup_.local_player) continue;
+    retcon::PeerStats s{};
+    if (session_->peer_stats(p, &s) == retcon::Result::ok) {
+      sum += s.ping_us;
+      ++n;
+    }
+  }
+  return n ? sum / n : 0;
+}
+
+int32_t FighterPeer::frame_advantage() const {
+  if (!session_) return 0;
+  for (int p = 0; p < setup_.players; ++p) {
+    if (p == setup_.local_player) continue;
+    retcon::PeerStats s{};
+    if (session_->peer_stats(p, &s) == retcon::Result::ok) return s.local_frames_ahead;
+  }
+  return 0;
+}
+
+uint64_t FighterPeer::bytes_sent() const {
+  if (!session_) return 0;
+  uint64_t sum = 0;
+  retcon::PeerStats s{};
+  if (spectator()) return session_->peer_stats(0, &s) == retcon::Result::ok ? s.bytes_sent : 0;
+  // Players sharing a machine share one peer: count each machine once (one player each here).
+  for (int p = 0; p < setup_.players; ++p)
+    if (p != setup_.local_player && session_->peer_stats(p, &s) == retcon::Result::ok) sum += s.bytes_sent;
+  for (uint32_t k = 0; session_->spectator_stats(k, &s) == retcon::Result::ok; ++k) sum += s.bytes_sent;
+  return sum;
+}
+
+uint64_t FighterPeer::bytes_received() const {
+  if (!session_) return 0;
+  uint64_t sum = 0;
+  retcon::PeerStats s{};
+  if (spectator()) return session_->peer_stats(0, &s) == retcon::Result::ok ? s.bytes_received : 0;
+  for (int p = 0; p < setup_.players; ++p)
+    if (p != setup_.local_player && session_->peer_stats(p, &s) == retcon::Result::ok) sum += s.bytes_received;
+  for (uint32_t k = 0; session_->spectator_stats(k, &s) == retcon::Result::ok; ++k) sum += s.bytes_received;
+  return sum;
+}
+
+}  // namespace fighter

@@ -1,0 +1,120 @@
+// Fighter over the network: one machine of a match. FighterPeer owns the game, a retcon
+// P2PSession (or spectator session) on a Transport the caller gives, a bot for the local player
+// (or inputs set from outside, e.g. the keyboard), and a ReplayRecorder whose checksums of
+// confirmed frames let peers compare their final states. The same class runs in-process
+// matches (tools/retcon_netsim), two processes over UDP (fighter_net) and the window.
+// It never sleeps or reads a clock: the caller passes the time to tick().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "fighter_bot.h"
+#include "fighter_game.h"
+#include "retcon/p2p.h"
+#include "retcon/replay.h"
+
+namespace fighter {
+
+struct PeerSetup {
+  int players = 2;                       // 2..4
+  int local_player = 0;                  // -1: a spectator of `host`
+  uint32_t game_seed = 1;                // the match: every machine must use the same
+  uint32_t bot_seed = 1;                 // the local bot's personality
+  retcon::Transport* transport = nullptr;
+  retcon::PeerAddress addresses[kMaxPlayers];  // remote players' machines (local: ignored)
+  std::vector<retcon::PeerAddress> spectators; // machines this one streams to
+  retcon::PeerAddress host;              // spectators: the player machine streaming to us
+  uint64_t rng_seed = 1;                 // handshake nonces: differ per run and machine
+  int32_t max_prediction = 8;
+  int32_t input_delay = 0;
+  uint32_t checksum_interval = 1;        // recorder checkpoints (1: every frame)
+  bool store_states = false;             // keep states in the replay (for describe on divergence)
+  uint64_t disconnect_timeout_us = 5000000;
+  // Testing the tools: every simulation of this frame ends with player 0 one health point down,
+  // on this machine only, as a platform-dependent computation would (a desync). -1: never.
+  int32_t diverge_at = -1;
+};
+
+// What one tick did, for charts.
+struct PeerTick {
+  bool advanced = false;
+  bool stalled = false;                  // advance refused (prediction window) or waiting on timesync
+  uint32_t rollback_frames = 0;          // frames re-simulated by this tick's rollback
+};
+
+class FighterPeer {
+ public:
+  FighterPeer() = default;
+  FighterPeer(const FighterPeer&) = delete;
+  FighterPeer& operator=(const FighterPeer&) = delete;
+
+  retcon::Result start(const PeerSetup& setup);
+
+  // Send, receive and run at most one frame. The local input comes from the bot unless
+  // set_manual_input() was called. Frames well after `last_frame` (two prediction windows) are
+  // not simulated, but the session keeps polling so peers can still confirm.
+  PeerTick tick(uint64_t now_us, retcon::Frame last_frame);
+  // Only send and receive (between frames, to answer peers sooner).
+  void poll(uint64_t now_us) {
+    if (session_) session_->poll(now_us);
+  }
+  void set_manual_input(uint16_t bits) { manual_ = true; manual_bits_ = bits; }
+
+  bool running() const { return session_ && session_->running(); }
+  bool spectator() const { return setup_.local_player < 0; }
+  const retcon::P2PSession& session() const { return *session_; }
+  retcon::P2PSession& session() { return *session_; }
+  const FighterGame& game() const { return game_; }
+  const retcon::ReplayRecorder& recorder() const { return recorder_; }
+  // Checksum the recorder took of confirmed frame `frame`'s starting state; false when not yet.
+  bool confirmed_checksum(retcon::Frame frame, uint64_t* out) const;
+
+  // Numbers over the remote machines (players only; spectators' traffic counted in bytes).
+  uint64_t ping_us() const;              // mean over remote player machines
+  int32_t frame_advantage() const;       // local_frames_ahead towards the first remote machine
+  uint64_t bytes_sent() const;
+  uint64_t bytes_received() const;
+
+  uint64_t stalls() const { return stalls_; }
+  uint64_t desyncs() const { return desyncs_; }
+  retcon::Frame first_desync_frame() const { return first_desync_; }
+  uint64_t interruptions() const { return interruptions_; }
+  uint64_t disconnects() const { return disconnects_; }
+  uint64_t errors() const { return errors_; }
+
+ private:
+  // The game as the session sees it: FighterGame plus an on_event that reaches this peer.
+  struct Hooked {
+    FighterGame* game;
+    FighterPeer* peer;
+    size_t save_state(retcon::Frame f, uint8_t* b, size_t c) { return game->save_state(f, b, c); }
+    void load_state(retcon::Frame f, const uint8_t* b, size_t n) { game->load_state(f, b, n); }
+    void advance_frame(retcon::Frame f, const retcon::FrameInputs& in, uint32_t flags) {
+      game->advance_frame(f, in, flags);
+      if (f == peer->setup_.diverge_at) game->state().p[0].health -= 1;
+    }
+    void describe_state(retcon::Frame f, const uint8_t* b, size_t n, const retcon::TextSink& s) {
+      game->describe_state(f, b, n, s);
+    }
+    uint64_t checksum(retcon::Frame f, const uint8_t* b, size_t n) { return game->checksum(f, b, n); }
+    void on_event(const retcon::Event& e) { peer->on_event(e); }
+  };
+  void on_event(const retcon::Event& e);
+
+  PeerSetup setup_;
+  FighterGame game_;
+  Hooked hooked_{&game_, this};
+  std::unique_ptr<FighterBot> bot_;
+  retcon::ReplayRecorder recorder_;
+  std::unique_ptr<retcon::P2PSession> session_;
+  bool manual_ = false;
+  uint16_t manual_bits_ = 0;
+  retcon::Frame input_given_for_ = retcon::kNullFrame;
+  int32_t wait_ = 0;
+  uint64_t stalls_ = 0, desyncs_ = 0, interruptions_ = 0, disconnects_ = 0, errors_ = 0;
+  retcon::Frame first_desync_ = retcon::kNullFrame;
+};
+
+}  // namespace fighter

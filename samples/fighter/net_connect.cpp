@@ -1,0 +1,56 @@
+// Fighter over the network: socket and peer discovery (see net_connect.h).
+#include "net_connect.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+namespace fighter {
+
+bool parse_peer_address(const std::string& text, retcon::PeerAddress* out) {
+  std::string host, port;
+  if (!text.empty() && text[0] == '[') {
+    const size_t close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') return false;
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    const size_t colon = text.rfind(':');
+    if (colon == std::string::npos) return false;
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  char* end = nullptr;
+  const long p = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || p < 1 || p > 65535) return false;
+  return retcon::make_ip_address(host.c_str(), uint16_t(p), out) == retcon::Result::ok;
+}
+
+bool open_udp_peer(const std::string& bind, uint16_t port, const std::string& remote, uint64_t wait_us,
+                   std::unique_ptr<retcon::UdpTransport>* udp, retcon::PeerAddress* peer) {
+  if (retcon::Result r = retcon::UdpTransport::open(bind.c_str(), port, udp); r != retcon::Result::ok) {
+    std::fprintf(stderr, "cannot bind %s:%u: %s\n", bind.c_str(), port, retcon::result_name(r));
+    return false;
+  }
+  char local[64];
+  retcon::format_ip_address((*udp)->local_address(), local, sizeof local);
+  std::printf("listening on %s\n", local);
+  std::fflush(stdout);
+  if (remote != "any") {
+    if (parse_peer_address(remote, peer)) return true;
+    std::fprintf(stderr, "bad remote address '%s' (want HOST:PORT or any)\n", remote.c_str());
+    return false;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  uint8_t buffer[2048];
+  size_t length = 0;
+  while (std::chrono::steady_clock::now() - start < std::chrono::microseconds(wait_us)) {
+    if ((*udp)->receive(peer, buffer, sizeof buffer, &length)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  std::fprintf(stderr, "no peer within %.0f s\n", double(wait_us) / 1e6);
+  return false;
+}
+
+}  // namespace fighter

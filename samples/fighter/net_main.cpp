@@ -1,0 +1,197 @@
+// fighter_net: one machine of a 2-player fighter match between two processes over real UDP,
+// with bots, paced in real time at 60 fps. The UDP socket is wrapped in retcon's
+// NetworkSimulator so a loopback match feels like a long-distance one (default: transatlantic,
+// ~100 ms RTT, jitter, 5% loss each way). Ends by itself after --seconds and prints a report whose
+// `checksum` line both processes must agree on (run_net_pair.sh compares them).
+//
+//   fighter_net --player 0 --local-port 0 --remote any          # prints "listening on HOST:PORT"
+//   fighter_net --player 1 --local-port 0 --remote 127.0.0.1:PORT
+//
+// --remote any: the peer is whoever sends the first datagram (its handshake; the handshake
+// repeats, so dropping that first datagram costs nothing). That lets both sides bind port 0,
+// so nothing ever depends on a fixed port being free.
+// Exit status: 0 both confirmed the last frame and no desync was reported, 1 otherwise,
+// 2 bad usage or no socket.
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "fighter_peer.h"
+#include "net_connect.h"
+#include "net_profiles.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  int player = 0;
+  std::string bind = "127.0.0.1";
+  uint16_t local_port = 0;
+  std::string remote;             // "host:port" or "any"
+  int seconds = 20;
+  uint32_t seed = 1;
+  std::string profile = "transatlantic";
+  bool simulate = true;
+  bool progress = false;
+  const char* replay = nullptr;
+  int max_prediction = 8;
+};
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: fighter_net --player 0|1 --remote HOST:PORT|any [--local-port P] [--bind HOST]\n"
+               "                   [--seconds N] [--seed S] [--profile NAME | --no-sim] [--progress]\n"
+               "                   [--replay FILE] [--max-prediction F]\n");
+}
+
+bool parse(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (std::strcmp(a, "--progress") == 0) { o->progress = true; continue; }
+    if (std::strcmp(a, "--no-sim") == 0) { o->simulate = false; continue; }
+    if (i + 1 >= argc) return false;
+    const char* v = argv[++i];
+    if (std::strcmp(a, "--player") == 0) o->player = std::atoi(v);
+    else if (std::strcmp(a, "--bind") == 0) o->bind = v;
+    else if (std::strcmp(a, "--local-port") == 0) o->local_port = uint16_t(std::atoi(v));
+    else if (std::strcmp(a, "--remote") == 0) o->remote = v;
+    else if (std::strcmp(a, "--seconds") == 0) o->seconds = std::atoi(v);
+    else if (std::strcmp(a, "--seed") == 0) o->seed = uint32_t(std::strtoul(v, nullptr, 0));
+    else if (std::strcmp(a, "--profile") == 0) o->profile = v;
+    else if (std::strcmp(a, "--replay") == 0) o->replay = v;
+    else if (std::strcmp(a, "--max-prediction") == 0) o->max_prediction = std::atoi(v);
+    else return false;
+  }
+  return (o->player == 0 || o->player == 1) && !o->remote.empty() && o->seconds > 0 &&
+         fighter::find_net_profile(o->profile.c_str()) != nullptr;
+}
+
+uint64_t micros_since(Clock::time_point start) {
+  return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (!parse(argc, argv, &opt)) {
+    usage();
+    return 2;
+  }
+  const Clock::time_point start = Clock::now();
+  std::unique_ptr<retcon::UdpTransport> udp;
+  retcon::PeerAddress remote;
+  if (!fighter::open_udp_peer(opt.bind, opt.local_port, opt.remote, 30000000, &udp, &remote)) return 2;
+  char remote_text[64];
+  retcon::format_ip_address(remote, remote_text, sizeof remote_text);
+  std::printf("peer %s\n", remote_text);
+
+  std::random_device entropy;
+  retcon::NetworkSimulator sim(*udp, (uint64_t(entropy()) << 32) ^ entropy());
+  const retcon::LinkProfile link = fighter::to_link(*fighter::find_net_profile(opt.profile.c_str()));
+  if (opt.simulate) sim.set_outgoing(link);
+  char link_text[256];
+  fighter::describe_link(opt.simulate ? link : retcon::LinkProfile{}, link_text, sizeof link_text);
+  std::printf("network %s (%s)\n", opt.simulate ? opt.profile.c_str() : "as is", link_text);
+  std::fflush(stdout);
+
+  fighter::PeerSetup setup;
+  setup.players = 2;
+  setup.local_player = opt.player;
+  setup.game_seed = opt.seed;
+  setup.bot_seed = opt.seed * 7919u + uint32_t(opt.player);
+  setup.transport = &sim;
+  setup.addresses[1 - opt.player] = remote;
+  setup.rng_seed = (uint64_t(entropy()) << 32) ^ entropy();
+  setup.max_prediction = opt.max_prediction;
+  fighter::FighterPeer peer;
+  if (retcon::Result r = peer.start(setup); r != retcon::Result::ok) {
+    std::fprintf(stderr, "fighter_net: cannot start the session: %s\n", retcon::result_name(r));
+    return 2;
+  }
+
+  const retcon::Frame last = retcon::Frame(opt.seconds) * 60;
+  const uint64_t tick_us = 16667;
+  const uint64_t give_up_us = uint64_t(opt.seconds) * 2000000 + 30000000;
+  uint64_t rollbacks = 0, resimulated = 0, max_depth = 0, ping_sum = 0, ping_n = 0;
+  uint64_t confirmed_at = 0, running_at = 0, acked_at = 0;
+  bool done = false;
+  uint64_t next = 0;
+  for (uint64_t ticks = 0; !done; ++ticks) {
+    const uint64_t now = micros_since(start);
+    if (now > give_up_us) break;
+    sim.set_time(now);
+    const fighter::PeerTick t = peer.tick(now, last);
+    if (t.rollback_frames) {
+      ++rollbacks;
+      resimulated += t.rollback_frames;
+      if (t.rollback_frames > max_depth) max_depth = t.rollback_frames;
+    }
+    if (peer.running()) {
+      if (running_at == 0) running_at = now;
+      ping_sum += peer.ping_us();
+      ++ping_n;
+    }
+    if (confirmed_at == 0 && peer.recorder().recorded_frames() > last) confirmed_at = now;
+    if (confirmed_at != 0) {
+      // Stay until the peer acknowledged our inputs (it can then confirm the last frame too),
+      // then half a second more so our acknowledgements reach it; at most 3 s.
+      retcon::PeerStats s{};
+      peer.session().peer_stats(1 - opt.player, &s);
+      if (acked_at == 0 && s.send_queue_length == 0) acked_at = now;
+      done = (acked_at != 0 && now - acked_at > 500000) || now - confirmed_at > 3000000 || peer.disconnects() > 0;
+    }
+    if (peer.disconnects() > 0 && confirmed_at == 0) break;
+    if (opt.progress && ticks % 15 == 0) {
+      const retcon::Frame f = peer.running() ? peer.session().current_frame() : 0;
+      std::fprintf(stderr, "\r[p%d] frame %5d/%d  ping %3" PRIu64 " ms  advantage %+3d  rollbacks %5" PRIu64
+                   "  stalls %4" PRIu64 "  %s ", opt.player, f, last, peer.ping_us() / 1000, peer.frame_advantage(),
+                   rollbacks, peer.stalls(), peer.running() ? "running" : "connecting");
+      std::fflush(stderr);
+    }
+    next += tick_us;
+    // Until the next frame, receive (and acknowledge) every 2 ms: a datagram then waits at most
+    // 2 ms here instead of a whole frame, which keeps the measured ping close to the network's.
+    for (uint64_t after = micros_since(start); next > after; after = micros_since(start)) {
+      std::this_thread::sleep_for(std::chrono::microseconds(std::min<uint64_t>(next - after, 2000)));
+      const uint64_t t_now = micros_since(start);
+      sim.set_time(t_now);
+      peer.poll(t_now);
+    }
+    const uint64_t after = micros_since(start);
+    if (after > next + 250000) next = after;  // far behind (stopped in a debugger?): do not race
+  }
+  if (opt.progress) std::fprintf(stderr, "\n");
+
+  const double seconds = double(micros_since(start) - running_at) / 1e6;
+  uint64_t checksum = 0;
+  const bool confirmed = peer.confirmed_checksum(last, &checksum);
+  std::printf("fighter_net report (player %d)\n", opt.player);
+  std::printf("frames %d (confirmed %d), max prediction %d\n", peer.running() ? peer.session().current_frame() : 0,
+              peer.running() ? peer.session().confirmed_frame() : -1, opt.max_prediction);
+  std::printf("rollbacks %" PRIu64 " (mean depth %.2f, max depth %" PRIu64 "), stalls %" PRIu64 "\n", rollbacks,
+              rollbacks ? double(resimulated) / double(rollbacks) : 0.0, max_depth, peer.stalls());
+  std::printf("ping %.0f ms (mean), interruptions %" PRIu64 ", disconnects %" PRIu64 "\n",
+              ping_n ? double(ping_sum) / double(ping_n) / 1000.0 : 0.0, peer.interruptions(), peer.disconnects());
+  std::printf("bytes/s sent %.0f, received %.0f (%.1f s running); simulator dropped %" PRIu64 " of %" PRIu64 " sent\n",
+              seconds > 0 ? double(peer.bytes_sent()) / seconds : 0.0,
+              seconds > 0 ? double(peer.bytes_received()) / seconds : 0.0, seconds,
+              sim.outgoing_stats().dropped_loss + sim.outgoing_stats().dropped_blackout, sim.outgoing_stats().sent);
+  std::printf("desyncs %" PRIu64 "\n", peer.desyncs());
+  if (opt.replay) {
+    const retcon::Result r = peer.recorder().write_file(opt.replay);
+    std::printf("replay %s: %s\n", opt.replay, retcon::result_name(r));
+  }
+  if (confirmed) std::printf("checksum frame %d %016" PRIx64 "\n", last, checksum);
+  else std::printf("checksum frame %d not confirmed\n", last);
+  std::fflush(stdout);
+  return confirmed && peer.desyncs() == 0 && peer.errors() == 0 ? 0 : 1;
+}

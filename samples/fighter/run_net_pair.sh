@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs a 2-process fighter match over loopback UDP and compares the two reports.
+#   run_net_pair.sh BIN_DIR [--seconds N] [--profile NAME] [other fighter_net flags...]
+# Process A binds port 0 and waits for its peer; B binds port 0 and is told A's port, so no
+# fixed port is ever needed. A shows a live progress line. Exit status 0 when both processes
+# succeeded and report the same checksum of the last frame, 1 otherwise.
+set -uo pipefail
+bin="$1/fighter_net"
+shift
+[ -x "$bin" ] || { echo "run_net_pair: no $bin" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$bin" --player 0 --local-port 0 --remote any --progress "$@" >"$tmp/a.out" &
+pid_a=$!
+port=""
+for _ in $(seq 1 200); do
+  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$tmp/a.out")
+  [ -n "$port" ] && break
+  kill -0 "$pid_a" 2>/dev/null || break
+  sleep 0.05
+done
+if [ -z "$port" ]; then
+  echo "run_net_pair: process A did not report its port" >&2
+  kill "$pid_a" 2>/dev/null
+  cat "$tmp/a.out" >&2
+  exit 1
+fi
+"$bin" --player 1 --local-port 0 --remote "127.0.0.1:$port" "$@" >"$tmp/b.out" 2>"$tmp/b.err" &
+pid_b=$!
+wait "$pid_a"; status_a=$?
+wait "$pid_b"; status_b=$?
+
+echo "==== process A (player 0) ===="
+cat "$tmp/a.out"
+echo "==== process B (player 1) ===="
+cat "$tmp/b.out"
+[ -s "$tmp/b.err" ] && cat "$tmp/b.err" >&2
+sum_a=$(sed -n 's/^checksum frame \([0-9]*\) \([0-9a-f]\{16\}\)$/\1 \2/p' "$tmp/a.out")
+sum_b=$(sed -n 's/^checksum frame \([0-9]*\) \([0-9a-f]\{16\}\)$/\1 \2/p' "$tmp/b.out")
+echo "==== result ===="
+if [ "$status_a" -ne 0 ] || [ "$status_b" -ne 0 ]; then
+  echo "FAILED: exit status A=$status_a B=$status_b"
+  exit 1
+fi
+if [ -z "$sum_a" ] || [ "$sum_a" != "$sum_b" ]; then
+  echo "DESYNC: A has '$sum_a', B has '$sum_b'"
+  exit 1
+fi
+echo "OK: both peers agree on frame ${sum_a% *}: checksum ${sum_a#* }"
