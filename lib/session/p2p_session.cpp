@@ -461,9 +461,15 @@ void P2PSessionImpl::compare_reports(Peer& peer) {
     }
     peer.pending[peer.pending_count++] = Peer::Report{frame, sum};
   }
+  // A dropped peer's reports of frames after its players' cut were taken with their real
+  // inputs, ours with the disconnected ones: the states differ by design, so they are stale.
+  Frame cut = INT32_MAX;
+  if (peer.dropped)
+    for (uint32_t k = 0; k < peer.player_count; ++k) cut = std::min(cut, local_status_[peer.players[k]].last_frame);
   uint32_t kept = 0;
   for (uint32_t k = 0; k < peer.pending_count; ++k) {
     const Peer::Report report = peer.pending[k];
+    if (cut != INT32_MAX && report.frame > cut + 1) continue;
     uint64_t local = 0;
     const DesyncDetector::Match m = desync_.lookup(report.frame, &local);
     if (m == DesyncDetector::Match::pending) {

@@ -1,0 +1,150 @@
+// Fuzz target 1: the datagram codec (lib/net/wire.h).
+//
+// Any byte string is handed to decode_message. When it decodes, it must survive a round trip:
+// every message but inputs re-encodes to exactly the same bytes (the format has one encoding
+// per value); an inputs message is expanded with InputsReader, re-encoded with InputsWriter
+// (which may choose other run-length tokens), decoded again, and must give the same fields and
+// the same blobs. Independently, the input's tail is used as raw blobs for an encode/decode round
+// trip of the delta/run-length compression, so the encoder sees arbitrary blob contents.
+#include <cstdint>
+#include <cstring>
+
+#include "fuzz_input.h"
+#include "net/wire.h"
+
+using namespace retcon;
+using namespace retcon::detail;
+
+namespace {
+
+bool same_status(const InputsBody& a, const InputsBody& b) {
+  if (a.status_count != b.status_count) return false;
+  for (uint8_t i = 0; i < a.status_count; ++i)
+    if (!(a.status[i] == b.status[i])) return false;
+  return true;
+}
+
+// Expands every blob of `body` (reference: zeros) into `out` (count * blob_size bytes).
+bool expand(const InputsBody& body, uint8_t* out) {
+  static const uint8_t zeros[kMaxBlobSize] = {};
+  InputsReader reader(body, zeros);
+  for (uint16_t i = 0; i < body.count; ++i)
+    if (!reader.next(out + size_t(i) * body.blob_size)) return false;
+  uint8_t extra[kMaxBlobSize];
+  return !reader.next(extra);  // exactly count blobs
+}
+
+void check_inputs_round_trip(const Message& m, const uint8_t* data, size_t size) {
+  const InputsBody& body = m.inputs;
+  FUZZ_CHECK(body.count >= 1 && body.blob_size >= 1 && body.blob_size <= kMaxBlobSize);
+  FUZZ_CHECK(body.payload >= data && body.payload + body.payload_size == data + size);
+  FUZZ_CHECK(inputs_payload_valid(body.payload, body.payload_size, body.count, body.blob_size));
+  // count * blob_size decoded bytes came from at most `size` payload bytes with runs of <= 128.
+  static uint8_t blobs[kMaxDatagramSize * 128];
+  FUZZ_CHECK(size_t(body.count) * body.blob_size <= sizeof blobs);
+  FUZZ_CHECK(expand(body, blobs));
+
+  static const uint8_t zeros[kMaxBlobSize] = {};
+  uint8_t out[kMaxDatagramSize];
+  InputsWriter writer(out, sizeof out, m.header, body.start_frame, body.ack_frame, body.blob_size,
+                      body.status, body.status_count, zeros);
+  for (uint16_t i = 0; i < body.count; ++i)
+    if (!writer.append(blobs + size_t(i) * body.blob_size)) break;
+  // The encoder may spend more bytes than a hand-made payload (it keeps short zero runs inside
+  // literals), so it may fit fewer blobs; what it wrote must still decode to the same values.
+  const uint16_t written = writer.count();
+  const size_t length = writer.finish();
+  if (written == 0) return;
+  FUZZ_CHECK(length > kHeaderSize && length <= kMaxDatagramSize);
+  Message again;
+  FUZZ_CHECK(decode_message(out, length, &again) == DecodeError::ok);
+  FUZZ_CHECK(again.header.type == MessageType::inputs);
+  FUZZ_CHECK(again.header.nonce == m.header.nonce && again.header.sequence == m.header.sequence);
+  FUZZ_CHECK(again.inputs.start_frame == body.start_frame && again.inputs.ack_frame == body.ack_frame);
+  FUZZ_CHECK(again.inputs.count == written && again.inputs.blob_size == body.blob_size);
+  FUZZ_CHECK(same_status(again.inputs, body));
+  static uint8_t blobs_again[kMaxDatagramSize * 128];
+  FUZZ_CHECK(expand(again.inputs, blobs_again));
+  FUZZ_CHECK(std::memcmp(blobs, blobs_again, size_t(written) * body.blob_size) == 0);
+  if (written == body.count) FUZZ_CHECK(length <= size + 2 * size_t(body.count) + 64);
+}
+
+// The compression alone: blobs taken from the input, encoded against a reference, decoded.
+void check_compression(fuzz::FuzzInput& in) {
+  const uint16_t blob_size = uint16_t(in.range(1, 300));
+  uint8_t reference[kMaxBlobSize];
+  in.bytes(reference, blob_size);
+  static uint8_t blobs[64 * 300];
+  const uint16_t count = uint16_t(in.range(1, 64));
+  // Sparse changes compress; copy the previous blob and flip a few bytes, as real input does.
+  for (uint16_t i = 0; i < count; ++i) {
+    uint8_t* blob = blobs + size_t(i) * blob_size;
+    std::memcpy(blob, i == 0 ? reference : blob - blob_size, blob_size);
+    const uint8_t changes = in.u8() % 8;
+    for (uint8_t k = 0; k < changes; ++k) blob[in.range(0, blob_size - 1u)] = in.u8();
+  }
+  ConnectStatus status[kMaxPlayers];
+  const uint8_t status_count = uint8_t(in.range(0, kMaxPlayers));
+  for (uint8_t i = 0; i < status_count; ++i) {
+    status[i].disconnected = in.flag();
+    status[i].last_frame = Frame(in.range(0, 1000)) - 1;
+  }
+  Header header;
+  header.nonce = in.u32();
+  header.sequence = in.u32();
+  const Frame start = Frame(in.range(1, 100000));
+  uint8_t out[kMaxDatagramSize];
+  const size_t capacity = in.range(0, kMaxDatagramSize + 10);
+  InputsWriter writer(out, capacity, header, start, start - 2, blob_size, status, status_count, reference);
+  for (uint16_t i = 0; i < count; ++i)
+    if (!writer.append(blobs + size_t(i) * blob_size)) break;
+  const uint16_t written = writer.count();
+  const size_t length = writer.finish();
+  FUZZ_CHECK(length <= capacity && length <= kMaxDatagramSize);
+  if (written == 0) return;
+  Message m;
+  FUZZ_CHECK(decode_message(out, length, &m) == DecodeError::ok);
+  FUZZ_CHECK(m.header.type == MessageType::inputs && m.inputs.count == written);
+  FUZZ_CHECK(m.inputs.start_frame == start && m.inputs.blob_size == blob_size);
+  FUZZ_CHECK(m.inputs.status_count == status_count);
+  for (uint8_t i = 0; i < status_count; ++i) FUZZ_CHECK(m.inputs.status[i] == status[i]);
+  InputsReader reader(m.inputs, reference);
+  uint8_t blob[kMaxBlobSize];
+  for (uint16_t i = 0; i < written; ++i) {
+    FUZZ_CHECK(reader.next(blob));
+    FUZZ_CHECK(std::memcmp(blob, blobs + size_t(i) * blob_size, blob_size) == 0);
+  }
+  FUZZ_CHECK(!reader.next(blob));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Message m;
+  const DecodeError error = decode_message(data, size, &m);
+  FUZZ_CHECK(decode_error_name(error) != nullptr);
+  if (size > kMaxDatagramSize) FUZZ_CHECK(error == DecodeError::oversized);
+  if (error == DecodeError::ok) {
+    FUZZ_CHECK(size >= kHeaderSize && size <= kMaxDatagramSize);
+    FUZZ_CHECK(m.header.version == kProtocolVersion);
+    FUZZ_CHECK(message_type_name(m.header.type) != nullptr);
+    if (m.header.type == MessageType::inputs) {
+      check_inputs_round_trip(m, data, size);
+    } else {
+      uint8_t out[kMaxDatagramSize];
+      const size_t length = encode_message(m, out, sizeof out);
+      FUZZ_CHECK(length == size);
+      FUZZ_CHECK(std::memcmp(out, data, size) == 0);
+      // A capacity one byte short must fail cleanly, not write past it.
+      uint8_t small[kMaxDatagramSize];
+      FUZZ_CHECK(encode_message(m, small, size - 1) == 0);
+    }
+  }
+  // The rest of the input (after the first 12 bytes, to keep the two uses loosely coupled)
+  // drives the compression round trip.
+  if (size > kHeaderSize) {
+    fuzz::FuzzInput in(data + kHeaderSize, size - kHeaderSize);
+    check_compression(in);
+  }
+  return 0;
+}
