@@ -17,9 +17,10 @@ using namespace retcon::detail;
 
 namespace {
 
+// Protocol 2 carries a bitmask of disconnected players and a last frame only for those.
 bool same_status(const InputsBody& a, const InputsBody& b) {
-  if (a.status_count != b.status_count) return false;
-  for (uint8_t i = 0; i < a.status_count; ++i)
+  if (a.disconnected != b.disconnected) return false;
+  for (int i = 0; i < kMaxPlayers; ++i)
     if (!(a.status[i] == b.status[i])) return false;
   return true;
 }
@@ -47,7 +48,7 @@ void check_inputs_round_trip(const Message& m, const uint8_t* data, size_t size)
   static const uint8_t zeros[kMaxBlobSize] = {};
   uint8_t out[kMaxDatagramSize];
   InputsWriter writer(out, sizeof out, m.header, body.start_frame, body.ack_frame, body.blob_size,
-                      body.status, body.status_count, zeros);
+                      body.status, uint8_t(kMaxPlayers), zeros);
   for (uint16_t i = 0; i < body.count; ++i)
     if (!writer.append(blobs + size_t(i) * body.blob_size)) break;
   // The encoder may spend more bytes than a hand-made payload (it keeps short zero runs inside
@@ -106,8 +107,12 @@ void check_compression(fuzz::FuzzInput& in) {
   FUZZ_CHECK(decode_message(out, length, &m) == DecodeError::ok);
   FUZZ_CHECK(m.header.type == MessageType::inputs && m.inputs.count == written);
   FUZZ_CHECK(m.inputs.start_frame == start && m.inputs.blob_size == blob_size);
-  FUZZ_CHECK(m.inputs.status_count == status_count);
-  for (uint8_t i = 0; i < status_count; ++i) FUZZ_CHECK(m.inputs.status[i] == status[i]);
+  for (uint8_t i = 0; i < kMaxPlayers; ++i) {
+    // Only disconnected players' statuses travel; the others decode as connected, no frame.
+    const bool gone = i < status_count && status[i].disconnected;
+    FUZZ_CHECK(m.inputs.status[i].disconnected == gone);
+    if (gone) FUZZ_CHECK(m.inputs.status[i].last_frame == status[i].last_frame);
+  }
   InputsReader reader(m.inputs, reference);
   uint8_t blob[kMaxBlobSize];
   for (uint16_t i = 0; i < written; ++i) {
