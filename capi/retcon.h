@@ -78,7 +78,13 @@ extern "C" {
 /* ---------------------------------------------------------------------------------------------
  * Results. The numbers are pinned (they equal retcon::Result); new ones are only appended.
  */
+/* In C++ the enum gets a fixed underlying type, so any int32_t a C caller passes (e.g. to
+ * retcon_result_name) is a valid value there too; in C an enum is an int already. */
+#ifdef __cplusplus
+typedef enum retcon_result : int32_t {
+#else
 typedef enum retcon_result {
+#endif
   RETCON_RESULT_OK = 0,
   RETCON_RESULT_INVALID_ARGUMENT = 1,     /* a null pointer, unknown struct size, bad value */
   RETCON_RESULT_INVALID_PLAYER = 2,       /* unknown player index */

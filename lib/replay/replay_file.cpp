@@ -200,10 +200,12 @@ Result Replay::parse(const uint8_t* data, size_t size, Replay* out, std::string*
     return fail(Result::corrupt_data, error, "header size " + std::to_string(header_size) + ", expected 40");
   ReplayHeader h;
   h.num_players = uint32_t(in.num(1, "the player count"));
-  in.num(1, "a reserved byte");
+  const uint64_t reserved_byte = in.num(1, "a reserved byte");
   h.input_size = uint32_t(in.num(2, "the input size"));
   h.frame_rate = uint32_t(in.num(2, "the frame rate"));
-  in.num(2, "a reserved field");
+  const uint64_t reserved_field = in.num(2, "a reserved field");
+  // Reserved bytes are 0 (docs/REPLAY_FORMAT.md): two different files never parse alike.
+  if (reserved_byte != 0 || reserved_field != 0) return fail(Result::corrupt_data, error, "reserved header bytes are not 0");
   h.flags = uint32_t(in.num(4, "the flags"));
   h.checksum_interval = uint32_t(in.num(4, "the checksum interval"));
   const uint64_t frames = in.num(4, "the frame count");
@@ -245,7 +247,8 @@ Result Replay::parse(const uint8_t* data, size_t size, Replay* out, std::string*
       r.inputs_.insert(r.inputs_.end(), row, row + input_bytes);
       for (uint32_t k = 0; k < h.num_players; ++k) {
         const uint8_t s = row[input_bytes + k];
-        if (s > uint8_t(InputStatus::disconnected))
+        // Only confirmed (0) and disconnected (2): a replay never holds a predicted input.
+        if (s != uint8_t(InputStatus::confirmed) && s != uint8_t(InputStatus::disconnected))
           return fail(Result::corrupt_data, error,
                       "frame " + std::to_string(f) + " player " + std::to_string(k) + ": bad input status " +
                           std::to_string(s));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "retcon/p2p.h"
+#include "core/checksum.h"
 #include "retcon/replay.h"
 #include "retcon/session.h"
 #include "support/test_game.h"
@@ -378,6 +379,49 @@ TEST(Replay, RecorderRejectsBadConfig) {
   c = recorder_config(9, 10);
   EXPECT_EQ(rec.init(c, bind_game(game)), Result::invalid_argument);
   EXPECT_EQ(rec.init(recorder_config(2, 10), GameCallbacks{}), Result::invalid_argument);
+}
+
+}  // namespace
+}  // namespace retcon
+
+namespace retcon {
+namespace {
+
+// Rewrites the trailing file checksum after a test edits an image on purpose.
+void reseal(std::vector<uint8_t>* image) {
+  const uint64_t sum = detail::xxh3_64(image->data(), image->size() - 8);
+  for (int i = 0; i < 8; ++i) (*image)[image->size() - 8 + size_t(i)] = uint8_t(sum >> (8 * i));
+}
+
+// Regressions found by the replay_file fuzzer: the reader accepted what the format forbids, so
+// two different files parsed to the same replay.
+TEST(Replay, ReservedHeaderBytesMustBeZero) {
+  for (size_t offset : {size_t(13), size_t(18), size_t(19)}) {
+    std::vector<uint8_t> image = image_of(record_local(2, 5, 0));
+    image[offset] = 1;
+    reseal(&image);
+    Replay r;
+    std::string error;
+    EXPECT_EQ(Replay::parse(image.data(), image.size(), &r, &error), Result::corrupt_data) << offset;
+    EXPECT_NE(error.find("reserved"), std::string::npos) << error;
+  }
+}
+
+TEST(Replay, PredictedInputStatusIsRefused) {
+  ReplayHeader h;
+  h.num_players = 1;
+  h.input_size = 1;
+  h.frame_rate = 60;
+  Replay replay(h);
+  const uint8_t input = 7;
+  const InputStatus predicted = InputStatus::predicted;
+  replay.append_frame(&input, &predicted);
+  std::vector<uint8_t> image;
+  ASSERT_EQ(replay.serialize(&image), Result::ok);
+  Replay r;
+  std::string error;
+  EXPECT_EQ(Replay::parse(image.data(), image.size(), &r, &error), Result::corrupt_data);
+  EXPECT_NE(error.find("status"), std::string::npos) << error;
 }
 
 }  // namespace
