@@ -6,24 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "net/wire.h"
+#include "support/match_checks.h"
 #include "support/match_harness.h"
 
 namespace retcon::test {
 namespace {
 
-void expect_agree_with_reference(Match& match, Frame upto) {
-  const std::vector<uint64_t> ref = match.reference();
-  for (uint32_t m = 0; m < match.size(); ++m) {
-    Machine& me = match.machine(m);
-    EXPECT_EQ(me.game.frame_errors, 0) << "machine " << m;
-    // Hashes are recorded when a frame is simulated: only frames before the current one exist.
-    const Frame last = std::min({upto, me.session->confirmed_frame() + 1, me.session->current_frame() - 1});
-    for (Frame f = 0; f <= last; ++f) {
-      ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << "machine " << m << " frame " << f;
-    }
-    EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << "machine " << m;
-  }
-}
 
 TEST(P2PSession, TwoPeersOverPerfectNetworkStayInSync) {
   MatchOptions o;
