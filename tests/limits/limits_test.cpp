@@ -16,7 +16,6 @@
 namespace retcon::test {
 namespace {
 
-
 SessionConfig config_for(TestGame& game, uint32_t players, uint32_t input_size = 4) {
   SessionConfig s;
   s.num_players = players;

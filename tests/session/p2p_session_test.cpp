@@ -12,7 +12,6 @@
 namespace retcon::test {
 namespace {
 
-
 TEST(P2PSession, TwoPeersOverPerfectNetworkStayInSync) {
   MatchOptions o;
   o.frames = 300;
