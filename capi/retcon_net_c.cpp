@@ -128,6 +128,18 @@ retcon_result create_network_session(const char* function, const retcon_session_
 
 }  // namespace
 
+namespace {
+// The network fields that the P2P and spectator configs share, from the C++ defaults.
+template <class CConfig>
+void set_network_defaults(CConfig* config, const retcon::NetworkConfig& network) {
+  config->frame_rate = network.frame_rate;
+  config->notify_delay_us = network.notify_delay_us;
+  config->disconnect_timeout_us = network.disconnect_timeout_us;
+  config->rng_seed = network.rng_seed;
+  config->sync_round_trips = network.sync_round_trips;
+}
+}  // namespace
+
 extern "C" {
 
 // ------------------------------------------------------------------------------- addresses
@@ -303,11 +315,7 @@ retcon_result retcon_p2p_config_init(retcon_p2p_config* config) {
   const retcon::P2PConfig defaults;
   *config = retcon_p2p_config{};
   config->size = sizeof *config;
-  config->frame_rate = defaults.network.frame_rate;
-  config->notify_delay_us = defaults.network.notify_delay_us;
-  config->disconnect_timeout_us = defaults.network.disconnect_timeout_us;
-  config->rng_seed = defaults.network.rng_seed;
-  config->sync_round_trips = defaults.network.sync_round_trips;
+  set_network_defaults(config, defaults.network);
   config->desync_interval = defaults.desync_interval;
   for (uint32_t& kind : config->player_kinds) kind = RETCON_PLAYER_LOCAL;
   return RETCON_RESULT_OK;
@@ -318,11 +326,7 @@ retcon_result retcon_spectator_config_init(retcon_spectator_config* config) {
   const retcon::SpectatorConfig defaults;
   *config = retcon_spectator_config{};
   config->size = sizeof *config;
-  config->frame_rate = defaults.network.frame_rate;
-  config->notify_delay_us = defaults.network.notify_delay_us;
-  config->disconnect_timeout_us = defaults.network.disconnect_timeout_us;
-  config->rng_seed = defaults.network.rng_seed;
-  config->sync_round_trips = defaults.network.sync_round_trips;
+  set_network_defaults(config, defaults.network);
   config->catchup_threshold = defaults.catchup_threshold;
   config->catchup_max_frames = defaults.catchup_max_frames;
   return RETCON_RESULT_OK;

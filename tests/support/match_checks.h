@@ -19,7 +19,9 @@ inline void expect_agree_with_reference(Match& match, Frame upto, bool every_mac
     EXPECT_EQ(me.game.frame_errors, 0) << "machine " << m;
     // Hashes are recorded when a frame is simulated: only frames before the current one exist.
     const Frame last = std::min({upto, me.session->confirmed_frame() + 1, me.session->current_frame() - 1});
-    if (every_machine_got_there) EXPECT_GE(last, upto) << "machine " << m << " did not get that far";
+    if (every_machine_got_there) {
+      EXPECT_GE(last, upto) << "machine " << m << " did not get that far";
+    }
     for (Frame f = 0; f <= last; ++f) ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << "machine " << m << " frame " << f;
     EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << "machine " << m;
   }
