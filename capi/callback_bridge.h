@@ -29,6 +29,16 @@ class CallbackBridge {
     return cb;
   }
 
+  // The game's callbacks without the interception below: what a recorder decorates.
+  GameCallbacks game_callbacks_direct() noexcept {
+    GameCallbacks cb = game_callbacks();
+    if (game_.advance_frame) cb.advance_frame = advance_frame_direct;
+    return cb;
+  }
+
+  // From now on advance_frame goes through `cb` (a recorder's), which calls the game itself.
+  void intercept_advance(const GameCallbacks& cb) noexcept { intercept_ = cb; }
+
   Logger logger() noexcept {
     Logger l;
     l.min_level = static_cast<LogLevel>(logger_.min_level);
@@ -51,6 +61,11 @@ class CallbackBridge {
     g.load_state(g.user, frame, buffer, length);
   }
   static void advance_frame(void* user, Frame frame, const FrameInputs* inputs, uint32_t flags) {
+    const GameCallbacks& i = self(user).intercept_;
+    if (i.advance_frame != nullptr) return i.advance_frame(i.user, frame, inputs, flags);
+    advance_frame_direct(user, frame, inputs, flags);
+  }
+  static void advance_frame_direct(void* user, Frame frame, const FrameInputs* inputs, uint32_t flags) {
     const retcon_game_callbacks& g = self(user).game_;
     g.advance_frame(g.user, frame, reinterpret_cast<const retcon_frame_inputs*>(inputs), flags);
   }
@@ -74,6 +89,7 @@ class CallbackBridge {
 
   retcon_game_callbacks game_{};
   retcon_logger logger_{};
+  GameCallbacks intercept_{};
 };
 
 }  // namespace retcon::capi

@@ -10,6 +10,7 @@
 #include "callback_bridge.h"
 #include "retcon.h"
 #include "retcon/p2p.h"
+#include "retcon/replay.h"
 #include "retcon/result.h"
 #include "retcon/session.h"
 #include "retcon/transport.h"
@@ -59,6 +60,11 @@ struct retcon_session {
   bool in_callbacks = false;
   retcon::P2PSession* p2p = nullptr;      // impl, when the session is peer-to-peer or a spectator
   retcon_transport* transport = nullptr;  // borrowed by a network session (its use count held)
+  // The session's shape, for what is built beside it (a recorder).
+  uint32_t num_players = 0, input_size = 0;
+  size_t max_state_size = 0;
+  // retcon_session_start_recording: sits between the session and the game (through the bridge).
+  std::unique_ptr<retcon::ReplayRecorder> recorder;
 
   retcon_session() = default;
   retcon_session(const retcon_session&) = delete;
@@ -147,6 +153,9 @@ retcon_result create_session(const char* function, const retcon_session_config* 
     s->kind = kind;
     retcon::SessionConfig cpp;
     if (const char* why = convert_config(config, callbacks, &s->bridge, &cpp)) return reject(config, function, why);
+    s->num_players = cpp.num_players;
+    s->input_size = cpp.input_size;
+    s->max_state_size = cpp.max_state_size;
     const retcon::Result r = make(cpp, *s);
     if (r != retcon::Result::ok) return to_c(r);
     if (!s->impl) return RETCON_RESULT_INTERNAL_ERROR;
@@ -179,5 +188,6 @@ inline bool is_memory_network(const retcon_memory_network* n) noexcept {
 inline retcon_session::~retcon_session() {
   magic = 0;
   impl.reset();  // the session stops using its transport here
+  recorder.reset();  // after the session: it called the recorder until now
   if (transport != nullptr) --transport->users;
 }

@@ -573,6 +573,197 @@ RETCON_API retcon_result retcon_session_get_peer_stats(const retcon_session* ses
 RETCON_API retcon_result retcon_session_get_spectator_stats(const retcon_session* session,
                                                             uint32_t index, retcon_peer_stats* stats);
 
+/* =============================================================================================
+ * Replays (docs/REPLAY_FORMAT.md): record any session's confirmed inputs and checksums, load
+ * and save them, play them back through the game's callbacks, sync-test them, verify them
+ * against their recorded checksums and bisect to the first frame whose state differs.
+ */
+typedef struct retcon_replay retcon_replay;
+
+/* Bits of retcon_replay_info.flags (the file header's flags). */
+#define RETCON_REPLAY_GAME_CHECKSUM 1u /* checksums came from the game's checksum callback */
+#define RETCON_REPLAY_STORES_STATES 2u /* some checkpoints hold the saved state */
+
+typedef struct retcon_recording_config {
+  uint32_t size;              /* sizeof(retcon_recording_config); set by its init */
+  uint32_t frame_rate;        /* written to the file (default 60) */
+  uint32_t checksum_interval; /* a checksum every this many frames; 0: none (default 1) */
+  /* Keep the saved state on checksum frames that are multiples of this; 0: never (default
+   * 60). Stored states are where bisect re-runs from and what a divergence report shows. */
+  uint32_t state_interval;
+  uint32_t reserve_frames;    /* memory reserved up front: no allocation up to this many frames */
+  const uint8_t* user_data;   /* copied: game bytes that rebuild the starting state (seed...) */
+  size_t user_data_size;      /* 0..65535 */
+} retcon_recording_config;
+
+RETCON_API retcon_result retcon_recording_config_init(retcon_recording_config* config);
+
+/* Starts recording `session` (any kind), before its first advance (RETCON_RESULT_WRONG_STATE
+ * after). Each retcon_session_advance_frame then moves the frames up to the confirmed frame
+ * into the recording. Once per session. */
+RETCON_API retcon_result retcon_session_start_recording(retcon_session* session,
+                                                        const retcon_recording_config* config);
+/* A new replay (destroy it) holding what was recorded so far. RETCON_RESULT_NOT_FOUND when the
+ * session is not recording; the recording's own failure (RETCON_RESULT_SAVE_FAILED: a state
+ * did not fit; RETCON_RESULT_INTERNAL_ERROR) when it broke, with `*out` NULL. */
+RETCON_API retcon_result retcon_session_copy_recording(const retcon_session* session,
+                                                       retcon_replay** out);
+/* Writes what was recorded so far to `path` (results as for copy_recording, or IO_ERROR). */
+RETCON_API retcon_result retcon_session_save_recording(const retcon_session* session,
+                                                       const char* path);
+
+/* Loads a replay from a file image (copied) or a file. A damaged image gives
+ * RETCON_RESULT_CORRUPT_DATA (VERSION_MISMATCH for a newer format) and, when `error` is not
+ * NULL, a NUL-terminated message saying what is wrong, cut to `error_capacity` bytes. */
+RETCON_API retcon_result retcon_replay_load(const void* data, size_t size, retcon_replay** out,
+                                            char* error, size_t error_capacity);
+RETCON_API retcon_result retcon_replay_load_file(const char* path, retcon_replay** out,
+                                                 char* error, size_t error_capacity);
+/* The file image: `*length` is set to its size; it is written when `capacity` is enough
+ * (else RETCON_RESULT_INVALID_ARGUMENT). `buffer` may be NULL to ask the size. */
+RETCON_API retcon_result retcon_replay_serialize(const retcon_replay* replay, void* buffer,
+                                                 size_t capacity, size_t* length);
+RETCON_API retcon_result retcon_replay_save_file(const retcon_replay* replay, const char* path);
+/* NULL is accepted. */
+RETCON_API retcon_result retcon_replay_destroy(retcon_replay* replay);
+
+typedef struct retcon_replay_info {
+  uint32_t size;              /* sizeof(retcon_replay_info); set by retcon_replay_info_init */
+  uint32_t num_players;
+  uint32_t input_size;
+  uint32_t frame_rate;
+  uint32_t checksum_interval;
+  uint32_t flags;             /* RETCON_REPLAY_* bits */
+  int32_t frame_count;        /* frames 0..frame_count-1 */
+  uint32_t checkpoint_count;  /* recorded checksums */
+  uint32_t stored_states;     /* checkpoints that hold a state */
+  const uint8_t* user_data;   /* owned by the replay, valid until it is changed or destroyed */
+  size_t user_data_size;
+} retcon_replay_info;
+
+RETCON_API retcon_result retcon_replay_info_init(retcon_replay_info* info);
+RETCON_API retcon_result retcon_replay_get_info(const retcon_replay* replay, retcon_replay_info* info);
+/* The inputs of `frame` (0..frame_count-1), pointing into the replay. RETCON_RESULT_NOT_FOUND
+ * for another frame. */
+RETCON_API retcon_result retcon_replay_get_inputs(const retcon_replay* replay, int32_t frame,
+                                                  retcon_frame_inputs* out);
+/* Replaces one player's input of one frame (`size` = input_size), e.g. to see what a changed
+ * input does; the recorded checksums stay as they were. */
+RETCON_API retcon_result retcon_replay_set_input(retcon_replay* replay, int32_t frame, int32_t player,
+                                                 const void* input, size_t size);
+
+typedef struct retcon_replay_checkpoint {
+  int32_t frame;        /* the state this frame starts from (after frames 0..frame-1) */
+  uint64_t checksum;
+  const uint8_t* state; /* owned by the replay; NULL when not stored */
+  size_t state_length;
+} retcon_replay_checkpoint;
+
+/* Checkpoint `index` (0..checkpoint_count-1), in frame order. */
+RETCON_API retcon_result retcon_replay_get_checkpoint(const retcon_replay* replay, uint32_t index,
+                                                      retcon_replay_checkpoint* out);
+
+/* How to run a replay through a game. */
+typedef struct retcon_replay_run_config {
+  uint32_t size;           /* sizeof(retcon_replay_run_config); set by its init */
+  uint64_t max_state_size; /* as the session's: 1..RETCON_MAX_STATE_SIZE (no default) */
+  int32_t check_distance;  /* sync test: frames rolled back every frame, 1..64 (default 2) */
+  int32_t from_frame;      /* bisect: start at the stored state nearest before it (default 0) */
+  /* Optional: called every few hundred frames with the frames done and the total. */
+  void* progress_user;
+  void (*progress)(void* user, int32_t done, int32_t total);
+} retcon_replay_run_config;
+
+RETCON_API retcon_result retcon_replay_run_config_init(retcon_replay_run_config* config);
+
+/* What a run found. Frames are RETCON_NULL_FRAME when they do not apply. The state pointers
+ * are owned by the replay and valid until its next run or its destruction. */
+typedef struct retcon_replay_report {
+  uint32_t size;               /* sizeof(retcon_replay_report); set by retcon_replay_report_init */
+  int32_t start_frame;         /* the frame the run started from */
+  int32_t frames_played;       /* frames simulated (sync test: fed to the session) */
+  uint32_t checksums_verified; /* recorded checksums compared and equal */
+  int32_t last_good;           /* the last checksum frame that matched before first_bad */
+  int32_t first_bad;           /* the first frame whose state differs from the recording */
+  uint32_t exact;              /* 1: last_good == first_bad - 1, the frame is pinned */
+  uint64_t expected, actual;   /* first_bad's recorded and replayed checksums */
+  /* bisect: the replayed state first_bad starts from, and a reference: first_bad's recorded
+   * state when stored (reference_is_recorded = 1), else the last good state. */
+  const uint8_t* replayed_state;
+  size_t replayed_state_length;
+  const uint8_t* reference_state;
+  size_t reference_state_length;
+  int32_t reference_frame;
+  uint32_t reference_is_recorded;
+  /* sync test: the first frame whose re-simulation differed, with describe_state texts
+   * (NULL without a describer; owned like the states). */
+  int32_t check_distance;
+  int32_t mismatch_frame;
+  uint64_t mismatch_first, mismatch_resimulated;
+  const char* mismatch_text_first;
+  size_t mismatch_text_first_len;
+  const char* mismatch_text_resimulated;
+  size_t mismatch_text_resimulated_len;
+  uint64_t rollbacks, frames_resimulated;
+} retcon_replay_report;
+
+RETCON_API retcon_result retcon_replay_report_init(retcon_replay_report* report);
+
+/* Plays every frame from the game's current state (put it in the replay's starting state
+ * first, from the user data) through the callbacks at full speed, comparing each recorded
+ * checksum with the live state's; first_bad names the first that differs (play continues). */
+RETCON_API retcon_result retcon_replay_play(retcon_replay* replay, const retcon_game_callbacks* callbacks,
+                                            const retcon_replay_run_config* config,
+                                            retcon_replay_report* report);
+/* Finds the first frame whose state differs from the recording: starts from the stored state
+ * nearest before config->from_frame (loaded through load_state; 0: the game's current state,
+ * which must be the start), compares every recorded checksum and stops at the first that
+ * differs, leaving the game in that replayed state. Exact with a checksum every frame, whatever
+ * the state interval; with sparse checksums exact = 0 and the state differs somewhere in
+ * (last_good, first_bad]. */
+RETCON_API retcon_result retcon_replay_bisect(retcon_replay* replay, const retcon_game_callbacks* callbacks,
+                                              const retcon_replay_run_config* config,
+                                              retcon_replay_report* report);
+/* Feeds the recorded inputs to a sync-test session (every frame: roll back check_distance
+ * frames, re-simulate, compare) and verifies the recorded checksums on the way; stops at the
+ * first mismatch of either kind (mismatch_frame: not deterministic; first_bad: differs from the
+ * recording, e.g. a changed input or build). The game must be in the starting state. */
+RETCON_API retcon_result retcon_replay_sync_test(retcon_replay* replay, const retcon_game_callbacks* callbacks,
+                                                 const retcon_replay_run_config* config,
+                                                 retcon_replay_report* report);
+
+/* ---------------------------------------------------------------------------------------------
+ * Game modules: how tools (retcon_replay) drive any game, the way libretro frontends load
+ * cores. A module is a shared library exporting one C function named
+ * RETCON_GAME_MODULE_ENTRY_POINT, of type retcon_game_module_entry, returning a static
+ * description. A module needs only this header, not libretcon itself.
+ */
+#define RETCON_GAME_MODULE_ENTRY_POINT "retcon_game_module_v1"
+#define RETCON_GAME_MODULE_ABI 1
+
+typedef struct retcon_game_module {
+  uint32_t size;             /* sizeof(retcon_game_module) */
+  uint32_t abi;              /* RETCON_GAME_MODULE_ABI */
+  const char* name;          /* static, e.g. "fighter" */
+  uint32_t input_size;       /* bytes per player per frame */
+  uint32_t min_players, max_players;
+  uint64_t max_state_size;
+  uint32_t frame_rate;
+  /* Writes the user data of a new match (`players`, `seed`) to `out` (`capacity` bytes) and
+   * returns its length (more than capacity: did not fit). */
+  size_t (*new_match)(uint32_t players, uint64_t seed, uint8_t* out, size_t capacity);
+  /* A game in the starting state `user_data` describes, with `players` players; fills
+   * `callbacks` (already initialised with retcon_game_callbacks_init). NULL when the user data
+   * is not this game's. */
+  void* (*create)(const uint8_t* user_data, size_t user_data_size, uint32_t players,
+                  retcon_game_callbacks* callbacks);
+  void (*destroy)(void* game);
+  /* Optional: a bot's input for `player` at the frame about to be simulated (recording). */
+  void (*bot_input)(void* game, int32_t player, int32_t frame, uint8_t* out, size_t input_size);
+} retcon_game_module;
+
+typedef const retcon_game_module* (*retcon_game_module_entry)(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -127,7 +127,10 @@ retcon_result retcon_session_advance_frame(retcon_session* session) {
   if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
   return guarded([&] {
     CallbackScope scope(*session);
-    return to_c(session->impl->advance_frame());
+    const retcon::Result r = session->impl->advance_frame();
+    // Frames up to the confirmed one can no longer change: they move into the recording.
+    if (session->recorder) session->recorder->commit(session->impl->confirmed_frame());
+    return to_c(r);
   });
 }
 

@@ -110,6 +110,11 @@ struct ReplayRecorderConfig {
   size_t max_state_size = 0;       // as the session's: the recorder saves states to hash them
   uint32_t checksum_interval = 10; // 0: no checksums
   bool store_states = false;       // keep the saved state with each checksum (kReplayStoresStates)
+  // With store_states: keep the state only on checksum frames that are a multiple of this
+  // (1: every checksum frame). Dense checksums with sparse states (e.g. 1 and 60) let
+  // bisect_replay() name the exact first differing frame while re-running only from the
+  // nearest stored state, for a file ~60 times smaller than states on every frame.
+  uint32_t state_interval = 1;
   // Frames the recorder can hold between simulated and confirmed: at least max_prediction + 2
   // (the spectator's catch-up and input delay add to it). A frame pushed out of the ring before
   // it was confirmed makes error() return Result::internal_error.
@@ -196,5 +201,65 @@ class ReplayPlayer {
   bool final_checked_ = false;
   ReplayVerdict verdict_;
 };
+
+// Progress of a long replay run: called every few hundred frames with the frames done so far
+// and the frames to do in total.
+struct ReplayProgress {
+  void* user = nullptr;
+  void (*report)(void* user, Frame done, Frame total) = nullptr;
+};
+
+// What bisect_replay() found.
+struct ReplayBisectResult {
+  Frame start_frame = 0;          // the frame the run started from (a stored state, or 0)
+  Frame frames_played = 0;        // frames simulated
+  uint32_t checksums_verified = 0;
+  Frame last_good = kNullFrame;   // the last checksum frame that matched before first_bad
+  Frame first_bad = kNullFrame;   // the first frame whose state differs (kNullFrame: none)
+  // True when first_bad is pinned to the frame: last_good == first_bad - 1, i.e. frame
+  // first_bad - 1 (its simulation, or its input) made the first differing state. False with
+  // sparse checksums: the state differs somewhere in (last_good, first_bad].
+  bool exact = false;
+  uint64_t expected = 0, actual = 0;  // first_bad's recorded and replayed checksums
+  std::vector<uint8_t> replayed_state;   // the state first_bad starts from, as replayed
+  // The recorded state of first_bad when the replay stores it; else the last good state
+  // (frame reference_frame == last_good), which the recording and the replay share.
+  std::vector<uint8_t> reference_state;
+  Frame reference_frame = kNullFrame;
+  bool reference_is_recorded = false;
+  bool diverged() const noexcept { return first_bad != kNullFrame; }
+};
+
+// Finds the first frame whose state differs from the recording. Starts from the stored state
+// nearest to (at or before) `from_frame` (0: the start; the game is put in that state through
+// load_state, so the caller need not rebuild the start for a later frame), plays forward
+// comparing every recorded checksum, and stops at the first that differs. On divergence the
+// game is left in the replayed state of first_bad. With a checksum every frame the frame is
+// exact whatever the state interval. invalid_argument: incomplete callbacks, a bad
+// max_state_size, or a replay hashed by the game's checksum callback that `game` lacks.
+Result bisect_replay(const Replay& replay, const GameCallbacks& game, size_t max_state_size, Frame from_frame,
+                     const ReplayProgress* progress, ReplayBisectResult* out);
+
+// What sync_test_replay() found: determinism (re-simulation) and the recorded checksums.
+struct ReplaySyncTestResult {
+  Frame frames = 0;                     // frames fed to the sync test
+  int32_t check_distance = 0;
+  uint64_t rollbacks = 0, frames_resimulated = 0;
+  Frame mismatch_frame = kNullFrame;    // the first frame whose re-simulation differed
+  uint64_t mismatch_first = 0, mismatch_resimulated = 0;
+  std::string mismatch_text_first, mismatch_text_resimulated;  // describe_state, when given
+  uint32_t checksums_verified = 0;      // recorded checksums compared and equal
+  Frame first_bad = kNullFrame;         // the first frame whose state differs from the recording
+  uint64_t expected = 0, actual = 0;
+  bool deterministic() const noexcept { return mismatch_frame == kNullFrame; }
+  bool matches_recording() const noexcept { return first_bad == kNullFrame; }
+};
+
+// Feeds the replay's inputs to a sync-test session (every frame: roll back `check_distance`
+// frames, re-simulate, compare) and, on every first simulation of a checksum frame, compares
+// the live state with the recording. Stops at the first mismatch of either kind. The game must
+// be in the replay's starting state.
+Result sync_test_replay(const Replay& replay, const GameCallbacks& game, size_t max_state_size,
+                        int32_t check_distance, const ReplayProgress* progress, ReplaySyncTestResult* out);
 
 }  // namespace retcon

@@ -45,7 +45,8 @@ Result ReplayPlayer::step() {
                              : detail::xxh3_64(scratch_.get(), n);
     if (sum == c->checksum) {
       ++verdict_.checkpoints_verified;
-      verdict_.last_good = frame_;
+      // The last match before the first divergence: what bounds it (a state can re-converge).
+      if (!verdict_.diverged()) verdict_.last_good = frame_;
     } else if (!verdict_.diverged()) {
       verdict_.first_bad = frame_;
       verdict_.expected = c->checksum;

@@ -71,7 +71,7 @@ struct ReplayRecorder::Impl {
     }
     slot.checksum = detail::state_checksum(game, frame, scratch.get(), n);
     slot.state_length = 0;
-    if (config.store_states) {
+    if (config.store_states && frame % Frame(config.state_interval) == 0) {
       slot.state_offset = (size_t(frame) % config.ring_frames) * config.max_state_size;
       slot.state_length = n;
       std::memcpy(states.data() + slot.state_offset, scratch.get(), n);
@@ -85,7 +85,7 @@ ReplayRecorder::~ReplayRecorder() = default;
 Result ReplayRecorder::init(const ReplayRecorderConfig& config, const GameCallbacks& game) {
   if (!game.complete() || config.num_players < 1 || config.num_players > uint32_t(kMaxPlayers) ||
       config.input_size < 1 || config.input_size > kMaxInputSize || config.frame_rate < 1 ||
-      config.frame_rate > 65535 || config.ring_frames < 2 ||
+      config.frame_rate > 65535 || config.ring_frames < 2 || config.state_interval < 1 ||
       (config.checksum_interval != 0 && (config.max_state_size < 1 || config.max_state_size > kMaxStateSize)))
     return Result::invalid_argument;
   try {

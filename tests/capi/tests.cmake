@@ -12,6 +12,7 @@ retcon_add_test(capi_tests
   ${RETCON_CAPI_TEST_DIR}/capi_misuse_test.cpp
   ${RETCON_CAPI_TEST_DIR}/capi_property_test.cpp
   ${RETCON_CAPI_TEST_DIR}/capi_p2p_test.cpp
+  ${RETCON_CAPI_TEST_DIR}/capi_replay_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/support/alloc_counter.cpp)
 target_link_libraries(capi_tests PRIVATE retcon retcon_c_test_game)
 
