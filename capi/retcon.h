@@ -490,6 +490,11 @@ typedef struct retcon_p2p_config {
   retcon_peer_address player_addresses[RETCON_MAX_PLAYERS];
   uint32_t num_spectators;        /* machines this host streams confirmed inputs to */
   retcon_peer_address spectators[RETCON_MAX_SPECTATORS];
+  /* Send policy. Inputs go out at once whenever a confirmation matters (lockstep, a prediction
+   * window half full, a stalled frame, a changed input, loss seen in the last loss_hold_frames
+   * frames); only otherwise may up to input_batch_frames unchanged frames share a datagram. */
+  uint32_t input_batch_frames;    /* 1..60; 1 sends every frame at once (default 2) */
+  uint32_t loss_hold_frames;      /* frames to keep sending at once after a loss (default 120) */
 } retcon_p2p_config;
 
 /* Defaults above; every player local, no spectator. */
@@ -530,9 +535,20 @@ RETCON_API retcon_result retcon_spectator_session_create(const retcon_session_co
 /* 1 once every peer is synchronized (local and sync-test sessions: always 1). */
 RETCON_API retcon_result retcon_session_is_running(const retcon_session* session, uint32_t* running);
 
-/* Time-sync advice: skip advancing this many ticks once to let slower peers catch up (also
- * sent as RETCON_EVENT_TIMESYNC). Local and sync-test sessions: 0. */
+/* Time sync. A machine that runs ahead of a peer is advised to wait a few frames (also told by
+ * RETCON_EVENT_TIMESYNC). The advice is filtered (jitter does not cause waits), capped, and used
+ * up as the game waits: every frame time that passes without the frame advancing (a skipped
+ * tick, a stall) counts as one frame waited, so a loop that skips ticks while
+ * frames_to_wait > 0 never deadlocks. The simplest correct loop asks once per tick:
+ *   retcon_session_poll(s, now_us);
+ *   uint32_t wait = 0;
+ *   retcon_session_should_wait(s, &wait);
+ *   if (!wait) { retcon_session_add_local_input(...); retcon_session_advance_frame(s); }
+ * should_wait spreads a wait of several frames over ticks that advance in between.
+ * Local and sync-test sessions: 0. */
 RETCON_API retcon_result retcon_session_frames_to_wait(const retcon_session* session, int32_t* frames);
+/* 1 when the game should skip advancing this tick (time-sync advice), else 0. */
+RETCON_API retcon_result retcon_session_should_wait(const retcon_session* session, uint32_t* wait);
 
 /* Drops a remote player and every player of the same machine; the peers agree on their last
  * frame, after which their input is zeros (RETCON_INPUT_DISCONNECTED). Local and sync-test

@@ -317,6 +317,8 @@ retcon_result retcon_p2p_config_init(retcon_p2p_config* config) {
   config->size = sizeof *config;
   set_network_defaults(config, defaults.network);
   config->desync_interval = defaults.desync_interval;
+  config->input_batch_frames = defaults.network.input_batch_frames;
+  config->loss_hold_frames = defaults.network.loss_hold_frames;
   for (uint32_t& kind : config->player_kinds) kind = RETCON_PLAYER_LOCAL;
   return RETCON_RESULT_OK;
 }
@@ -355,6 +357,8 @@ retcon_result retcon_p2p_session_create(const retcon_session_config* config, con
         retcon::P2PConfig c;
         c.session = session;
         copy_network(*p2p, transport, &c.network);
+        c.network.input_batch_frames = p2p->input_batch_frames;
+        c.network.loss_hold_frames = p2p->loss_hold_frames;
         c.desync_interval = p2p->desync_interval;
         for (uint32_t p = 0; p < RETCON_MAX_PLAYERS; ++p) {
           c.players[p].kind = static_cast<retcon::PlayerKind>(p2p->player_kinds[p]);
@@ -401,6 +405,14 @@ retcon_result retcon_session_frames_to_wait(const retcon_session* session, int32
   if (!is_session(session) || frames == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
     *frames = session->p2p ? session->p2p->frames_to_wait() : 0;
+    return RETCON_RESULT_OK;
+  });
+}
+
+retcon_result retcon_session_should_wait(const retcon_session* session, uint32_t* wait) {
+  if (!is_session(session) || wait == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  return guarded([&] {
+    *wait = session->p2p ? uint32_t(session->p2p->should_wait()) : 0u;
     return RETCON_RESULT_OK;
   });
 }

@@ -23,6 +23,12 @@ struct NetworkConfig {
   uint64_t disconnect_timeout_us = 5000000;  // silence before a peer is dropped (0 disables)
   int32_t sync_round_trips = 5;            // handshake round trips before synchronized
   uint64_t rng_seed = 0;                   // for handshake nonces: give each run a fresh value
+  // Send policy. Inputs go out at once whenever a confirmation matters: lockstep, a prediction
+  // window half full or more, a stalled frame, an input that changed, loss seen in the last
+  // `loss_hold_frames` frames. Only when none holds may up to `input_batch_frames` unchanged
+  // frames share one datagram (1: always send each frame at once; 1..60).
+  uint32_t input_batch_frames = 2;
+  uint32_t loss_hold_frames = 120;
 };
 
 struct P2PConfig {
@@ -69,9 +75,18 @@ class P2PSession : public Session {
   // Remote players share a peer; `player` names any player of that peer. not_found otherwise.
   virtual Result peer_stats(PlayerIndex player, PeerStats* out) const = 0;
   virtual Result spectator_stats(uint32_t spectator, PeerStats* out) const = 0;
-  // The latest time-sync advice (also sent as a timesync event, every 30 frames): skip advancing
-  // this many ticks once, to let slower peers catch up. 0 when the peers are within a frame.
+  // Time sync. When this machine runs ahead of a peer, it is advised to wait a few frames (also
+  // told by a timesync event). The advice is used up as the game waits: every frame time that
+  // passes without the frame advancing (a skipped tick, a stall) counts as one frame waited,
+  // so a loop that skips ticks while frames_to_wait() > 0 stops waiting by itself. The advice is
+  // filtered (jitter and single reports do not cause waits), capped, and 0 while the peers are
+  // within a frame of each other. The simplest correct game loop asks once per tick:
+  //   session->poll(now);
+  //   if (!session->should_wait()) { add_local_input(...); advance_frame(); }
+  // should_wait() spreads a wait of several frames over ticks that advance in between (one
+  // skipped tick at a time), which players notice least.
   virtual int32_t frames_to_wait() const = 0;
+  virtual bool should_wait() const = 0;
   // Drop a remote player (and every player of that peer): peers agree on their last frame.
   virtual Result disconnect_player(PlayerIndex player) = 0;
   // Datagrams from addresses not in the session, dropped and counted.

@@ -111,6 +111,9 @@ Result Endpoint::init(const EndpointConfig& config) {
   send_ring_.assign(size_t(send_capacity_) * config.send_blob_size, 0);
   last_sent_ = last_acked_ = last_flushed_ = kNullFrame;
   inputs_dirty_ = false;
+  urgent_ = false;
+  loss_seen_ = false;
+  loss_seen_at_ = unacked_since_ = 0;
   last_inputs_sent_at_ = 0;
   frame_us_ = 1000000u / s.frame_rate;
   receive_ring_.assign(size_t(config.receive_window_frames) * config.receive_blob_size, 0);
@@ -131,6 +134,8 @@ Result Endpoint::init(const EndpointConfig& config) {
   srtt_us_ = jitter_us_ = 0;
   remote_frame_ = kNullFrame;
   remote_advantage_ = 0;
+  remote_report_at_ = 0;
+  remote_estimate_.reset();
   event_head_ = event_count_ = 0;
   outgoing_checksum_count_ = 0;
   incoming_checksum_head_ = incoming_checksum_count_ = 0;
@@ -335,6 +340,7 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
       remote_frame_ = m.quality.local_frame;
       remote_advantage_ = m.quality.frame_advantage;
       remote_report_at_ = now_us;
+      remote_estimate_.on_report(m.quality.local_frame, last_received_);
       echo_due_ = true;
       echo_time_us_ = m.quality.send_time_us;
       return true;
@@ -363,7 +369,10 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
 
 bool Endpoint::handle_ack(Frame ack) noexcept {
   if (ack > last_sent_) return false;  // acknowledges frames never sent: not our peer's
-  if (ack > last_acked_) last_acked_ = ack;
+  if (ack > last_acked_) {
+    last_acked_ = ack;
+    unacked_since_ = now_;  // what is still unacknowledged went out at the latest now
+  }
   return true;
 }
 
@@ -397,8 +406,11 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   const Frame end = start + body.count - 1;  // the codec rules out overflow
   if (end <= last_received_) {
     // Nothing new: the peer has not seen our acknowledgement yet. Recent repeats are the
-    // protocol working; frames older than anything we still hold are not.
+    // protocol working; frames older than anything we still hold are not. Either our
+    // acknowledgement was lost or the peer resends while it waits for us: send at once.
     want_ack();
+    loss_seen_ = true;
+    loss_seen_at_ = now_;
     if (end <= last_received_ - Frame(config_.receive_window_frames)) {
       drop(DropReason::out_of_window);
       return false;
@@ -419,6 +431,7 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     std::memcpy(receive_slot(f), scratch_.data(), config_.receive_blob_size);
     last_received_ = f;
   }
+  remote_estimate_.on_input_progress(now_);  // the peer played at least one more frame
   want_ack();
   return true;
 }
@@ -490,8 +503,7 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
   }
   // A changed input goes out at once; an unchanged one may wait to share a datagram.
   const uint8_t* previous = frame == 0 ? zeros_.data() : send_slot(frame - 1);
-  if (config_.input_batch_frames <= 1 ||
-      std::memcmp(previous, blob, config_.send_blob_size) != 0) {
+  if (std::memcmp(previous, blob, config_.send_blob_size) != 0) {
     inputs_dirty_ = true;
   }
   std::memcpy(send_slot(frame), blob, config_.send_blob_size);
@@ -515,14 +527,16 @@ void Endpoint::set_local_frame(Frame frame, int32_t frame_advantage) noexcept {
   local_advantage_ = frame_advantage;
 }
 
+bool Endpoint::loss_recent(uint64_t now_us) const noexcept {
+  return loss_seen_ && now_us < loss_seen_at_ + uint64_t(config_.loss_hold_frames) * frame_us_;
+}
+
 Frame Endpoint::estimated_remote_frame(uint64_t now_us) const noexcept {
-  if (remote_frame_ == kNullFrame) return kNullFrame;
-  const uint64_t since = (now_us > remote_report_at_ ? now_us - remote_report_at_ : 0) +
-                         srtt_us_ / 2;
-  const uint64_t frames = since * config_.shape.frame_rate / 1000000u;
-  const uint64_t estimate = uint64_t(remote_frame_) + frames;
-  return estimate > uint64_t(std::numeric_limits<Frame>::max())
-             ? std::numeric_limits<Frame>::max() : Frame(estimate);
+  // Inputs may pause a few frames (a batch, a lost datagram and its resend, the jitter) before
+  // the peer counts as stalled: switching too eagerly would make the estimate jump by the
+  // one-way trip at every lost datagram.
+  const uint64_t patience = 4 * frame_us_ + 2 * jitter_us_ + srtt_us_ / 2;
+  return remote_estimate_.estimate(last_received_, now_us, srtt_us_ / 2, patience, config_.shape.frame_rate);
 }
 
 Result Endpoint::send_checksum(Frame frame, uint64_t checksum) {
@@ -681,20 +695,29 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
   if (running()) {
     const bool unacked = last_sent_ > last_acked_;
     const bool pending = last_sent_ > last_flushed_;
-    const uint64_t batch = config_.input_batch_frames;
-    // Pending frames go out when one changed, when enough of them wait, or when the oldest has
-    // waited that many frame times (the owner stopped queueing frames). Half a frame of slack
-    // keeps the count, not the clock, in charge at a steady frame rate.
-    const bool ack_overdue = ack_due_ && now_us >= ack_due_since_ + (batch + 1) * frame_us_;
-    const bool batch_due =
-        pending && (inputs_dirty_ || uint32_t(last_sent_ - last_flushed_) >= batch ||
-                    now_us >= last_inputs_sent_at_ + batch * frame_us_ + frame_us_ / 2 ||
-                    ack_overdue);
+    // Frames out longer than a round trip (and its jitter, and a frame) without an
+    // acknowledgement: a datagram or its acknowledgement was lost.
+    if (have_rtt_ && last_flushed_ > last_acked_ &&
+        now_us > unacked_since_ + srtt_us_ + 2 * jitter_us_ + 2 * frame_us_) {
+      loss_seen_ = true;
+      loss_seen_at_ = now_us;
+    }
+    SendPolicyInput in;
+    in.now_us = now_us;
+    in.frame_us = frame_us_;
+    in.pending_frames = pending ? uint32_t(last_sent_ - last_flushed_) : 0;
+    in.changed = inputs_dirty_;
+    in.last_inputs_at_us = last_inputs_sent_at_;
+    in.ack_due = ack_due_;
+    in.ack_due_since_us = ack_due_since_;
+    in.urgent = urgent_ || loss_recent(now_us);
+    const SendDecision decision = decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
     // Nothing pending but frames unacknowledged: resend them now and then (loss recovery when
     // no new frame is coming, e.g. while the owner waits at its prediction limit).
     const bool resend_due =
         unacked && !pending && now_us >= last_inputs_sent_at_ + config_.resend_interval_us;
-    if (unacked && (batch_due || resend_due)) {
+    if (unacked && ((pending && decision.inputs) || resend_due)) {
+      if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
       note(send_inputs(transport, to));
       inputs_dirty_ = false;
       ack_due_ = false;  // the inputs datagram carries our acknowledgement
@@ -702,7 +725,7 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
       last_flushed_ = last_sent_;  // what did not fit follows as the acknowledgements come
     }
     // An acknowledgement waits a little for an inputs datagram to ride on, unless we send none.
-    if (ack_due_ && (config_.send_blob_size == 0 || ack_overdue)) {
+    if (ack_due_ && (config_.send_blob_size == 0 || decision.ack)) {
       ack_due_ = false;
       m.header = next_header(MessageType::input_ack);
       m.ack_frame = last_received_;

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "net/random.h"
+#include "net/remote_frame_estimator.h"
+#include "net/send_policy.h"
 #include "net/wire.h"
 #include "retcon/callbacks.h"
 #include "retcon/result.h"
@@ -41,15 +43,11 @@ struct EndpointConfig {
   uint64_t keepalive_interval_us = 200000;   // send something at least this often
   uint64_t quality_interval_us = 500000;     // quality report (ping, frame advantage) period
   uint64_t resend_interval_us = 50000;       // resend unacked inputs when no new one is pending
-  // Send policy. A frame whose input differs from the previous frame's goes out at the next
-  // poll; an unchanged one (which the receiver predicts right anyway) waits until this many
-  // frames are pending (or as many frame times passed since the last inputs datagram), so they
-  // share one datagram. Acknowledgements likewise wait up to one frame time longer for an
-  // inputs datagram to ride on. 1: every frame goes out at once. 1..60. Each frame of wait
-  // delays confirmation by up to a frame, which matters under loss: retcon_bench (2 peers,
-  // 50 ms, window 8, 10% loss) measured 2: 850 B/s, 0.3% of frames stalled at the prediction
-  // limit; 3: 617 B/s, 2.9% stalled.
+  // Send policy (see net/send_policy.h): when nothing is urgent (set_urgent), no loss was seen
+  // for loss_hold_frames and an input did not change, up to this many frames share one
+  // datagram. 1: every frame goes out at once. 1..60.
   uint32_t input_batch_frames = 2;
+  uint32_t loss_hold_frames = 120;
   uint32_t send_queue_frames = 256;          // initial unacked-frame ring; doubles when full
   uint32_t max_send_queue_frames = 4096;     // beyond this send_input fails
   // Received frames held. A frame at or beyond (next frame to pop + this) is not accepted
@@ -152,13 +150,21 @@ class Endpoint {
   void set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept;
   const ConnectStatus& remote_connect_status(PlayerIndex player) const noexcept;
 
+  // --- send policy: the owner says whether confirmations matter now (see net/send_policy.h).
+  void set_urgent(bool urgent) noexcept { urgent_ = urgent; }
+  // True while loss was seen recently (everything then goes out at once).
+  bool loss_recent(uint64_t now_us) const noexcept;
+
   // --- time sync. The owner tells its frame and advantage; they go out in quality reports.
   void set_local_frame(Frame frame, int32_t frame_advantage) noexcept;
   uint64_t ping_us() const noexcept { return srtt_us_; }
   uint64_t jitter_us() const noexcept { return jitter_us_; }
   Frame remote_frame() const noexcept { return remote_frame_; }
   int32_t remote_frame_advantage() const noexcept { return remote_advantage_; }
-  // The peer's frame now: its last reported frame + time since the report + half the RTT.
+  // When the last quality report arrived (0: none yet).
+  uint64_t remote_report_at() const noexcept { return remote_report_at_; }
+  // The peer's frame now, from what it did: its newest input minus its input delay, plus the
+  // one-way trip while its inputs flow (see RemoteFrameEstimator). kNullFrame before a report.
   Frame estimated_remote_frame(uint64_t now_us) const noexcept;
 
   // --- checksum reports (unreliable: sent once; a lost one only skips one comparison).
@@ -251,6 +257,10 @@ class Endpoint {
   Frame last_acked_ = kNullFrame;
   Frame last_flushed_ = kNullFrame;  // the newest frame an inputs datagram carried
   bool inputs_dirty_ = false;        // a pending frame's input differs from the one before
+  bool urgent_ = false;              // the owner wants confirmations now
+  uint64_t loss_seen_at_ = 0;        // when loss was last observed (0: never)
+  bool loss_seen_ = false;
+  uint64_t unacked_since_ = 0;       // when the oldest unacknowledged datagram went out
   uint64_t last_inputs_sent_at_ = 0;
   uint64_t frame_us_ = 16667;        // one frame time, from shape.frame_rate
 
@@ -278,6 +288,7 @@ class Endpoint {
   Frame remote_frame_ = kNullFrame;
   int32_t remote_advantage_ = 0;
   uint64_t remote_report_at_ = 0;
+  RemoteFrameEstimator remote_estimate_;
 
   // Fixed-capacity rings.
   EndpointEvent events_[kEventCapacity] = {};

@@ -22,8 +22,10 @@ namespace {
 constexpr uint32_t kMaxPeers = kMaxPlayers - 1 + kMaxSpectators;
 // Input delay (both sides together) that disconnect agreement can reach back over.
 constexpr int32_t kDisconnectDelayAllowance = 32;
-// Frames between two time-sync recommendations (half a second at 60 fps).
-constexpr Frame kTimeSyncInterval = 30;
+// Time sync ignores the first frames: the estimates settle only once reports and inputs flow.
+constexpr Frame kTimeSyncWarmupFrames = 30;
+// No time-sync samples while a wait is being carried out (see update_time_sync).
+constexpr uint64_t kWaitInProgress = UINT64_MAX;
 
 class P2PSessionImpl final : public P2PSession {
  public:
@@ -56,7 +58,8 @@ class P2PSessionImpl final : public P2PSession {
     *out = make_peer_stats(peers_[num_player_peers_ + spectator], driver_.frame(), now_);
     return Result::ok;
   }
-  int32_t frames_to_wait() const override { return frames_to_wait_; }
+  int32_t frames_to_wait() const override { return advice_.frames_left(); }
+  bool should_wait() const override { return advice_.should_wait(); }
   Result disconnect_player(PlayerIndex player) override;
   uint64_t dropped_unknown_address() const override { return dropped_unknown_address_; }
   uint64_t checksums_compared() const override { return checksums_compared_; }
@@ -105,7 +108,12 @@ class P2PSessionImpl final : public P2PSession {
   bool started_ = false, running_ = false, failed_ = false;
   Frame last_local_sent_ = kNullFrame;
   Frame last_streamed_ = kNullFrame;
-  int32_t frames_to_wait_ = 0;
+  WaitAdvice advice_;
+  // Time-sync samples count only from quality reports that arrived after this time: a report
+  // must reflect the last wait before the gap is measured again.
+  uint64_t sample_fence_us_ = 0;
+  int32_t max_prediction_ = 0;
+  bool stalled_ = false;  // the last advance_frame was refused
   int32_t disconnect_settle_frames_ = 0;
   uint64_t dropped_unknown_address_ = 0;
   uint64_t checksums_compared_ = 0;
@@ -115,10 +123,12 @@ class P2PSessionImpl final : public P2PSession {
 Result P2PSessionImpl::init(const P2PConfig& c) {
   const SessionConfig& s = c.session;
   if (c.network.transport == nullptr || c.desync_interval < 0 || c.num_spectators > uint32_t(kMaxSpectators) ||
-      c.network.frame_rate < 1 || c.network.frame_rate > 65535 || c.network.sync_round_trips < 1)
+      c.network.frame_rate < 1 || c.network.frame_rate > 65535 || c.network.sync_round_trips < 1 ||
+      c.network.input_batch_frames < 1 || c.network.input_batch_frames > 60)
     return Result::invalid_argument;
   num_players_ = s.num_players;
   input_size_ = s.input_size;
+  max_prediction_ = s.max_prediction;
   transport_ = c.network.transport;
 
   // Desync detection needs saved states of confirmed frames, even in lockstep.
@@ -173,10 +183,13 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     e.disconnect_timeout_us = c.network.disconnect_timeout_us;
     if (e.disconnect_timeout_us != 0 && e.notify_delay_us > e.disconnect_timeout_us) e.notify_delay_us = e.disconnect_timeout_us;
     e.sync_round_trips = c.network.sync_round_trips;
+    e.input_batch_frames = c.network.input_batch_frames;
+    e.loss_hold_frames = c.network.loss_hold_frames;
     e.rng_seed = c.network.rng_seed ^ (0x9e3779b97f4a7c15ull * (i + 1));
     e.logger = s.logger;
     if (Result r = peer.endpoint.init(e); r != Result::ok) return r;
   }
+  advice_.set_frame_time(1000000u / c.network.frame_rate);
   blob_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
   for (auto& st : local_status_) st = ConnectStatus{};
   desync_.init(c.desync_interval);
@@ -190,6 +203,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
 
 Result P2PSessionImpl::poll(uint64_t now_us) {
   if (now_us > now_) now_ = now_us;
+  advice_.on_time(now_);  // a tick without advancing is a frame waited
   if (!started_) {
     for (uint32_t i = 0; i < num_peers_; ++i) peers_[i].endpoint.start(now_);
     started_ = true;
@@ -214,7 +228,9 @@ Result P2PSessionImpl::advance_frame() {
   send_local_inputs();
   send_due();
   const Result r = driver_.advance();
+  stalled_ = r == Result::prediction_limit;
   if (r == Result::ok) {
+    advice_.on_advanced(now_);
     stream_to_spectators();
     exchange_checksums();
     update_time_sync();
@@ -499,37 +515,48 @@ void P2PSessionImpl::compare_reports(Peer& peer) {
 }
 
 void P2PSessionImpl::update_time_sync() {
-  for (uint32_t i = 0; i < num_player_peers_; ++i) {
-    Peer& peer = peers_[i];
-    if (peer.dropped || !peer.endpoint.running()) continue;
-    const Frame remote = peer.endpoint.estimated_remote_frame(now_);
-    if (remote == kNullFrame) continue;
-    peer.time_sync.add_sample(driver_.frame() - remote, peer.endpoint.remote_frame_advantage());
+  if (sample_fence_us_ == kWaitInProgress) {
+    if (advice_.frames_left() > 0) return;
+    // The wait is over (or the game ignored it): the peers' next reports tell its effect.
+    uint64_t rtt = 0;
+    for (uint32_t i = 0; i < num_player_peers_; ++i) rtt = std::max(rtt, peers_[i].endpoint.ping_us());
+    sample_fence_us_ = now_ + rtt;
   }
-  if (driver_.frame() % kTimeSyncInterval != 0) return;
+  if (driver_.frame() < kTimeSyncWarmupFrames) return;
   int32_t wait = 0;
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
-    wait = std::max(wait, peers_[i].time_sync.frames_to_wait());
-    peers_[i].time_sync.reset();
+    Peer& peer = peers_[i];
+    if (peer.dropped || !peer.endpoint.running() || peer.endpoint.remote_report_at() <= sample_fence_us_) continue;
+    const Frame remote = peer.endpoint.estimated_remote_frame(now_);
+    if (remote == kNullFrame) continue;
+    peer.time_sync.add_sample(driver_.frame() - remote);
+    // The peer's advantage is its own number: TimeSync clamps it before use.
+    wait = std::max(wait, peer.time_sync.frames_to_wait(peer.endpoint.remote_frame_advantage()));
   }
-  frames_to_wait_ = wait;
-  if (wait > 0) {
-    Event e = Reporter::make(EventType::timesync, "we are ahead of a peer: wait `count` frames");
-    e.frame = driver_.frame();
-    e.count = wait;
-    driver_.reporter().emit(e);
-  }
+  if (wait == 0) return;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].time_sync.reset();
+  advice_.advise(wait, now_);
+  sample_fence_us_ = kWaitInProgress;
+  Event e = Reporter::make(EventType::timesync, "we are ahead of a peer: wait `count` frames");
+  e.frame = driver_.frame();
+  e.count = wait;
+  driver_.reporter().emit(e);
 }
 
 void P2PSessionImpl::send_due() {
+  // Confirmations matter now: lockstep waits for every one, a stalled frame waits for the next,
+  // and a window half full is one hiccup away from a stall. Otherwise the endpoints may batch.
+  const bool urgent = max_prediction_ == 0 || stalled_ ||
+                      driver_.frame() - driver_.confirmed_frame() > std::max(1, max_prediction_ / 2);
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     // Spectators need it too: it tells them which players are gone and from which frame.
     peer.endpoint.set_local_connect_status(local_status_, num_players_);
     if (peer.endpoint.state() == EndpointState::idle) continue;
-    peer.endpoint.set_local_frame(driver_.frame(), peer.endpoint.remote_frame() == kNullFrame
-                                                       ? 0
-                                                       : driver_.frame() - peer.endpoint.estimated_remote_frame(now_));
+    peer.endpoint.set_urgent(urgent && !peer.spectator);
+    const Frame remote = peer.endpoint.estimated_remote_frame(now_);
+    peer.endpoint.set_local_frame(driver_.frame(),
+                                  remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote));
     peer.endpoint.poll(now_, *transport_, peer.address);
   }
 }

@@ -1,12 +1,22 @@
-// Frame-advantage time sync. Each tick we estimate how far our frame is ahead of each peer's,
-// using the peer's last reported frame moved forward by the time since the report and half the
-// round trip (a one-way estimate; GGPO used the whole round trip, which biases the faster
-// side). The peer reports the same about us. If we are ahead by A and the peer says it is ahead
-// by B, the gap closes fairly when we wait (A - B) / 2 frames: after that both see ~0.
-// Samples are taken once per frame advanced; advice is given once per interval and the samples
-// are then cleared, so a wait already taken is not advised again (as GGPO's interval does).
+// Frame-advantage time sync, one filter per remote peer.
+//
+// Each frame we advance we estimate how far our frame is ahead of the peer's (the estimate is
+// tied to what the peer did: its newest input, see Endpoint::estimated_remote_frame, so a
+// stalled peer is never extrapolated), and the peer tells us the same about us in its quality
+// reports. If we are ahead by A and the peer says it is ahead by B, the gap closes fairly when
+// we wait (A - B) / 2 frames: after that both see ~0, and any bias both estimates share (input
+// delay, latency, batching) cancels out.
+//
+// One report or one late datagram must not make a game hitch, so the gap is filtered: the
+// median of the last samples on each side (our window here; the peer reports the median of its
+// own), so jitter and start-up spikes do not move it, a dead band of one
+// frame (two peers ticking a fraction of a frame apart never wait), and a cap per advice (a
+// blackout both sides suffered cannot turn into a long freeze). The session gives advice only
+// from a full window of samples taken after the previous advice was carried out and the peer
+// reported on it, so the same gap is never advised twice.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -14,34 +24,96 @@ namespace retcon::detail {
 
 class TimeSync {
  public:
-  void add_sample(int32_t local_ahead, int32_t remote_ahead) noexcept {
-    local_[next_] = local_ahead;
-    remote_[next_] = remote_ahead;
+  // Samples in the filter window (about half a second at 60 fps) and the fewest worth a median.
+  static constexpr uint32_t kSamples = 64;
+  static constexpr uint32_t kMinSamples = 48;
+  // Gaps up to this many frames are left alone.
+  static constexpr int32_t kDeadBandFrames = 1;
+  // The most frames one advice asks for; a larger gap is closed by the next advices.
+  static constexpr int32_t kMaxAdviceFrames = 6;
+  // Both numbers are clamped to this before filtering (a blackout, a lying peer).
+  static constexpr int32_t kMaxGap = 1000;
+
+  // How far our frame is ahead of the peer's, estimated as we advanced one frame.
+  void add_sample(int32_t local_ahead) noexcept {
+    local_[next_] = std::clamp(local_ahead, -kMaxGap, kMaxGap);
     next_ = (next_ + 1) % kSamples;
     if (count_ < kSamples) ++count_;
   }
   void reset() noexcept { next_ = count_ = 0; }
-  // Average advantage over the last samples, in frames (rounded toward zero).
-  double local_average() const noexcept { return average(local_); }
-  double remote_average() const noexcept { return average(remote_); }
-  // Whole frames to wait: half the difference of the averages, when it is at least one frame.
-  int32_t frames_to_wait() const noexcept {
+  uint32_t samples() const noexcept { return count_; }
+
+  // Our advantage as we report it to the peer: the median of the window, so the peer's filter
+  // gets a filtered number too (`instant` until the window has enough samples).
+  int32_t reported_ahead(int32_t instant) const noexcept { return count_ >= 8 ? median() : instant; }
+
+  // Whole frames to wait, given the peer's (filtered) report of its advantage over us: half
+  // the gap beyond the dead band, capped. Never negative: the peer that is behind does not
+  // hurry (it cannot run frames faster), the one ahead waits. 0 without enough samples.
+  int32_t frames_to_wait(int32_t remote_ahead) const noexcept {
     if (count_ < kMinSamples) return 0;
-    const double gap = (local_average() - remote_average()) / 2.0;
-    return gap >= 1.0 ? int32_t(gap) : 0;
+    const int32_t twice = median() - std::clamp(remote_ahead, -kMaxGap, kMaxGap);
+    if (twice <= 2 * kDeadBandFrames) return 0;
+    return std::min(twice / 2, kMaxAdviceFrames);
   }
 
  private:
-  static constexpr uint32_t kSamples = 32;
-  static constexpr uint32_t kMinSamples = 8;
-  double average(const std::array<int32_t, kSamples>& v) const noexcept {
-    if (count_ == 0) return 0;
-    int64_t sum = 0;
-    for (uint32_t i = 0; i < count_; ++i) sum += v[i];
-    return double(sum) / double(count_);
+  int32_t median() const noexcept {
+    std::array<int32_t, kSamples> v;
+    std::copy(local_.begin(), local_.begin() + count_, v.begin());
+    const auto mid = v.begin() + count_ / 2;
+    std::nth_element(v.begin(), mid, v.begin() + count_);
+    return *mid;
   }
-  std::array<int32_t, kSamples> local_{}, remote_{};
+  std::array<int32_t, kSamples> local_{};
   uint32_t next_ = 0, count_ = 0;
+};
+
+// What the game is told and how the advice is used up. The advice is consumed as the game
+// actually waits: every frame time that passes without the frame advancing (a skipped tick, a
+// stall at the prediction limit, a slow tick) counts as one frame waited, whatever API the
+// game reads. A game that keeps skipping ticks while frames_to_wait() > 0 therefore stops
+// after the advised frames; one that ignores the advice has it dropped after a window.
+class WaitAdvice {
+ public:
+  void set_frame_time(uint64_t frame_us) noexcept { frame_us_ = frame_us; }
+
+  // New advice (the previous one was used up or dropped).
+  void advise(int32_t frames, uint64_t now_us) noexcept {
+    left_ = frames;
+    ignored_frames_ = 0;
+    idle_mark_us_ = std::max(idle_mark_us_, now_us);
+  }
+  // The game's frame advanced at `now_us`.
+  void on_advanced(uint64_t now_us) noexcept {
+    idle_mark_us_ = now_us;
+    advanced_since_wait_ = true;
+    // A game that ignores the advice advances anyway: after a window of frames it is void.
+    if (left_ > 0 && ++ignored_frames_ >= int32_t(TimeSync::kSamples)) left_ = 0;
+  }
+  // Time passes. Returns true when this call finished the advice (the last frame was waited).
+  bool on_time(uint64_t now_us) noexcept {
+    bool finished = false;
+    // Half a frame of slack: a tick that comes a little late is not a wait.
+    while (left_ > 0 && now_us >= idle_mark_us_ + frame_us_ + frame_us_ / 2) {
+      idle_mark_us_ += frame_us_;
+      advanced_since_wait_ = false;
+      if (--left_ == 0) finished = true;
+    }
+    if (left_ == 0) ignored_frames_ = 0;
+    return finished;
+  }
+  int32_t frames_left() const noexcept { return left_; }
+  // Wait one tick at a time between ticks that advance, so a wait of several frames is spread
+  // (and barely visible) instead of one freeze.
+  bool should_wait() const noexcept { return left_ > 0 && advanced_since_wait_; }
+
+ private:
+  uint64_t frame_us_ = 16667;
+  int32_t left_ = 0;
+  int32_t ignored_frames_ = 0;
+  uint64_t idle_mark_us_ = 0;
+  bool advanced_since_wait_ = true;
 };
 
 }  // namespace retcon::detail

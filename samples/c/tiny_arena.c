@@ -26,7 +26,6 @@ typedef struct arena {
   int32_t cheat;               /* 1: read an unsaved counter during re-simulation (a bug) */
   uint32_t unsaved_counter;
   uint32_t mismatches;         /* sync-test mismatch events seen */
-  int32_t timesync_wait;       /* network play: ticks to skip, as the last time-sync advised */
   arena_state at_end;          /* the state after frame kFrames - 1, as last (re-)simulated */
 } arena;
 
@@ -76,7 +75,7 @@ static void on_event(void* user, const retcon_event* e) {
       printf("    re-run:     %.*s\n", (int)e->text_remote_len, e->text_remote ? e->text_remote : "");
     }
   } else if (e->type == RETCON_EVENT_TIMESYNC) {
-    a->timesync_wait = e->count; /* we run ahead of a peer: let it catch up */
+    /* we run ahead of a peer: retcon_session_should_wait tells which ticks to skip */
   } else if (e->type == RETCON_EVENT_SYNCHRONIZING) {
     /* handshake progress: e->count of e->total round trips (a game would show a bar) */
   } else {
@@ -241,9 +240,10 @@ static int play_two_peers(const arena_state* expected) {
       CHECK(retcon_session_confirmed_frame(m[i].session, &confirmed));
       if (confirmed < kFrames) done = 0;
       if (!running) continue;
-      if (m[i].game.timesync_wait > 0) {
-        --m[i].game.timesync_wait;
-        continue;
+      { /* time sync: skip this tick when told to (the advice is used up as we wait) */
+        uint32_t wait = 0;
+        CHECK(retcon_session_should_wait(m[i].session, &wait));
+        if (wait) continue;
       }
       CHECK(retcon_session_current_frame(m[i].session, &frame));
       if (frame >= kFrames + 60) continue;

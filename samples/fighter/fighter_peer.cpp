@@ -64,10 +64,11 @@ PeerTick FighterPeer::tick(uint64_t now_us, retcon::Frame last_frame) {
   // can still confirm. (Frames just after it still run: a rollback that corrects frames up to
   // it happens inside advance_frame.)
   if (frame > last_frame + 2 * setup_.max_prediction + 30) return out;
-  if (wait_ > 0) {  // time-sync advice: let the slower peers catch up
-    --wait_;
-    ++stalls_;
-    out.stalled = true;
+  // Time sync: when this machine runs ahead of a peer, skip a tick now and then (should_wait
+  // spreads the advised frames over ticks that advance in between) so the peer catches up.
+  if (session_->should_wait()) {
+    ++waits_;
+    out.waited = true;
     return out;
   }
   const uint64_t resimulated = session_->stats().frames_resimulated;
@@ -95,7 +96,6 @@ PeerTick FighterPeer::tick(uint64_t now_us, retcon::Frame last_frame) {
 
 void FighterPeer::on_event(const retcon::Event& e) {
   switch (e.type) {
-    case retcon::EventType::timesync: wait_ = e.count; break;
     case retcon::EventType::desync_detected:
       if (desyncs_++ == 0) first_desync_ = e.frame;
       break;

@@ -40,7 +40,8 @@ struct PeerSetup {
 // What one tick did, for charts.
 struct PeerTick {
   bool advanced = false;
-  bool stalled = false;                  // advance refused (prediction window) or waiting on timesync
+  bool stalled = false;                  // advance refused (prediction window)
+  bool waited = false;                   // skipped on time-sync advice (should_wait)
   uint32_t rollback_frames = 0;          // frames re-simulated by this tick's rollback
 };
 
@@ -78,6 +79,7 @@ class FighterPeer {
   uint64_t bytes_received() const;
 
   uint64_t stalls() const { return stalls_; }
+  uint64_t waits() const { return waits_; }
   uint64_t desyncs() const { return desyncs_; }
   retcon::Frame first_desync_frame() const { return first_desync_; }
   uint64_t interruptions() const { return interruptions_; }
@@ -112,7 +114,7 @@ class FighterPeer {
   bool manual_ = false;
   uint16_t manual_bits_ = 0;
   retcon::Frame input_given_for_ = retcon::kNullFrame;
-  int32_t wait_ = 0;
+  uint64_t waits_ = 0;
   uint64_t stalls_ = 0, desyncs_ = 0, interruptions_ = 0, disconnects_ = 0, errors_ = 0;
   retcon::Frame first_desync_ = retcon::kNullFrame;
 };

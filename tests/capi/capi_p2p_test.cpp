@@ -228,6 +228,9 @@ TEST_F(CapiNet, SessionBorrowsItsTransport) {
   int32_t wait = -1;
   EXPECT_EQ(retcon_session_frames_to_wait(s, &wait), RETCON_RESULT_OK);
   EXPECT_EQ(wait, 0);
+  uint32_t should = 7;
+  EXPECT_EQ(retcon_session_should_wait(s, &should), RETCON_RESULT_OK);
+  EXPECT_EQ(should, 0u);
   EXPECT_EQ(retcon_session_disconnect_player(s, 7), RETCON_RESULT_INVALID_PLAYER);
   EXPECT_EQ(retcon_transport_destroy(a), RETCON_RESULT_WRONG_STATE);
   EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_OK);
@@ -245,6 +248,11 @@ TEST_F(CapiNet, NetworkQueriesOnLocalSessions) {
   EXPECT_EQ(running, 1u);
   EXPECT_EQ(retcon_session_frames_to_wait(s, &wait), RETCON_RESULT_OK);
   EXPECT_EQ(wait, 0);
+  uint32_t should = 7;
+  EXPECT_EQ(retcon_session_should_wait(s, &should), RETCON_RESULT_OK);
+  EXPECT_EQ(should, 0u);
+  EXPECT_EQ(retcon_session_should_wait(s, nullptr), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_should_wait(nullptr, &should), RETCON_RESULT_INVALID_ARGUMENT);
   EXPECT_EQ(retcon_session_disconnect_player(s, 1), RETCON_RESULT_WRONG_STATE);
   retcon_peer_stats ps;
   retcon_peer_stats_init(&ps);
@@ -409,7 +417,6 @@ class CMatch {
     retcon_session* session = nullptr;
     std::vector<uint64_t> hashes;
     bool spectator = false;
-    int32_t wait = 0;
   };
 
   explicit CMatch(const MatchOptions& o) : opt_(o), reference_(o) {}
@@ -499,9 +506,11 @@ class CMatch {
         if (retcon_session_advance_frame(me.session) != RETCON_RESULT_OK) ++stalls_;
         continue;
       }
-      const uint64_t seen = me.game.timesyncs;
-      if (me.wait > 0) {
-        --me.wait;
+      // Time sync as retcon.h documents it: skip the tick when told to.
+      uint32_t wait = 0;
+      if (retcon_session_should_wait(me.session, &wait) != RETCON_RESULT_OK) ++errors_;
+      if (wait) {
+        ++waits_;
         continue;
       }
       int32_t f = 0;
@@ -514,7 +523,6 @@ class CMatch {
       const retcon_result adv = retcon_session_advance_frame(me.session);
       if (adv == RETCON_RESULT_PREDICTION_LIMIT) ++stalls_;
       else if (adv != RETCON_RESULT_OK) ++errors_;
-      if (me.game.timesyncs > seen) me.wait = me.game.last_timesync_count;
     }
   }
 
@@ -540,7 +548,7 @@ class CMatch {
   Match reference_;  // only for its input_byte()
   retcon_memory_network* net_ = nullptr;
   std::vector<std::unique_ptr<CMachine>> machines_;
-  uint64_t now_ = 0, errors_ = 0, stalls_ = 0;
+  uint64_t now_ = 0, errors_ = 0, stalls_ = 0, waits_ = 0;
 };
 
 RC_GTEST_PROP(CapiP2PProperty, CApiMatchEqualsCppMatchAndLockstep, ()) {

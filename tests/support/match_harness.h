@@ -12,6 +12,13 @@
 
 namespace retcon::test {
 
+// How a machine's game loop follows time-sync advice.
+enum class TimeSyncLoop {
+  should_wait,     // skip the tick when should_wait() (the documented loop)
+  while_positive,  // skip every tick while frames_to_wait() > 0
+  ignore,          // never wait
+};
+
 struct MatchOptions {
   uint32_t machines = 2;            // one player each, unless `owner` says otherwise
   std::vector<uint32_t> owner;      // optional: owner[p] = the machine that owns player p
@@ -25,6 +32,8 @@ struct MatchOptions {
   int32_t desync_interval = 10;
   uint64_t disconnect_timeout_us = 5000000;
   uint64_t notify_delay_us = 750000;
+  TimeSyncLoop loop = TimeSyncLoop::should_wait;
+  bool retry_stalled = false;       // see Match::retry_stalled
 };
 
 struct Machine {
@@ -36,7 +45,8 @@ struct Machine {
   bool spectator = false;
   bool stopped = false;             // crashed / left: no more polls
   uint64_t stalls = 0;
-  int32_t wait = 0;                 // frames still to skip on time-sync advice
+  uint64_t waits = 0;               // ticks skipped on time-sync advice
+  bool retry = false;               // advance refused this tick
 };
 
 class Match {
@@ -109,6 +119,25 @@ class Match {
 
   // One tick of 1/60 s on every machine. `obey_timesync`: skip frames when advised to wait.
   void tick(bool obey_timesync = true) {
+    tick_only(obey_timesync);
+  }
+
+  // Machines whose advance was refused poll again and retry once at the end of the tick, as a
+  // game that polls several times per frame does (it then loses no tick to the order in which
+  // machines run within one tick of the virtual clock).
+  void retry_stalled() {
+    for (auto& mp : machines_) {
+      Machine& me = *mp;
+      if (me.stopped || me.spectator || !me.retry) continue;
+      me.retry = false;
+      me.session->poll(now_);
+      const Result a = me.session->advance_frame();
+      if (a == Result::ok && me.stalls > 0) --me.stalls;
+    }
+  }
+
+ private:
+  void tick_only(bool obey_timesync) {
     now_ += 16667;
     for (uint32_t m = 0; m < machines_.size(); ++m) {
       Machine& me = *machines_[m];
@@ -121,9 +150,9 @@ class Match {
         if (r != Result::ok) ++me.stalls;
         continue;
       }
-      const size_t seen = me.game.events.size();
-      if (obey_timesync && me.wait > 0) {
-        --me.wait;
+      if (obey_timesync && opt_.loop != TimeSyncLoop::ignore &&
+          (opt_.loop == TimeSyncLoop::should_wait ? me.session->should_wait() : me.session->frames_to_wait() > 0)) {
+        ++me.waits;
         continue;
       }
       if (me.session->current_frame() >= opt_.frames + 120) continue;
@@ -136,13 +165,17 @@ class Match {
         if (r != Result::ok && r != Result::input_already_added) ++errors_;
       }
       const Result a = me.session->advance_frame();
-      if (a == Result::prediction_limit) ++me.stalls;
-      else if (a != Result::ok) ++errors_;
-      // Act on time-sync advice once, when it is given.
-      for (size_t k = seen; k < me.game.events.size(); ++k)
-        if (me.game.events[k].type == EventType::timesync) me.wait = me.game.events[k].count;
+      if (a == Result::prediction_limit) {
+        ++me.stalls;
+        me.retry = opt_.retry_stalled;
+      } else if (a != Result::ok) {
+        ++errors_;
+      }
     }
+    if (opt_.retry_stalled) retry_stalled();
   }
+
+ public:
 
   // Runs until every live player machine reached `frames` confirmed, or `max_ticks`.
   bool run(int max_ticks) {

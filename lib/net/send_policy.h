@@ -1,0 +1,62 @@
+// When inputs and acknowledgements go out: the endpoint's send policy, in one place.
+//
+// Batching saves bytes (frames that share a datagram share its header) but every frame of
+// batching delays the peer's confirmation by a frame. That is free while nothing waits for the
+// confirmation and costly when something does, so the policy sends at once whenever a
+// confirmation matters and batches only when it is free:
+//   - the owner says it is urgent (lockstep; its prediction window is filling; it is stalled;
+//     the peer looks stalled or is waiting for us), see SendUrgency;
+//   - loss was observed recently (the peer had to resend, or our frames go unacknowledged for
+//     longer than a round trip): a lost datagram already cost a round trip;
+//   - a frame's input changed (the peer predicts an unchanged input right, a changed one wrong);
+// otherwise unchanged frames wait until `batch_frames` are pending or that many frame times
+// passed, and an acknowledgement waits up to one frame for an inputs datagram to ride on.
+#pragma once
+
+#include <cstdint>
+
+namespace retcon::detail {
+
+struct SendPolicyConfig {
+  // Unchanged frames that may share one datagram when nothing is urgent. 1: every frame goes
+  // out at once. 1..60.
+  uint32_t batch_frames = 2;
+  // Frames after an observed loss during which everything is sent at once.
+  uint32_t loss_hold_frames = 120;
+};
+
+// Why the owner wants confirmations now (set each tick by the session).
+struct SendUrgency {
+  bool urgent = false;
+};
+
+struct SendPolicyInput {
+  uint64_t now_us = 0;
+  uint64_t frame_us = 16667;
+  uint32_t pending_frames = 0;      // frames queued since the last inputs datagram
+  bool changed = false;             // a pending frame's input differs from the one before it
+  uint64_t last_inputs_at_us = 0;   // when the last inputs datagram went out
+  bool ack_due = false;
+  uint64_t ack_due_since_us = 0;
+  bool urgent = false;              // owner's urgency or recent loss
+};
+
+struct SendDecision {
+  bool inputs = false;  // send the pending frames now
+  bool ack = false;     // the acknowledgement is overdue: send it (alone if no inputs go)
+};
+
+inline SendDecision decide_send(const SendPolicyConfig& c, const SendPolicyInput& in) noexcept {
+  SendDecision d;
+  const uint64_t batch = c.batch_frames < 1 ? 1 : c.batch_frames;
+  const bool urgent = in.urgent || batch == 1;
+  // An acknowledgement waits one frame (plus half of one, so the count rules at a steady rate)
+  // for an inputs datagram, unless urgent.
+  d.ack = in.ack_due && (urgent || in.now_us >= in.ack_due_since_us + in.frame_us + in.frame_us / 2);
+  if (in.pending_frames == 0) return d;
+  d.inputs = urgent || in.changed || in.pending_frames >= batch ||
+             in.now_us >= in.last_inputs_at_us + batch * in.frame_us + in.frame_us / 2 || d.ack;
+  return d;
+}
+
+}  // namespace retcon::detail
