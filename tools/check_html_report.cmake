@@ -8,6 +8,13 @@ foreach(needle "<!DOCTYPE html>" "<html" "</html>" "<head>" "</head>" "<body>" "
     message(FATAL_ERROR "${FILE}: missing ${needle}")
   endif()
 endforeach()
+# Optional: -DEXTRA="a;b" names text the report must contain (e.g. chart titles).
+foreach(needle IN LISTS EXTRA)
+  string(FIND "${html}" "${needle}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${FILE}: missing ${needle}")
+  endif()
+endforeach()
 foreach(forbidden "http://" "https://" "src=" "<link" "@import" "url(")
   string(FIND "${html}" "${forbidden}" at)
   if(NOT at EQUAL -1)

@@ -32,6 +32,7 @@ retcon::Result FighterMatch::build() {
     s.host = machines_[0]->wire->address();
     s.rng_seed = opt_.seed * 31 + uint64_t(m);
     s.max_prediction = opt_.max_prediction;
+    s.input_delay = opt_.input_delay;
     s.checksum_interval = opt_.checksum_interval;
     s.store_states = opt_.store_states;
     if (m == opt_.players - 1) s.diverge_at = opt_.diverge_at;
@@ -49,9 +50,23 @@ bool FighterMatch::finished() const {
   return true;
 }
 
+namespace {
+
+bool link_dark(const LinkProfile& p, uint64_t now) {
+  for (const BlackoutWindow& w : p.blackouts)
+    if (now >= w.start_us && now < w.end_us) return true;
+  return p.blackout_period_us != 0 && p.blackout_duration_us != 0 && now >= p.blackout_offset_us &&
+         (now - p.blackout_offset_us) % p.blackout_period_us < p.blackout_duration_us;
+}
+
+}  // namespace
+
 bool FighterMatch::tick() {
   now_ += kTickUs;
   ++ticks_;
+  const bool dark = link_dark(opt_.link, now_);
+  const bool blackout_ended = was_dark_ && !dark;
+  was_dark_ = dark;
   for (auto& mp : machines_) {
     Machine& m = *mp;
     m.sim->set_time(now_);
@@ -67,10 +82,47 @@ bool FighterMatch::tick() {
       ++m.totals.stalls;
       m.window.stalls += 1;
     }
+    if (t.waited) {
+      ++m.totals.waits;
+      m.window.waits += 1;
+    }
+    if (dark) m.window.dark += 1.0 / double(opt_.sample_ticks);
+    if (t.advanced) ++m.totals.frames_advanced;
+    // Settled play: after the first seconds, until the match's last frame (a machine that
+    // reached it stops advancing, and the other then waits for nobody: not play).
+    if (ticks_ > opt_.settle_ticks && m.peer->running() && !m.peer->spectator() &&
+        m.peer->session().current_frame() <= opt_.frames) {
+      ++m.totals.ticks_settled;
+      m.totals.stalls_settled += t.stalled;
+      m.totals.waits_settled += t.waited;
+    }
+    // Recovery: from the end of a blackout until 30 ticks in a row advanced.
+    if (blackout_ended && m.peer->running()) {
+      m.recovering = true;
+      m.recovery_start = ticks_;
+      m.normal_run = 0;
+    }
+    if (m.recovering) {
+      m.normal_run = t.advanced ? m.normal_run + 1 : 0;
+      if (m.normal_run >= 30 || dark) {
+        const uint64_t took = ticks_ - m.recovery_start - m.normal_run + 1;
+        m.recovering = false;
+        if (!dark) {
+          ++m.totals.recoveries;
+          m.totals.recovery_ticks_sum += took;
+          m.totals.recovery_ticks_max = std::max(m.totals.recovery_ticks_max, took);
+        }
+      }
+    }
     if (m.peer->running() && !m.peer->spectator()) {
       m.totals.ping_sum_us += m.peer->ping_us();
       ++m.totals.ping_samples;
     }
+  }
+  if (machines_.size() >= 2 && peer(0).running() && peer(1).running() && !peer(1).spectator()) {
+    const int64_t d = int64_t(peer(0).session().current_frame()) - int64_t(peer(1).session().current_frame());
+    skew_sum_ += uint64_t(d < 0 ? -d : d);
+    ++skew_ticks_;
   }
   if (ticks_ % opt_.sample_ticks == 0) sample();
   return finished();

@@ -12,6 +12,7 @@
 #include "fighter_match.h"
 #include "html_report.h"
 #include "net_profiles.h"
+#include "netsim_series.h"
 
 namespace {
 
@@ -23,6 +24,7 @@ struct Options {
   const char* report = nullptr;
   const char* replay = nullptr;
   bool quiet = false;
+  bool series = false;
 };
 
 void usage() {
@@ -30,8 +32,11 @@ void usage() {
                "usage: retcon_netsim [--peers 2..4] [--spectators N] [--frames N] [--seed S]\n"
                "                     [--profile lan|broadband|transatlantic|mobile|hell]\n"
                "                     [--latency-ms MS] [--jitter-ms MS] [--loss P] [--dup P] [--reorder P]\n"
-               "                     [--blackout-every-ms MS] [--blackout-ms MS] [--max-prediction F]\n"
-               "                     [--report FILE.html] [--replay FILE] [--quiet] [--inject-desync FRAME]\n"
+               "                     [--blackout-every-ms MS] [--blackout-ms MS] [--blackout MS] [--max-prediction F]\n"
+               "                     [--delay F] [--report FILE.html] [--replay FILE] [--quiet] [--inject-desync FRAME]\n"
+               "       retcon_netsim --series [--frames N] [--max-prediction F]\n"
+               "  --blackout MS: a blackout of MS every 8 s (from 3 s), unless --blackout-every-ms says otherwise.\n"
+               "  --series: the network-quality report (docs/NETWORKING.md): five conditions x delays 0 and 2 x 3 seeds.\n"
                "  P is a probability (0.05) or a percentage (5%%). Custom flags override the profile's values.\n"
                "profiles:\n");
   for (const fighter::NamedProfile& p : fighter::kNetProfiles) std::fprintf(stderr, "  %-14s %s\n", p.name, p.description);
@@ -67,6 +72,10 @@ bool parse(int argc, char** argv, Options* o) {
       o->quiet = true;
       continue;
     }
+    if (std::strcmp(a, "--series") == 0) {
+      o->series = true;
+      continue;
+    }
     if (i + 1 >= argc) return false;
     const char* v = argv[++i];
     if (std::strcmp(a, "--profile") == 0) continue;
@@ -79,6 +88,14 @@ bool parse(int argc, char** argv, Options* o) {
     else if (std::strcmp(a, "--jitter-ms") == 0) l.jitter_us = std::strtoull(v, nullptr, 10) * 1000;
     else if (std::strcmp(a, "--blackout-every-ms") == 0) l.blackout_period_us = std::strtoull(v, nullptr, 10) * 1000;
     else if (std::strcmp(a, "--blackout-ms") == 0) l.blackout_duration_us = std::strtoull(v, nullptr, 10) * 1000;
+    else if (std::strcmp(a, "--blackout") == 0) {
+      l.blackout_duration_us = std::strtoull(v, nullptr, 10) * 1000;
+      if (l.blackout_period_us == 0) {
+        l.blackout_period_us = 8000000;
+        l.blackout_offset_us = 3000000;
+      }
+    }
+    else if (std::strcmp(a, "--delay") == 0) o->match.input_delay = std::atoi(v);
     else if (std::strcmp(a, "--loss") == 0) { if (!parse_probability(v, &l.loss)) return false; }
     else if (std::strcmp(a, "--dup") == 0) { if (!parse_probability(v, &l.duplicate)) return false; }
     else if (std::strcmp(a, "--reorder") == 0) { if (!parse_probability(v, &l.reorder)) return false; }
@@ -88,7 +105,9 @@ bool parse(int argc, char** argv, Options* o) {
     else return false;
   }
   return o->match.players >= 2 && o->match.players <= 4 && o->match.spectators >= 0 && o->match.frames > 0 &&
-         o->match.max_prediction >= 1 && o->match.max_prediction <= retcon::kMaxPredictionFrames;
+         o->match.max_prediction >= 0 && o->match.max_prediction <= retcon::kMaxPredictionFrames &&
+         o->match.input_delay >= 0 && o->match.input_delay <= 32 &&
+         (l.blackout_period_us == 0 || l.blackout_duration_us < l.blackout_period_us);
 }
 
 std::string name_of(const FighterMatch& m, size_t i) {
@@ -118,6 +137,7 @@ int main(int argc, char** argv) {
     usage();
     return 2;
   }
+  if (opt.series) return retcon::tools::run_netsim_series(opt.match.frames, opt.match.max_prediction);
   FighterMatch match(opt.match);
   if (retcon::Result r = match.build(); r != retcon::Result::ok) {
     std::fprintf(stderr, "cannot build the match: %s\n", retcon::result_name(r));
@@ -141,9 +161,10 @@ int main(int argc, char** argv) {
               opt.profile.c_str(), link);
   std::printf("  frames %d, seed %" PRIu64 ", max prediction %d, virtual time %.1f s (%" PRIu64 " ticks)\n", last,
               opt.match.seed, opt.match.max_prediction, seconds, match.ticks());
-  std::printf("  %-6s %6s %9s %10s %10s %9s %7s %8s %9s %9s %7s  %-16s\n", "peer", "frames", "rollbacks", "mean depth", "max depth",
-              "stalls", "ping", "sent B/s", "recv B/s", "lost", "desyncs", "checksum@frame");
-  std::vector<std::vector<std::string>> table = {{"peer", "frames", "rollbacks", "mean depth", "max depth", "stalls", "mean ping ms",
+  std::printf("  input delay %d, mean frame skew %.2f\n", opt.match.input_delay, match.mean_skew());
+  std::printf("  %-6s %6s %9s %10s %10s %9s %7s %7s %8s %9s %9s %7s  %-16s\n", "peer", "frames", "rollbacks", "mean depth", "max depth",
+              "stalls", "waits", "ping", "sent B/s", "recv B/s", "lost", "desyncs", "checksum@frame");
+  std::vector<std::vector<std::string>> table = {{"peer", "frames", "rollbacks", "mean depth", "max depth", "stalls", "waits", "mean ping ms",
                                                   "sent B/s", "recv B/s", "desyncs", "checksum at frame " + std::to_string(last)}};
   bool ok = finished;
   bool have_reference = false;
@@ -169,8 +190,8 @@ int main(int argc, char** argv) {
     if (have) std::snprintf(checksum, sizeof checksum, "%016" PRIx64, sum);
     else std::snprintf(checksum, sizeof checksum, "(not confirmed)");
     const int frames = p.running() ? p.session().current_frame() : 0;
-    std::printf("  %-6s %6d %9" PRIu64 " %10.2f %10u %9" PRIu64 " %5.0fms %8.0f %9.0f %9" PRIu64 " %7" PRIu64 "  %s\n",
-                name_of(match, i).c_str(), frames, t.rollbacks, mean, t.max_depth, t.stalls, ping, sent, recv,
+    std::printf("  %-6s %6d %9" PRIu64 " %10.2f %10u %9" PRIu64 " %7" PRIu64 " %5.0fms %8.0f %9.0f %9" PRIu64 " %7" PRIu64 "  %s\n",
+                name_of(match, i).c_str(), frames, t.rollbacks, mean, t.max_depth, t.stalls, t.waits, ping, sent, recv,
                 out.dropped_loss + out.dropped_blackout, p.desyncs(), checksum);
     char buf[6][32];
     std::snprintf(buf[0], 32, "%.2f", mean);
@@ -178,7 +199,7 @@ int main(int argc, char** argv) {
     std::snprintf(buf[2], 32, "%.0f", sent);
     std::snprintf(buf[3], 32, "%.0f", recv);
     table.push_back({name_of(match, i), std::to_string(frames), std::to_string(t.rollbacks), buf[0], std::to_string(t.max_depth),
-                     std::to_string(t.stalls), buf[1], buf[2], buf[3], std::to_string(p.desyncs()), checksum});
+                     std::to_string(t.stalls), std::to_string(t.waits), buf[1], buf[2], buf[3], std::to_string(p.desyncs()), checksum});
   }
   if (!finished) std::printf("  result: FAILED: not every machine confirmed frame %d in %" PRIu64 " ticks\n", last, match.ticks());
   else if (ok) std::printf("  result: OK, all %zu machines agree at frame %d: %016" PRIx64 "\n", match.machines(), last, reference);
@@ -211,7 +232,9 @@ int main(int argc, char** argv) {
         {"Frame advantage over the first remote machine", "frames", &retcon::tools::MachineSample::advantage, false},
         {"Deepest rollback per half second", "frames", &retcon::tools::MachineSample::max_depth, false},
         {"Rollbacks per half second", "count", &retcon::tools::MachineSample::rollbacks, false},
-        {"Stalled ticks per half second", "ticks", &retcon::tools::MachineSample::stalls, true},
+        {"Stalled ticks per half second (prediction window full)", "ticks", &retcon::tools::MachineSample::stalls, true},
+        {"Time-sync wait ticks per half second", "ticks", &retcon::tools::MachineSample::waits, false},
+        {"Link in a blackout (share of the half second)", "share", &retcon::tools::MachineSample::dark, false},
         {"Bytes sent per second", "B/s", &retcon::tools::MachineSample::sent_bps, true},
         {"Bytes received per second", "B/s", &retcon::tools::MachineSample::received_bps, true},
     };

@@ -340,7 +340,7 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
       remote_frame_ = m.quality.local_frame;
       remote_advantage_ = m.quality.frame_advantage;
       remote_report_at_ = now_us;
-      remote_estimate_.on_report(m.quality.local_frame, last_received_);
+      remote_estimate_.on_report(m.quality.local_frame, last_received_, now_us, frame_us_, input_patience_us());
       echo_due_ = true;
       echo_time_us_ = m.quality.send_time_us;
       return true;
@@ -532,11 +532,13 @@ bool Endpoint::loss_recent(uint64_t now_us) const noexcept {
 }
 
 Frame Endpoint::estimated_remote_frame(uint64_t now_us) const noexcept {
-  // Inputs may pause a few frames (a batch, a lost datagram and its resend, the jitter) before
-  // the peer counts as stalled: switching too eagerly would make the estimate jump by the
-  // one-way trip at every lost datagram.
-  const uint64_t patience = 4 * frame_us_ + 2 * jitter_us_ + srtt_us_ / 2;
-  return remote_estimate_.estimate(last_received_, now_us, srtt_us_ / 2, patience, config_.shape.frame_rate);
+  return remote_estimate_.estimate(last_received_, now_us, srtt_us_ / 2, input_patience_us(), frame_us_);
+}
+
+uint64_t Endpoint::input_patience_us() const noexcept {
+  // Inputs may pause a batch, a lost datagram until the next and the jitter before the peer
+  // counts as stalled.
+  return (config_.input_batch_frames + 2) * frame_us_ + 2 * jitter_us_;
 }
 
 Result Endpoint::send_checksum(Frame frame, uint64_t checksum) {
@@ -710,7 +712,7 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
     in.last_inputs_at_us = last_inputs_sent_at_;
     in.ack_due = ack_due_;
     in.ack_due_since_us = ack_due_since_;
-    in.urgent = urgent_ || loss_recent(now_us);
+    in.urgent = urgent_;
     const SendDecision decision = decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
     // Nothing pending but frames unacknowledged: resend them now and then (loss recovery when
     // no new frame is coming, e.g. while the owner waits at its prediction limit).

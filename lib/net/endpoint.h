@@ -205,6 +205,7 @@ class Endpoint {
   void want_ack() noexcept;
   bool handle_ack(Frame ack) noexcept;
   void handle_rtt_sample(uint64_t rtt_us) noexcept;
+  uint64_t input_patience_us() const noexcept;
   Handshake local_hello(uint32_t challenge) const noexcept;
   Header next_header(MessageType type) noexcept;
   Result send(Transport& transport, const PeerAddress& to, size_t length);

@@ -1,13 +1,14 @@
 // Where the peer's game is now, estimated from what the peer actually did.
 //
-// The peer's newest input frame we hold moves only when the peer advances (it sends an input
-// once per frame it plays), so it is the estimate's anchor: a peer stalled at its prediction
-// limit, waiting on time sync or cut off by a blackout is seen standing still, never
-// extrapolated by wall-clock time. Its input runs ahead of its frame by its input delay; that
-// lead is learned from its quality reports (reported frame vs the newest input we held when the
-// report arrived, median of the last few: a report that overtook its inputs reads low). While
-// inputs flow, the peer kept playing during the one-way trip, which is added; when they stop,
-// it is not.
+// The peer sends its inputs as it plays, so its newest input frame we hold and when it arrived
+// anchor the estimate: from then on the peer is assumed to keep playing (one frame per frame
+// time, plus the one-way trip the datagram took) only while its inputs keep flowing. A peer
+// stalled at its prediction limit, waiting on time sync or cut off by a blackout sends nothing
+// new and is seen standing still after a short patience, never extrapolated for long. Its
+// input runs ahead of its frame by its input delay; that lead is learned from its quality
+// reports (the reported frame vs the newest input moved forward to the report's arrival, the
+// median of the last few). Moving inputs forward by the time since they arrived also makes the
+// estimate blind to the peer's batching (frames that wait to share a datagram).
 //
 // Sans-IO and allocation-free: the endpoint feeds it times and frames.
 #pragma once
@@ -24,11 +25,16 @@ class RemoteFrameEstimator {
  public:
   void reset() noexcept { *this = RemoteFrameEstimator{}; }
 
-  // A quality report said the peer was at `reported`; we hold its inputs up to `newest_input`.
-  void on_report(Frame reported, Frame newest_input) noexcept {
+  // A quality report said the peer was at `reported` (sent one way ago); we hold its inputs up
+  // to `newest_input`.
+  void on_report(Frame reported, Frame newest_input, uint64_t now_us, uint64_t frame_us,
+                 uint64_t patience_us) noexcept {
     reported_ = reported;
-    if (newest_input == kNullFrame) return;
-    const int64_t lead = int64_t(newest_input) - int64_t(reported);
+    if (newest_input == kNullFrame || frame_us == 0) return;
+    // Where the peer's input stream was when it sent the report, as far as we can tell.
+    const int64_t since = now_us > progress_at_us_ && now_us - progress_at_us_ <= patience_us
+                              ? int64_t((now_us - progress_at_us_) / frame_us) : 0;
+    const int64_t lead = int64_t(newest_input) + since - int64_t(reported);
     // A lead beyond any input delay is a report from before a long gap (or a lie): ignore it.
     if (lead < -kMaxLead || lead > kMaxLead) return;
     leads_[next_] = int32_t(lead);
@@ -42,14 +48,14 @@ class RemoteFrameEstimator {
 
   // The peer's frame now, or kNullFrame before its first report. `newest_input`: the newest
   // input frame held; `one_way_us`: half the round trip; `patience_us`: how long inputs may
-  // pause before the peer counts as stalled (a frame or two plus jitter).
+  // pause before the peer counts as stalled (a batch, a loss, the jitter).
   Frame estimate(Frame newest_input, uint64_t now_us, uint64_t one_way_us, uint64_t patience_us,
-                 uint32_t frame_rate) const noexcept {
+                 uint64_t frame_us) const noexcept {
     if (reported_ == kNullFrame) return kNullFrame;
-    if (count_ == 0 || newest_input == kNullFrame) return reported_;  // no inputs yet: what it said
+    if (count_ == 0 || newest_input == kNullFrame || frame_us == 0) return reported_;  // what it said
     int64_t frame = int64_t(newest_input) - int64_t(lead());
-    const bool flowing = now_us <= progress_at_us_ + patience_us;
-    if (flowing) frame += int64_t((one_way_us * frame_rate + 500000u) / 1000000u);
+    const uint64_t since = now_us > progress_at_us_ ? now_us - progress_at_us_ : 0;
+    if (since <= patience_us) frame += int64_t((since + one_way_us + frame_us / 2) / frame_us);
     return Frame(std::clamp<int64_t>(frame, 0, int64_t(INT32_MAX)));
   }
 

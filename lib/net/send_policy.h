@@ -4,10 +4,9 @@
 // batching delays the peer's confirmation by a frame. That is free while nothing waits for the
 // confirmation and costly when something does, so the policy sends at once whenever a
 // confirmation matters and batches only when it is free:
-//   - the owner says it is urgent (lockstep; its prediction window is filling; it is stalled;
-//     the peer looks stalled or is waiting for us), see SendUrgency;
-//   - loss was observed recently (the peer had to resend, or our frames go unacknowledged for
-//     longer than a round trip): a lost datagram already cost a round trip;
+//   - the owner says it is urgent: lockstep; its prediction window nearly full, or half full
+//     while loss was observed recently (the endpoint tells: the peer resent frames we had, or
+//     ours went unacknowledged for longer than a round trip); it is stalled;
 //   - a frame's input changed (the peer predicts an unchanged input right, a changed one wrong);
 // otherwise unchanged frames wait until `batch_frames` are pending or that many frame times
 // passed, and an acknowledgement waits up to one frame for an inputs datagram to ride on.
@@ -21,13 +20,8 @@ struct SendPolicyConfig {
   // Unchanged frames that may share one datagram when nothing is urgent. 1: every frame goes
   // out at once. 1..60.
   uint32_t batch_frames = 2;
-  // Frames after an observed loss during which everything is sent at once.
+  // Frames after an observed loss during which the owner treats a half-full window as urgent.
   uint32_t loss_hold_frames = 120;
-};
-
-// Why the owner wants confirmations now (set each tick by the session).
-struct SendUrgency {
-  bool urgent = false;
 };
 
 struct SendPolicyInput {
@@ -38,7 +32,7 @@ struct SendPolicyInput {
   uint64_t last_inputs_at_us = 0;   // when the last inputs datagram went out
   bool ack_due = false;
   uint64_t ack_due_since_us = 0;
-  bool urgent = false;              // owner's urgency or recent loss
+  bool urgent = false;              // the owner wants confirmations now
 };
 
 struct SendDecision {

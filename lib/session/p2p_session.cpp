@@ -113,6 +113,7 @@ class P2PSessionImpl final : public P2PSession {
   // must reflect the last wait before the gap is measured again.
   uint64_t sample_fence_us_ = 0;
   int32_t max_prediction_ = 0;
+  uint64_t frame_us_ = 16667;
   bool stalled_ = false;  // the last advance_frame was refused
   int32_t disconnect_settle_frames_ = 0;
   uint64_t dropped_unknown_address_ = 0;
@@ -189,7 +190,8 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     e.logger = s.logger;
     if (Result r = peer.endpoint.init(e); r != Result::ok) return r;
   }
-  advice_.set_frame_time(1000000u / c.network.frame_rate);
+  frame_us_ = 1000000u / c.network.frame_rate;
+  advice_.set_frame_time(frame_us_);
   blob_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
   for (auto& st : local_status_) st = ConnectStatus{};
   desync_.init(c.desync_interval);
@@ -545,15 +547,27 @@ void P2PSessionImpl::update_time_sync() {
 
 void P2PSessionImpl::send_due() {
   // Confirmations matter now: lockstep waits for every one, a stalled frame waits for the next,
-  // and a window half full is one hiccup away from a stall. Otherwise the endpoints may batch.
-  const bool urgent = max_prediction_ == 0 || stalled_ ||
-                      driver_.frame() - driver_.confirmed_frame() > std::max(1, max_prediction_ / 2);
+  // a window nearly full is one late datagram away from a stall, and after a loss (the next one
+  // is likely) so is a window half full. Otherwise the endpoints may batch: a frame held back
+  // then costs nothing but bytes saved.
+  const int32_t used = driver_.frame() - driver_.confirmed_frame();
+  const bool pressing = max_prediction_ == 0 || stalled_ || used > max_prediction_ - 3;
+  const bool half_full = used > max_prediction_ / 2;
+  // The peer's window, seen from here: our input of a frame reaches it a one-way trip later
+  // (a slow datagram: plus twice the jitter); its window and our input delay cover that many
+  // frames. When the slow datagram plus a batch would not fit, every frame goes at once.
+  int32_t delay = kMaxPredictionFrames;
+  for (uint32_t p = 0; p < num_players_; ++p)
+    if (driver_.is_local(PlayerIndex(p))) delay = std::min(delay, driver_.input_delay(PlayerIndex(p)));
+  const uint64_t cover_us = uint64_t(max_prediction_ + delay) * frame_us_;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     // Spectators need it too: it tells them which players are gone and from which frame.
     peer.endpoint.set_local_connect_status(local_status_, num_players_);
     if (peer.endpoint.state() == EndpointState::idle) continue;
-    peer.endpoint.set_urgent(urgent && !peer.spectator);
+    const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + 3 * frame_us_;
+    peer.endpoint.set_urgent(!peer.spectator && (pressing || slow_trip_us >= cover_us ||
+                                                 (half_full && peer.endpoint.loss_recent(now_))));
     const Frame remote = peer.endpoint.estimated_remote_frame(now_);
     peer.endpoint.set_local_frame(driver_.frame(),
                                   remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote));
