@@ -73,6 +73,7 @@ RETCON_SAME_VALUE(RETCON_EVENT_SPECTATOR_LEFT, EventType::spectator_left);
 // ---- limits
 RETCON_SAME_VALUE(RETCON_MAX_PLAYERS, kMaxPlayers);
 RETCON_SAME_VALUE(RETCON_MAX_SPECTATORS, kMaxSpectators);
+static_assert(RETCON_MATCH_KEY_SIZE == sizeof(NetworkConfig{}.match_key), "match key size");
 RETCON_SAME_VALUE(RETCON_MAX_INPUT_SIZE, kMaxInputSize);
 RETCON_SAME_VALUE(RETCON_MAX_PREDICTION_FRAMES, kMaxPredictionFrames);
 RETCON_SAME_VALUE(RETCON_MAX_INPUT_DELAY, kMaxInputDelay);

@@ -69,6 +69,7 @@ extern "C" {
  */
 #define RETCON_MAX_PLAYERS 8
 #define RETCON_MAX_SPECTATORS 32
+#define RETCON_MATCH_KEY_SIZE 32  /* bytes of a match key (retcon_p2p_config.match_key) */
 #define RETCON_MAX_INPUT_SIZE 128
 #define RETCON_MAX_PREDICTION_FRAMES 64
 #define RETCON_MAX_INPUT_DELAY 32
@@ -481,7 +482,7 @@ typedef struct retcon_p2p_config {
   uint32_t frame_rate;            /* checked by both sides in the handshake (default 60) */
   uint64_t notify_delay_us;       /* silence before CONNECTION_INTERRUPTED; 0 disables */
   uint64_t disconnect_timeout_us; /* silence before a peer is dropped; 0 disables */
-  uint64_t rng_seed;              /* handshake nonces: give each run a fresh value */
+  uint64_t rng_seed;              /* 0 (default): fresh OS entropy per connection; tests only: a fixed seed */
   int32_t sync_round_trips;       /* handshake round trips before synchronized (default 5) */
   int32_t desync_interval;        /* frames between checksum exchanges; 0 disables (default 30) */
   /* Per player (the first num_players entries of the session config): local or remote, and
@@ -495,6 +496,12 @@ typedef struct retcon_p2p_config {
    * frames); only otherwise may up to input_batch_frames unchanged frames share a datagram. */
   uint32_t input_batch_frames;    /* 1..60; 1 sends every frame at once (default 2) */
   uint32_t loss_hold_frames;      /* frames to keep sending at once after a loss (default 120) */
+  /* The match key (docs/SECURITY.md): 32 random bytes the lobby gives every machine of one
+   * match. has_match_key 1: every datagram is authenticated and encrypted, only machines with
+   * the same key connect. 0 (default): no key, resists blind spoofing only. An all-zero key
+   * with has_match_key 1 is refused (RETCON_RESULT_INVALID_ARGUMENT). */
+  uint32_t has_match_key;
+  uint8_t match_key[RETCON_MATCH_KEY_SIZE];
 } retcon_p2p_config;
 
 /* Defaults above; every player local, no spectator. */
@@ -520,6 +527,8 @@ typedef struct retcon_spectator_config {
   int32_t catchup_threshold;      /* more confirmed frames waiting than this: catch up (8) */
   int32_t catchup_max_frames;     /* frames run per advance while catching up (3) */
   retcon_peer_address host;       /* the player machine that streams to this spectator */
+  uint32_t has_match_key;         /* as in retcon_p2p_config: the host's match key */
+  uint8_t match_key[RETCON_MATCH_KEY_SIZE];
 } retcon_spectator_config;
 
 RETCON_API retcon_result retcon_spectator_config_init(retcon_spectator_config* config);

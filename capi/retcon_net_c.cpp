@@ -104,6 +104,8 @@ void copy_network(const Config& c, retcon_transport* transport, retcon::NetworkC
   out->disconnect_timeout_us = c.disconnect_timeout_us;
   out->sync_round_trips = c.sync_round_trips;
   out->rng_seed = c.rng_seed;
+  out->has_match_key = c.has_match_key != 0;
+  std::memcpy(out->match_key, c.match_key, sizeof out->match_key);
 }
 
 // Shared by the two network session kinds: the transport check and its use count.

@@ -22,7 +22,16 @@ struct NetworkConfig {
   uint64_t notify_delay_us = 750000;       // silence before connection_interrupted (0 disables)
   uint64_t disconnect_timeout_us = 5000000;  // silence before a peer is dropped (0 disables)
   int32_t sync_round_trips = 5;            // handshake round trips before synchronized
-  uint64_t rng_seed = 0;                   // for handshake nonces: give each run a fresh value
+  // Seed of the connection nonces and handshake challenges. 0 (the default, what a game should
+  // use): fresh entropy from the operating system for every connection. Tests set one to get
+  // the same run every time; a fixed seed lets a blind attacker predict nonces.
+  uint64_t rng_seed = 0;
+  // The match key (docs/SECURITY.md): 32 random bytes the lobby or matchmaker gives every
+  // machine of one match. With has_match_key every datagram is authenticated and encrypted
+  // (AES-256-GCM or ChaCha20-Poly1305), and only machines holding the same key can connect;
+  // without it the session resists blind spoofing only. An all-zero key is refused.
+  bool has_match_key = false;
+  uint8_t match_key[32] = {};
   // Send policy. Inputs go out at once whenever a confirmation matters: lockstep, a prediction
   // window half full or more, a stalled frame, an input that changed, loss seen in the last
   // `loss_hold_frames` frames. Only when none holds may up to `input_batch_frames` unchanged

@@ -79,20 +79,32 @@ Result Endpoint::init(const EndpointConfig& config) {
     bad = "receive_window_frames";
   } else if (config.disconnect_timeout_us != 0 &&
              config.notify_delay_us > config.disconnect_timeout_us) bad = "notify_delay_us";
+  else if (config.has_match_key &&
+           std::all_of(config.match_key, config.match_key + kMatchKeySize,
+                       [](uint8_t b) { return b == 0; })) {
+    bad = "match_key (all zeros)";
+  }
   if (bad != nullptr) {
     log(LogLevel::error, "endpoint config: invalid %s", bad);
     return Result::invalid_argument;
   }
 
   // Incompressible blobs this large cannot travel in one datagram (compressible ones can).
-  const size_t worst = kHeaderSize + kInputsFixedSize + kInputsStatusSize * size_t(s.num_players) +
+  const size_t worst = kHeaderSize + (config.has_match_key ? kSealedOverhead : 0) + kInputsFixedSize + kInputsStatusSize * size_t(s.num_players) +
                        config.send_blob_size + (config.send_blob_size + 127) / 128;
   if (worst > kMaxDatagramSize) {
     log(LogLevel::warning, "send_blob_size %u: a blob of noise would not fit one datagram",
         unsigned(config.send_blob_size));
   }
 
-  rng_.reseed(config.rng_seed);
+  if (!auth_.configure(config.has_match_key ? config.match_key : nullptr,
+                       config.allow_aes256gcm)) {
+    log(LogLevel::error, "endpoint: libsodium failed to start");
+    return Result::internal_error;
+  }
+  // A fresh seed per connection unless the owner gives one (tests): nonces and challenges a
+  // blind attacker cannot predict.
+  rng_.reseed(config.rng_seed != 0 ? config.rng_seed : os_entropy_u64());
   do local_nonce_ = rng_.next_u32(); while (local_nonce_ == 0);  // 0 means "unknown"
   remote_nonce_ = 0;
   next_sequence_ = 0;
@@ -101,7 +113,10 @@ Result Endpoint::init(const EndpointConfig& config) {
   sequence_bits_ = 0;
   state_ = EndpointState::idle;
   sync_done_ = 0;
-  reply_due_ = false;
+  sent_request_ = false;
+  peer_reply_due_ = false;
+  stranger_count_ = 0;
+  saw_other_version_ = false;
   remote_hello_ = Handshake{};
   reject_reason_ = RejectReason::none;
   sent_anything_ = false;
@@ -130,6 +145,8 @@ Result Endpoint::init(const EndpointConfig& config) {
   local_frame_ = 0;
   local_advantage_ = 0;
   echo_due_ = false;
+  first_report_at_ = last_report_at_ = 0;
+  sent_report_ = false;
   have_rtt_ = false;
   srtt_us_ = jitter_us_ = 0;
   remote_frame_ = kNullFrame;
@@ -147,7 +164,7 @@ Result Endpoint::init(const EndpointConfig& config) {
 Result Endpoint::start(uint64_t now_us) {
   if (!initialized_ || state_ != EndpointState::idle) return Result::wrong_state;
   state_ = EndpointState::synchronizing;
-  challenge_ = rng_.next_u32();
+  challenge_ = rng_.next();
   next_handshake_at_ = now_us;
   started_at_ = now_us;
   last_received_at_ = now_us;
@@ -183,10 +200,8 @@ void Endpoint::reject(RejectReason reason) noexcept {
   if (state_ == EndpointState::disconnected) return;
   reject_reason_ = reason;
   state_ = EndpointState::disconnected;
-  // One reply carrying our version and shape, so the peer sees the mismatch too instead of
-  // retrying its handshake forever (it may never get our own request: we stop sending).
-  reply_due_ = true;
-  if (reason == RejectReason::version) reply_challenge_ = 0;
+  // The peer's requests keep being answered with our shape (see on_datagram), so it notices
+  // the mismatch too instead of retrying forever. Another version cannot read our replies.
   log(LogLevel::error, "handshake rejected: peer %s differs",
       reason == RejectReason::version ? "protocol version" : "session shape");
   EndpointEvent e{EndpointEventType::handshake_rejected};
@@ -229,57 +244,84 @@ void Endpoint::commit_sequence(uint32_t sequence) noexcept {
   }
 }
 
+namespace {
+
+DropReason drop_reason_of(DecodeError error) noexcept {
+  switch (error) {
+    case DecodeError::truncated: return DropReason::truncated;
+    case DecodeError::oversized: return DropReason::oversized;
+    case DecodeError::bad_magic: return DropReason::bad_magic;
+    case DecodeError::bad_version: return DropReason::bad_version;
+    case DecodeError::bad_checksum: return DropReason::bad_checksum;
+    case DecodeError::unknown_type: return DropReason::unknown_type;
+    case DecodeError::ok:
+    case DecodeError::malformed: break;
+  }
+  return DropReason::malformed;
+}
+
+}  // namespace
+
+// Nothing an unverified datagram says changes our state. A datagram is verified when it
+// carries the peer's nonce (learnt from a reply echoing our challenge) and passes the
+// connection-keyed checksum (no key) or the AEAD (key); a reply is verified by echoing our
+// current 64-bit challenge. Requests are only ever answered.
 void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) {
   if (now_us > now_) now_ = now_us;  // when an acknowledgement became due
   ++stats_.datagrams_received;
   stats_.bytes_received += length;
-  if (state_ == EndpointState::idle || state_ == EndpointState::disconnected) {
+  if (state_ == EndpointState::idle) {
     drop(DropReason::wrong_state);
     return;
   }
-  Message m;
-  const DecodeError error = decode_message(data, length, &m);
-  const bool handshake = m.header.type == MessageType::handshake_request ||
-                         m.header.type == MessageType::handshake_reply;
-  switch (error) {
-    case DecodeError::ok: break;
-    case DecodeError::truncated: drop(DropReason::truncated); return;
-    case DecodeError::oversized: drop(DropReason::oversized); return;
-    case DecodeError::bad_magic: drop(DropReason::bad_magic); return;
-    case DecodeError::bad_checksum: drop(DropReason::bad_checksum); return;
-    case DecodeError::unknown_type: drop(DropReason::unknown_type); return;
-    case DecodeError::malformed: drop(DropReason::malformed); return;
-    case DecodeError::bad_version:
-      drop(DropReason::bad_version);
-      // A peer speaking another version can only be told apart while handshaking; later it
-      // is noise (or an attack) and counting it is enough.
-      if (handshake && state_ == EndpointState::synchronizing) reject(RejectReason::version);
-      return;
-  }
-  if (remote_nonce_ == 0) {
-    // The first handshake message names the connection. A reply must echo our challenge,
-    // so a stale reply from an earlier connection cannot claim it.
-    const bool claims = m.header.nonce != 0 &&
-                        (m.header.type == MessageType::handshake_request ||
-                         (m.header.type == MessageType::handshake_reply &&
-                          m.handshake.challenge == challenge_));
-    if (!claims) {
-      drop(DropReason::bad_nonce);
-      return;
+  Header header;
+  const DecodeError head = decode_public_header(data, length, &header);
+  if (head != DecodeError::ok) {
+    drop(drop_reason_of(head));
+    // Another version cannot be verified, so it never stops the handshake; if the peer really
+    // speaks one, the handshake timeout says so (handshake_rejected, reason version).
+    if (head == DecodeError::bad_version && state_ == EndpointState::synchronizing) {
+      saw_other_version_ = true;
     }
-    remote_nonce_ = m.header.nonce;
-  } else if (m.header.nonce != remote_nonce_) {
+    return;
+  }
+  const bool from_peer = remote_nonce_ != 0 && header.nonce == remote_nonce_;
+  const bool handshake = is_handshake(header.type);
+  // After a shape rejection the peer's requests are still answered, so it learns it too.
+  const bool rejected_peer_request = state_ == EndpointState::disconnected &&
+                                     reject_reason_ == RejectReason::shape && from_peer &&
+                                     header.type == MessageType::handshake_request;
+  if (state_ == EndpointState::disconnected && !rejected_peer_request) {
+    drop(DropReason::wrong_state);
+    return;
+  }
+  // Our own nonce coming back is a reflection of our own datagram.
+  if (header.nonce == 0 || header.nonce == local_nonce_ || (!handshake && !from_peer)) {
     drop(DropReason::bad_nonce);
     return;
   }
-  if (!sequence_fresh(m.header.sequence)) {
-    drop(DropReason::replayed);
+  Message m;
+  const DecodeError error = auth_.open(data, length, &m);
+  if (error != DecodeError::ok) {
+    drop(drop_reason_of(error));
     return;
   }
-  // Only a datagram that passed every check moves the replay window and counts as a sign of
-  // life: a forged one with a far-ahead sequence number must not lock the real peer out.
-  if (!handle(m, now_us)) return;
-  commit_sequence(m.header.sequence);
+  if (header.type == MessageType::handshake_request) {
+    handle_request(m, from_peer, now_us);
+    return;  // a request proves nothing: no sign of life, no replay-window move
+  }
+  if (header.type == MessageType::handshake_reply) {
+    if (!handle_reply(m, now_us)) return;
+  } else {
+    if (!sequence_fresh(header.sequence)) {
+      drop(DropReason::replayed);
+      return;
+    }
+    // Only a datagram that passed every check moves the replay window and counts as a sign of
+    // life: a forged one with a far-ahead sequence number must not lock the real peer out.
+    if (!handle(m, now_us)) return;
+  }
+  commit_sequence(header.sequence);
   last_received_at_ = now_us;
   if (state_ == EndpointState::interrupted) {
     state_ = EndpointState::running;
@@ -288,40 +330,78 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
   }
 }
 
+void Endpoint::handle_request(const Message& m, bool from_peer, uint64_t now_us) noexcept {
+  if (from_peer) {
+    peer_reply_due_ = true;
+    peer_reply_challenge_ = m.handshake.challenge;
+  } else if (remote_nonce_ == 0) {
+    // Anyone may send requests from the peer's address: answer a few, remember nothing else.
+    if (stranger_count_ < kStrangerReplies) {
+      stranger_challenges_[stranger_count_++] = m.handshake.challenge;
+    } else {
+      stranger_challenges_[rng_.up_to(kStrangerReplies - 1)] = m.handshake.challenge;
+    }
+  } else {
+    drop(DropReason::bad_nonce);  // we know our peer: someone else's request
+    return;
+  }
+  // The peer has just started: send our own request now instead of at the next retry, so both
+  // sides finish within a round trip of each other. At most one per kEarlyRequestGapUs, so
+  // forged requests cannot turn us into a flood.
+  if (state_ == EndpointState::synchronizing &&
+      (!sent_request_ || now_us >= last_request_at_ + kEarlyRequestGapUs)) {
+    next_handshake_at_ = std::min(next_handshake_at_, now_us);
+  }
+}
+
+bool Endpoint::handle_reply(const Message& m, uint64_t now_us) noexcept {
+  if (state_ != EndpointState::synchronizing || m.handshake.challenge != challenge_) {
+    drop(DropReason::replayed);  // a duplicate, a reply to an older request, or a guess
+    return false;
+  }
+  // Verified: only the holder of the peer's address could read our challenge.
+  if (m.header.nonce != remote_nonce_) {
+    if (remote_nonce_ != 0) log(LogLevel::warning, "peer restarted its handshake");
+    remote_nonce_ = m.header.nonce;
+    seen_sequence_ = false;
+    sync_done_ = 0;
+    auth_.bind(local_nonce_, remote_nonce_, m.handshake.aes256gcm);
+  }
+  if (!compatible(m.handshake)) {
+    remote_hello_ = m.handshake;
+    reject(RejectReason::shape);
+    return true;
+  }
+  remote_hello_ = m.handshake;
+  ++sync_done_;
+  push_event({EndpointEventType::synchronizing, sync_done_, config_.sync_round_trips});
+  if (sync_done_ >= config_.sync_round_trips) {
+    state_ = EndpointState::running;
+    next_quality_at_ = now_us;
+    log(LogLevel::info, "synchronized after %d round trips (%s)", sync_done_,
+        aead_algorithm_name(auth_.algorithm()));
+    push_event({EndpointEventType::synchronized});
+  } else {
+    challenge_ = rng_.next();
+    next_handshake_at_ = now_us;  // the next round trip starts at the next poll
+  }
+  return true;
+}
+
+bool Endpoint::plausible_report(const QualityReport& r) const noexcept {
+  if (r.frame_advantage > kMaxFrameSkew || r.frame_advantage < -kMaxFrameSkew) return false;
+  if (r.local_frame < 0) return false;
+  // The peer cannot be far behind the inputs it sent us (input delay <= 32) ...
+  if (last_received_ != kNullFrame && r.local_frame < last_received_ - kMaxFrameSkew) return false;
+  // ... nor far ahead of ours, which it needs to advance (prediction <= 64).
+  if (config_.send_blob_size != 0 && r.local_frame > last_sent_ + kMaxFrameSkew) return false;
+  return true;
+}
+
 bool Endpoint::handle(const Message& m, uint64_t now_us) {
   switch (m.header.type) {
     case MessageType::handshake_request:
-      if (!compatible(m.handshake)) {
-        reply_challenge_ = m.handshake.challenge;
-        reject(RejectReason::shape);
-        return true;
-      }
-      remote_hello_ = m.handshake;
-      reply_due_ = true;  // answered in any state: the peer may still be handshaking
-      reply_challenge_ = m.handshake.challenge;
-      return true;
-    case MessageType::handshake_reply:
-      if (!compatible(m.handshake)) {
-        reject(RejectReason::shape);
-        return true;
-      }
-      if (state_ != EndpointState::synchronizing || m.handshake.challenge != challenge_) {
-        drop(DropReason::replayed);  // a duplicate or a reply to an older request
-        return false;
-      }
-      remote_hello_ = m.handshake;
-      ++sync_done_;
-      push_event({EndpointEventType::synchronizing, sync_done_, config_.sync_round_trips});
-      if (sync_done_ >= config_.sync_round_trips) {
-        state_ = EndpointState::running;
-        next_quality_at_ = now_us;
-        log(LogLevel::info, "synchronized after %d round trips", sync_done_);
-        push_event({EndpointEventType::synchronized});
-      } else {
-        challenge_ = rng_.next_u32();
-        next_handshake_at_ = now_us;  // the next round trip starts at the next poll
-      }
-      return true;
+    case MessageType::handshake_reply: return false;  // on_datagram's
     case MessageType::inputs:
       if (remote_hello_.shape.num_players == 0 ||
           m.inputs.blob_size != config_.receive_blob_size ||
@@ -331,12 +411,21 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
       }
       return handle_inputs(m.inputs);
     case MessageType::input_ack:
-      if (!handle_ack(m.ack_frame)) {
+      if (m.ack_frame > last_sent_) {
+        drop(DropReason::out_of_window);  // acknowledges frames never sent
+        return false;
+      }
+      if (m.ack_frame < last_acked_) {
+        drop(DropReason::replayed);  // older than what we know: changes nothing
+        return false;
+      }
+      last_acked_ = m.ack_frame;
+      return true;
+    case MessageType::quality_report:
+      if (!plausible_report(m.quality)) {
         drop(DropReason::out_of_window);
         return false;
       }
-      return true;
-    case MessageType::quality_report:
       remote_frame_ = m.quality.local_frame;
       remote_advantage_ = m.quality.frame_advantage;
       remote_report_at_ = now_us;
@@ -345,8 +434,10 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
       echo_time_us_ = m.quality.send_time_us;
       return true;
     case MessageType::quality_reply:
-      if (m.echoed_time_us > now_us) {
-        drop(DropReason::malformed);  // from the future: not an echo of ours
+      // An echo of one of our reports lies between the first and the last one we sent.
+      if (!sent_report_ || m.echoed_time_us < first_report_at_ ||
+          m.echoed_time_us > last_report_at_ || m.echoed_time_us > now_us) {
+        drop(DropReason::malformed);
         return false;
       }
       handle_rtt_sample(now_us - m.echoed_time_us);
@@ -354,6 +445,11 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
     case MessageType::keep_alive: return true;
     case MessageType::disconnect: become_disconnected(true); return true;
     case MessageType::checksum_report:
+      // The peer can only checksum a frame it confirmed, so one we sent.
+      if (config_.send_blob_size != 0 && m.checksum.frame > last_sent_) {
+        drop(DropReason::out_of_window);
+        return false;
+      }
       if (incoming_checksum_count_ == kChecksumCapacity) {
         incoming_checksum_head_ = (incoming_checksum_head_ + 1) % kChecksumCapacity;
         --incoming_checksum_count_;
@@ -388,6 +484,13 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     return false;
   }
   const uint32_t players = config_.shape.num_players;
+  // A disconnected player's last frame is one the peer had: not far beyond what we sent it.
+  for (uint32_t i = 0; i < players && config_.send_blob_size != 0; ++i) {
+    if (body.status[i].disconnected && body.status[i].last_frame > last_sent_ + kMaxFrameSkew) {
+      drop(DropReason::out_of_window);
+      return false;
+    }
+  }
   for (uint32_t i = 0; i < players; ++i) {
     // Reordered datagrams must not move a player's status backwards. While connected, the last
     // frame only grows (protocol 2 does not send it: it stays -1); once disconnected it is the
@@ -524,7 +627,8 @@ const ConnectStatus& Endpoint::remote_connect_status(PlayerIndex player) const n
 
 void Endpoint::set_local_frame(Frame frame, int32_t frame_advantage) noexcept {
   local_frame_ = frame;
-  local_advantage_ = frame_advantage;
+  // The peer drops reports beyond the skew bound, so ours stay inside it.
+  local_advantage_ = std::clamp(frame_advantage, -kMaxFrameSkew, kMaxFrameSkew);
 }
 
 bool Endpoint::loss_recent(uint64_t now_us) const noexcept {
@@ -570,14 +674,14 @@ void Endpoint::send_disconnect() noexcept {
     return;
   }
   state_ = EndpointState::disconnected;
-  reply_due_ = false;
+  peer_reply_due_ = false;
   disconnect_notices_left_ = kDisconnectNotices;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Sending
 
-Handshake Endpoint::local_hello(uint32_t challenge) const noexcept {
+Handshake Endpoint::local_hello(uint64_t challenge) const noexcept {
   Handshake h;
   h.challenge = challenge;
   h.shape = config_.shape;
@@ -585,6 +689,7 @@ Handshake Endpoint::local_hello(uint32_t challenge) const noexcept {
   h.spectator = config_.spectator;
   h.send_blob_size = config_.send_blob_size;
   h.receive_blob_size = config_.receive_blob_size;
+  h.aes256gcm = auth_.offers_aes256gcm();
   return h;
 }
 
@@ -598,6 +703,10 @@ Header Endpoint::next_header(MessageType type) noexcept {
 
 Result Endpoint::send(Transport& transport, const PeerAddress& to, size_t length) {
   if (length == 0) return Result::internal_error;
+  // Before the peer is verified only handshakes can be sealed (nobody to address the rest to).
+  if (!is_handshake(static_cast<MessageType>(datagram_[3])) && !auth_.bound()) return Result::ok;
+  length = auth_.seal(datagram_, length, sizeof datagram_, rng_);
+  if (length == 0) return Result::internal_error;
   ++stats_.datagrams_sent;
   stats_.bytes_sent += length;
   sent_anything_ = true;
@@ -610,13 +719,21 @@ Result Endpoint::send(Transport& transport, const PeerAddress& to, size_t length
 }
 
 Result Endpoint::send_message(Transport& transport, const PeerAddress& to, const Message& m) {
-  return send(transport, to, encode_message(m, datagram_, sizeof datagram_));
+  return send(transport, to, encode_message(m, datagram_, auth_.plain_capacity(m.header.type)));
+}
+
+Result Endpoint::send_reply(Transport& transport, const PeerAddress& to, uint64_t challenge) {
+  Message m;
+  m.header = next_header(MessageType::handshake_reply);
+  m.handshake = local_hello(challenge);
+  return send_message(transport, to, m);
 }
 
 Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
   const Frame start = last_acked_ + 1;
   const uint8_t* reference = last_acked_ < 0 ? zeros_.data() : send_slot(last_acked_);
-  InputsWriter writer(datagram_, sizeof datagram_, next_header(MessageType::inputs), start,
+  InputsWriter writer(datagram_, auth_.plain_capacity(MessageType::inputs),
+                      next_header(MessageType::inputs), start,
                       last_received_, config_.send_blob_size, local_status_,
                       uint8_t(config_.shape.num_players), reference);
   for (Frame f = start; f <= last_sent_; ++f) {
@@ -641,11 +758,9 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
   Message m;
 
   if (state_ == EndpointState::disconnected) {
-    if (reply_due_) {
-      reply_due_ = false;
-      m.header = next_header(MessageType::handshake_reply);
-      m.handshake = local_hello(reply_challenge_);
-      note(send_message(transport, to, m));
+    if (peer_reply_due_) {  // after a shape rejection, so the peer sees it too
+      peer_reply_due_ = false;
+      note(send_reply(transport, to, peer_reply_challenge_));
     }
     for (; disconnect_notices_left_ > 0; --disconnect_notices_left_) {
       m.header = next_header(MessageType::disconnect);
@@ -672,20 +787,37 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
 
   if (state_ == EndpointState::synchronizing && config_.handshake_timeout_us != 0 &&
       now_us >= started_at_ + config_.handshake_timeout_us) {
-    log(LogLevel::warning, "handshake timed out");
+    // Handshakes of another version that never answered ours: most likely an older or newer
+    // retcon (never decided on one datagram, which anybody could forge).
+    if (saw_other_version_ && sync_done_ == 0) {
+      reject(RejectReason::version);
+    } else {
+      log(LogLevel::warning, "handshake timed out");
+      become_disconnected(false);
+    }
+    return result;
+  }
+  // A connection ends before its sequence numbers (the AEAD nonces) could repeat: 2^32
+  // datagrams, over two years at 60 a second.
+  if (next_sequence_ >= 0xFFFFFF00u) {
+    log(LogLevel::error, "sequence numbers exhausted");
     become_disconnected(false);
     return result;
   }
-  if (reply_due_) {
-    reply_due_ = false;
-    m.header = next_header(MessageType::handshake_reply);
-    m.handshake = local_hello(reply_challenge_);
-    note(send_message(transport, to, m));
+  if (peer_reply_due_) {
+    peer_reply_due_ = false;
+    note(send_reply(transport, to, peer_reply_challenge_));
   }
+  for (size_t i = 0; i < stranger_count_; ++i) {
+    note(send_reply(transport, to, stranger_challenges_[i]));
+  }
+  stranger_count_ = 0;
   if (state_ == EndpointState::synchronizing && now_us >= next_handshake_at_) {
     m.header = next_header(MessageType::handshake_request);
     m.handshake = local_hello(challenge_);
     note(send_message(transport, to, m));
+    sent_request_ = true;
+    last_request_at_ = now_us;
     next_handshake_at_ = now_us + config_.handshake_retry_us;
   }
   if (echo_due_) {
@@ -737,6 +869,9 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
       m.header = next_header(MessageType::quality_report);
       m.quality = QualityReport{now_us, local_frame_, local_advantage_};
       note(send_message(transport, to, m));
+      if (!sent_report_) first_report_at_ = now_us;
+      sent_report_ = true;
+      last_report_at_ = now_us;
       next_quality_at_ = now_us + config_.quality_interval_us;
     }
     for (size_t i = 0; i < outgoing_checksum_count_; ++i) {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "net/datagram_auth.h"
 #include "net/random.h"
 #include "net/remote_frame_estimator.h"
 #include "net/send_policy.h"
@@ -53,9 +54,24 @@ struct EndpointConfig {
   // Received frames held. A frame at or beyond (next frame to pop + this) is not accepted
   // (nor acknowledged) until the owner pops more: the peer simply resends it later.
   uint32_t receive_window_frames = 256;
-  uint64_t rng_seed = 0;  // for the connection nonce and handshake challenges; vary per run
+  // For the connection nonce, handshake challenges and handshake AEAD nonces. 0 (the default):
+  // a fresh seed from the operating system's entropy at every init(). Tests set one to get the
+  // same bytes on every run; a game should not (a blind attacker could then predict nonces).
+  uint64_t rng_seed = 0;
+  // The match key: with one, every datagram is authenticated and encrypted (DatagramAuth) and
+  // both sides must hold the same key. An all-zero key is refused (a lobby that forgot to fill
+  // it must not silently run unauthenticated).
+  bool has_match_key = false;
+  uint8_t match_key[kMatchKeySize] = {};
+  bool allow_aes256gcm = true;  // offer AES-256-GCM when the CPU has it (false: ChaCha20 only)
   Logger logger;
 };
+
+// The most frames a peer's report may claim it is ahead of or behind what it can know (its frame
+// advantage, its frame against the frames exchanged, a disconnected player's last frame, a
+// checksum's frame). Far beyond any legitimate gap (prediction 64 + input delay 32); anything
+// larger is a counted drop, never advice to wait that long.
+inline constexpr int32_t kMaxFrameSkew = 256;
 
 enum class EndpointState : uint8_t { idle, synchronizing, running, interrupted, disconnected };
 const char* endpoint_state_name(EndpointState state) noexcept;
@@ -184,6 +200,9 @@ class Endpoint {
   RejectReason reject_reason() const noexcept { return reject_reason_; }
   // What the peer said about itself in the handshake (valid once one arrived).
   const Handshake& remote_handshake() const noexcept { return remote_hello_; }
+  // The AEAD protecting data messages (none without a key, or before the peer is verified).
+  AeadAlgorithm aead_algorithm() const noexcept { return auth_.algorithm(); }
+  uint32_t local_nonce() const noexcept { return local_nonce_; }
   bool pop_event(EndpointEvent* event) noexcept;
   EndpointStats stats() const noexcept;
 
@@ -197,6 +216,9 @@ class Endpoint {
   void reject(RejectReason reason) noexcept;
   void become_disconnected(bool by_peer) noexcept;
   bool compatible(const Handshake& remote) const noexcept;
+  void handle_request(const Message& message, bool from_peer, uint64_t now_us) noexcept;
+  bool handle_reply(const Message& message, uint64_t now_us) noexcept;
+  bool plausible_report(const QualityReport& report) const noexcept;
   bool sequence_fresh(uint32_t sequence) const noexcept;
   void commit_sequence(uint32_t sequence) noexcept;
   // False when the message was dropped (and counted).
@@ -206,9 +228,10 @@ class Endpoint {
   bool handle_ack(Frame ack) noexcept;
   void handle_rtt_sample(uint64_t rtt_us) noexcept;
   uint64_t input_patience_us() const noexcept;
-  Handshake local_hello(uint32_t challenge) const noexcept;
+  Handshake local_hello(uint64_t challenge) const noexcept;
   Header next_header(MessageType type) noexcept;
   Result send(Transport& transport, const PeerAddress& to, size_t length);
+  Result send_reply(Transport& transport, const PeerAddress& to, uint64_t challenge);
   Result send_message(Transport& transport, const PeerAddress& to, const Message& message);
   Result send_inputs(Transport& transport, const PeerAddress& to);
   Result grow_send_ring();
@@ -224,8 +247,11 @@ class Endpoint {
   bool initialized_ = false;
   EndpointState state_ = EndpointState::idle;
   Xoshiro256 rng_{0};
+  DatagramAuth auth_;
   uint32_t local_nonce_ = 0;
-  uint32_t remote_nonce_ = 0;  // 0 until the peer's first handshake message
+  // 0 until a handshake reply echoing our current challenge names the peer (a blind attacker
+  // cannot see the challenge, so cannot claim the connection).
+  uint32_t remote_nonce_ = 0;
   uint32_t next_sequence_ = 0;
 
   // Replay protection: the highest sequence seen and a bitmap of the 64 below it.
@@ -233,13 +259,22 @@ class Endpoint {
   uint32_t highest_sequence_ = 0;
   uint64_t sequence_bits_ = 0;
 
-  // Handshake.
-  uint32_t challenge_ = 0;
+  // Handshake. Requests bind nothing: they are answered statelessly (the reply echoes their
+  // challenge). Before the peer is known, up to kStrangerReplies requests per poll are answered
+  // (a random one replaced when more come); afterwards only the peer's.
+  static constexpr size_t kStrangerReplies = 4;
+  static constexpr uint64_t kEarlyRequestGapUs = 2000;  // see handle_request
+  uint64_t challenge_ = 0;
   int32_t sync_done_ = 0;
   uint64_t next_handshake_at_ = 0;
+  uint64_t last_request_at_ = 0;
+  bool sent_request_ = false;
   uint64_t started_at_ = 0;
-  bool reply_due_ = false;
-  uint32_t reply_challenge_ = 0;
+  bool peer_reply_due_ = false;
+  uint64_t peer_reply_challenge_ = 0;
+  uint64_t stranger_challenges_[kStrangerReplies] = {};
+  size_t stranger_count_ = 0;
+  bool saw_other_version_ = false;  // handshakes of another version arrived (unverifiable)
   Handshake remote_hello_;
   RejectReason reject_reason_ = RejectReason::none;
 
@@ -283,6 +318,9 @@ class Endpoint {
   uint64_t next_quality_at_ = 0;
   bool echo_due_ = false;
   uint64_t echo_time_us_ = 0;
+  bool sent_report_ = false;
+  uint64_t first_report_at_ = 0;  // our quality reports' send times: an echo lies in between
+  uint64_t last_report_at_ = 0;
   bool have_rtt_ = false;
   uint64_t srtt_us_ = 0;
   uint64_t jitter_us_ = 0;

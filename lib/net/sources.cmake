@@ -9,5 +9,6 @@ list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/udp_transport.cpp)
 list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/input_compression.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/wire.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/wire.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/datagram_auth.cpp)
 list(APPEND RETCON_SOURCES ${CMAKE_CURRENT_LIST_DIR}/endpoint.cpp)

@@ -10,8 +10,10 @@ namespace retcon::detail {
 
 namespace {
 
-constexpr size_t kHandshakeSize = 16;
+constexpr size_t kHandshakeSize = 20;
 constexpr uint8_t kFlagSpectator = 0x01;
+constexpr uint8_t kFlagAes256Gcm = 0x02;
+constexpr uint8_t kKnownFlags = kFlagSpectator | kFlagAes256Gcm;
 
 void write_header(ByteWriter& w, const Header& h) noexcept {
   w.u8(kMagic0);
@@ -23,40 +25,37 @@ void write_header(ByteWriter& w, const Header& h) noexcept {
   w.u32(0);  // checksum, sealed once the body is written
 }
 
-// XXH3 of everything but the checksum field itself, truncated to 32 bits. UDP's own 16-bit
-// checksum is optional over IPv4 and user transports may have none; a garbled input that
-// decoded would be a silent desync, the worst failure a rollback game can have.
-uint32_t datagram_checksum(const uint8_t* data, size_t size) noexcept {
-  const uint64_t head = XXH3_64bits(data, kChecksumOffset);
-  return static_cast<uint32_t>(XXH3_64bits_withSeed(data + kHeaderSize, size - kHeaderSize, head));
+uint8_t handshake_flags(const Handshake& h) noexcept {
+  return uint8_t((h.spectator ? kFlagSpectator : 0) | (h.aes256gcm ? kFlagAes256Gcm : 0));
 }
 
 void write_handshake(ByteWriter& w, const Handshake& h) noexcept {
-  w.u32(h.challenge);
+  w.u64(h.challenge);
   w.u8(static_cast<uint8_t>(h.shape.num_players));
   w.u16(static_cast<uint16_t>(h.shape.input_size));
   w.u16(static_cast<uint16_t>(h.shape.frame_rate));
   w.u16(h.players_owned);
-  w.u8(h.spectator ? kFlagSpectator : 0);
+  w.u8(handshake_flags(h));
   w.u16(h.send_blob_size);
   w.u16(h.receive_blob_size);
 }
 
 bool read_handshake(ByteReader& r, Handshake* h) noexcept {
-  h->challenge = r.u32();
+  h->challenge = r.u64();
   h->shape.num_players = r.u8();
   h->shape.input_size = r.u16();
   h->shape.frame_rate = r.u16();
   h->players_owned = r.u16();
   const uint8_t flags = r.u8();
   h->spectator = (flags & kFlagSpectator) != 0;
+  h->aes256gcm = (flags & kFlagAes256Gcm) != 0;
   h->send_blob_size = r.u16();
   h->receive_blob_size = r.u16();
   if (r.failed()) return true;  // the caller reports truncation
   const uint32_t players = h->shape.num_players;
   return players >= 1 && players <= uint32_t(kMaxPlayers) && h->shape.input_size >= 1 &&
          h->shape.input_size <= kMaxInputSize && h->shape.frame_rate >= 1 &&
-         (h->players_owned >> players) == 0 && (flags & ~kFlagSpectator) == 0 &&
+         (h->players_owned >> players) == 0 && (flags & ~kKnownFlags) == 0 &&
          h->send_blob_size <= kMaxBlobSize && h->receive_blob_size <= kMaxBlobSize;
 }
 
@@ -105,9 +104,18 @@ bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
 
 }  // namespace
 
-void seal_datagram(uint8_t* data, size_t size) noexcept {
+// XXH3 of everything but the checksum field itself, truncated to 32 bits. UDP's own 16-bit
+// checksum is optional over IPv4 and user transports may have none; a garbled input that
+// decoded would be a silent desync, the worst failure a rollback game can have.
+uint32_t datagram_checksum(const uint8_t* data, size_t size, uint64_t connection_key) noexcept {
+  const uint64_t head = XXH3_64bits(data, kChecksumOffset) ^ connection_key;
+  return static_cast<uint32_t>(XXH3_64bits_withSeed(data + kHeaderSize, size - kHeaderSize, head));
+}
+
+void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key) noexcept {
   if (data == nullptr || size < kHeaderSize) return;
-  const uint32_t sum = datagram_checksum(data, size);
+  if (is_handshake(static_cast<MessageType>(data[3]))) connection_key = 0;
+  const uint32_t sum = datagram_checksum(data, size, connection_key);
   for (size_t i = 0; i < 4; ++i) data[kChecksumOffset + i] = static_cast<uint8_t>(sum >> (8 * i));
 }
 
@@ -140,30 +148,42 @@ const char* decode_error_name(DecodeError error) noexcept {
   return "unknown";
 }
 
-DecodeError decode_message(const uint8_t* data, size_t size, Message* out) noexcept {
+DecodeError decode_public_header(const uint8_t* data, size_t size, Header* out) noexcept {
   if (out == nullptr) return DecodeError::malformed;
-  *out = Message{};
+  *out = Header{};
   if (data == nullptr) return DecodeError::truncated;
   if (size > kMaxDatagramSize) return DecodeError::oversized;
-  if (size < kHeaderSize) return DecodeError::truncated;
+  if (size < kPublicHeaderSize) return DecodeError::truncated;
   ByteReader r(data, size);
   const uint8_t m0 = r.u8();
   const uint8_t m1 = r.u8();
   if (m0 != kMagic0 || m1 != kMagic1) return DecodeError::bad_magic;
-  out->header.version = r.u8();
+  out->version = r.u8();
   const uint8_t type = r.u8();
-  out->header.nonce = r.u32();
-  out->header.sequence = r.u32();
+  out->nonce = r.u32();
+  out->sequence = r.u32();
+  // Only the first four bytes are promised across versions; the rest is not read.
+  const bool known = type >= uint8_t(MessageType::handshake_request) &&
+                     type <= uint8_t(MessageType::checksum_report);
+  if (known) out->type = static_cast<MessageType>(type);
+  if (out->version != kProtocolVersion) return DecodeError::bad_version;
+  return known ? DecodeError::ok : DecodeError::unknown_type;
+}
+
+DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
+                           Integrity integrity) noexcept {
+  if (out == nullptr) return DecodeError::malformed;
+  *out = Message{};
+  const DecodeError header = decode_public_header(data, size, &out->header);
+  if (header != DecodeError::ok) return header;
+  if (size < kHeaderSize) return DecodeError::truncated;
+  ByteReader r(data, size);
+  r.skip(kChecksumOffset);
   const uint32_t checksum = r.u32();
-  if (type < uint8_t(MessageType::handshake_request) ||
-      type > uint8_t(MessageType::checksum_report)) {
-    return out->header.version != kProtocolVersion ? DecodeError::bad_version
-                                                   : DecodeError::unknown_type;
+  if (!integrity.authenticated) {
+    const uint64_t key = is_handshake(out->header.type) ? 0 : integrity.connection_key;
+    if (checksum != datagram_checksum(data, size, key)) return DecodeError::bad_checksum;
   }
-  out->header.type = static_cast<MessageType>(type);
-  // Only the header layout is promised across versions; the body is not read.
-  if (out->header.version != kProtocolVersion) return DecodeError::bad_version;
-  if (checksum != datagram_checksum(data, size)) return DecodeError::bad_checksum;
 
   bool valid = true;
   switch (out->header.type) {
@@ -215,7 +235,7 @@ size_t encode_message(const Message& m, uint8_t* out, size_t capacity) noexcept 
       w.u64(m.checksum.checksum);
       break;
   }
-  static_assert(kHandshakeSize == 16);
+  static_assert(kHandshakeSize == 20);
   if (w.overflowed()) return 0;
   seal_datagram(out, w.size());
   return w.size();

@@ -1,7 +1,8 @@
 // retcon: the datagram codec. Every datagram is one message: a 16-byte header (magic,
 // protocol version, type, the sender's connection nonce, a sequence number, a checksum of the
 // datagram) and a body by type. docs/PROTOCOL.md documents the layout byte by byte; a test
-// checks its examples against this code.
+// checks its examples against this code. This is the plain (unkeyed) layout; with a match key
+// DatagramAuth (net/datagram_auth.h) turns it into the sealed layout and back.
 // Decoding is bounds-checked: a bad datagram yields a DecodeError, never an out-of-bounds read.
 #pragma once
 
@@ -17,10 +18,14 @@ namespace retcon::detail {
 inline constexpr uint8_t kMagic0 = 0x52;  // 'R'
 inline constexpr uint8_t kMagic1 = 0x43;  // 'C'
 // 2: compact inputs body (varints; last frames only of disconnected players).
-inline constexpr uint8_t kProtocolVersion = 2;
+// 3: 64-bit handshake challenges, connection-keyed checksums, AEAD with a match key.
+inline constexpr uint8_t kProtocolVersion = 3;
 // Below every common path MTU (1280 for IPv6 minus headers), so datagrams never fragment.
 inline constexpr size_t kMaxDatagramSize = 1200;
 inline constexpr size_t kHeaderSize = 16;
+// The header without its checksum: magic, version, type, nonce, sequence. Sealed datagrams
+// carry only this part in the clear (as the AEAD's associated data).
+inline constexpr size_t kPublicHeaderSize = 12;
 inline constexpr size_t kChecksumOffset = 12;
 inline constexpr size_t kMaxBlobSize = size_t(kMaxPlayers) * kMaxInputSize;
 // The most an inputs body takes before its payload: start_frame (5-byte varint), ack delta
@@ -40,6 +45,9 @@ enum class MessageType : uint8_t {
   checksum_report = 9,
 };
 const char* message_type_name(MessageType type) noexcept;
+inline bool is_handshake(MessageType type) noexcept {
+  return type == MessageType::handshake_request || type == MessageType::handshake_reply;
+}
 
 enum class DecodeError : uint8_t {
   ok = 0,
@@ -70,12 +78,13 @@ struct SessionShape {
 
 // Body of handshake_request and handshake_reply.
 struct Handshake {
-  uint32_t challenge = 0;   // request: fresh random; reply: the request's, echoed
+  uint64_t challenge = 0;   // request: fresh random; reply: the request's, echoed
   SessionShape shape;
   uint16_t players_owned = 0;  // bit i: the sender owns player i
   bool spectator = false;
   uint16_t send_blob_size = 0;     // bytes per frame the sender sends (0: sends none)
   uint16_t receive_blob_size = 0;  // bytes per frame the sender expects to receive
+  bool aes256gcm = false;  // the sender can run AES-256-GCM (used when both can, with a key)
   bool operator==(const Handshake&) const = default;
 };
 
@@ -122,12 +131,30 @@ struct Message {
   ChecksumReport checksum;   // checksum_report
 };
 
-// Writes the checksum field of a finished datagram (encoders do this themselves; tests use it
-// to craft datagrams that are garbled in a specific field yet carry a valid checksum).
-void seal_datagram(uint8_t* data, size_t size) noexcept;
+// The checksum field: low 32 bits of XXH3 of the body, seeded with XXH3 of the first 12 header
+// bytes XOR `connection_key`. The key is the connection's secret (both sides' random nonces,
+// see DatagramAuth) for every message but the handshake's, whose sender cannot know it yet: a
+// blind attacker who guessed a nonce must still guess the checksum. 0 for the handshake.
+uint32_t datagram_checksum(const uint8_t* data, size_t size, uint64_t connection_key) noexcept;
+
+// Writes the checksum field of a finished datagram (encoders seal with key 0; the endpoint
+// reseals with its connection key; tests use it to craft datagrams garbled in a specific field
+// yet carrying a valid checksum). `connection_key` is ignored for handshake messages.
+void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key = 0) noexcept;
+
+// Reads the first 12 bytes: magic, version, type, nonce, sequence. bad_version (header filled)
+// for another version, whatever its type; unknown_type for an unknown type of this version.
+DecodeError decode_public_header(const uint8_t* data, size_t size, Header* out) noexcept;
+
+// How decode_message checks a datagram's integrity.
+struct Integrity {
+  bool authenticated = false;  // opened by DatagramAuth (AEAD): no checksum field to check
+  uint64_t connection_key = 0; // see datagram_checksum
+};
 
 // Decodes one datagram. On bad_version, `out->header` is still filled.
-DecodeError decode_message(const uint8_t* data, size_t size, Message* out) noexcept;
+DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
+                           Integrity integrity = {}) noexcept;
 
 // Encodes any message but inputs (use InputsWriter). Returns the datagram size, 0 when it
 // does not fit `capacity` or the type is inputs.

@@ -13,6 +13,7 @@
 #include "retcon/p2p.h"
 #include "session/desync_detector.h"
 #include "session/driver_session.h"
+#include "session/network_security.h"
 #include "session/peer.h"
 
 namespace retcon {
@@ -186,7 +187,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     e.sync_round_trips = c.network.sync_round_trips;
     e.input_batch_frames = c.network.input_batch_frames;
     e.loss_hold_frames = c.network.loss_hold_frames;
-    e.rng_seed = c.network.rng_seed ^ (0x9e3779b97f4a7c15ull * (i + 1));
+    apply_network_security(c.network, i, &e);
     e.logger = s.logger;
     if (Result r = peer.endpoint.init(e); r != Result::ok) return r;
   }

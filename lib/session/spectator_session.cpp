@@ -6,6 +6,7 @@
 
 #include "retcon/p2p.h"
 #include "session/driver_session.h"
+#include "session/network_security.h"
 #include "session/peer.h"
 
 namespace retcon {
@@ -46,7 +47,7 @@ class SpectatorSessionImpl final : public P2PSession {
     e.disconnect_timeout_us = c.network.disconnect_timeout_us;
     if (e.disconnect_timeout_us != 0 && e.notify_delay_us > e.disconnect_timeout_us) e.notify_delay_us = e.disconnect_timeout_us;
     e.sync_round_trips = c.network.sync_round_trips;
-    e.rng_seed = c.network.rng_seed;
+    apply_network_security(c.network, 0, &e);
     e.logger = s.logger;
     return host_.endpoint.init(e);
   }

@@ -164,7 +164,8 @@ class P2PConfig(ctypes.Structure):
                 ("rng_seed", ctypes.c_uint64), ("sync_round_trips", ctypes.c_int32),
                 ("desync_interval", ctypes.c_int32), ("player_kinds", ctypes.c_uint32 * MAX_PLAYERS),
                 ("player_addresses", PeerAddress * MAX_PLAYERS), ("num_spectators", ctypes.c_uint32),
-                ("spectators", PeerAddress * MAX_SPECTATORS)]
+                ("spectators", PeerAddress * MAX_SPECTATORS),
+                ("has_match_key", ctypes.c_uint32), ("match_key", ctypes.c_uint8 * 32)]
 
 
 _U64 = ctypes.c_uint64
@@ -555,13 +556,19 @@ class MemoryNetwork:
 
 
 def p2p_session(game, players, input_size, max_state_size, transport, rng_seed=0, desync_interval=30,
-                **options):
+                match_key=None, **options):
     """A peer-to-peer session. `players`: one entry per player, "local" or the PeerAddress of
-    the machine that player is on."""
+    the machine that player is on. `match_key`: 32 bytes from the lobby (docs/SECURITY.md), or
+    None. `rng_seed` 0: fresh OS entropy (what a game wants; tests may fix one)."""
     config = P2PConfig()
     _p2p_config_init(ctypes.byref(config))
     config.rng_seed = rng_seed
     config.desync_interval = desync_interval
+    if match_key is not None:
+        if len(match_key) != 32:
+            raise ValueError("match_key must be 32 bytes")
+        config.has_match_key = 1
+        config.match_key[:] = list(bytes(match_key))
     for p, where in enumerate(players):
         if isinstance(where, str) and where == "local":
             config.player_kinds[p] = PLAYER_LOCAL

@@ -43,6 +43,19 @@ class RecordingTransport final : public Transport {
   Transport& inner_;
 };
 
+// Swallows what is sent, keeping the last datagram (for tests that drive one endpoint alone).
+class CountingTransport final : public Transport {
+ public:
+  Result send(const PeerAddress&, const uint8_t* data, size_t length) override {
+    ++sent;
+    last.assign(data, data + length);
+    return Result::ok;
+  }
+  bool receive(PeerAddress*, uint8_t*, size_t, size_t*) override { return false; }
+  uint64_t sent = 0;
+  std::vector<uint8_t> last;
+};
+
 inline detail::EndpointConfig default_config(uint64_t seed) {
   detail::EndpointConfig c;
   c.shape = {2, 2, 60};

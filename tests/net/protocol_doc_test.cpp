@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "net/datagram_auth.h"
 #include "net/wire.h"
 
 #ifndef RETCON_SOURCE_DIR
@@ -36,7 +37,12 @@ std::vector<uint8_t> doc_example(const std::string& name) {
   return bytes;
 }
 
-Handshake doc_handshake(uint16_t owned) { return {0xCAFEBABE, {2, 2, 60}, owned, false, 2, 2}; }
+Handshake doc_handshake(uint16_t owned) {
+  return {0x0123456789ABCDEFull, {2, 2, 60}, owned, false, 2, 2, false};
+}
+
+constexpr uint32_t kNonceA = 0x11223344;
+constexpr uint32_t kNonceB = 0x55667788;
 
 TEST(ProtocolDoc, HandshakeExamplesMatchTheCodec) {
   for (const auto* name : {"handshake_request", "handshake_reply"}) {
@@ -68,11 +74,17 @@ TEST(ProtocolDoc, InputsExampleMatchesTheCodec) {
   InputsWriter writer(buffer, sizeof buffer, h, 100, 98, 2, status, 2, reference);
   for (const auto& blob : blobs) ASSERT_TRUE(writer.append(blob));
   const size_t n = writer.finish();
+  EXPECT_EQ(connection_checksum_key(kNonceA, kNonceB), 0x757AE85DFE221BA9ull);
+  Integrity a_to_b;
+  a_to_b.connection_key = connection_checksum_key(kNonceA, kNonceB);
+  seal_datagram(buffer, n, a_to_b.connection_key);
   const auto doc = doc_example("inputs");
   EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc);
 
   Message m;
-  ASSERT_EQ(decode_message(doc.data(), doc.size(), &m), DecodeError::ok);
+  EXPECT_EQ(decode_message(doc.data(), doc.size(), &m), DecodeError::bad_checksum)
+      << "an inputs datagram is checked with the connection key";
+  ASSERT_EQ(decode_message(doc.data(), doc.size(), &m, a_to_b), DecodeError::ok);
   EXPECT_EQ(m.inputs.start_frame, 100);
   EXPECT_EQ(m.inputs.ack_frame, 98);
   EXPECT_EQ(m.inputs.count, 4);
@@ -86,6 +98,38 @@ TEST(ProtocolDoc, InputsExampleMatchesTheCodec) {
     ASSERT_TRUE(reader.next(blob));
     EXPECT_EQ(blob[0], expected[0]);
     EXPECT_EQ(blob[1], expected[1]);
+  }
+}
+
+TEST(ProtocolDoc, SealedExamplesMatchTheAead) {
+  uint8_t key[kMatchKeySize];
+  for (size_t i = 0; i < kMatchKeySize; ++i) key[i] = uint8_t(i);
+  for (const bool aes : {false, true}) {
+    if (aes && !aes256gcm_available()) {
+      GTEST_LOG_(INFO) << "no AES-256-GCM on this CPU: its example is not checked";
+      continue;
+    }
+    DatagramAuth a, b;
+    ASSERT_TRUE(a.configure(key, aes));
+    ASSERT_TRUE(b.configure(key, aes));
+    a.bind(kNonceA, kNonceB, b.offers_aes256gcm());
+    b.bind(kNonceB, kNonceA, a.offers_aes256gcm());
+    EXPECT_EQ(a.algorithm(), aes ? AeadAlgorithm::aes256gcm : AeadAlgorithm::chacha20poly1305_ietf);
+    Message m;
+    m.header.type = MessageType::input_ack;
+    m.header.nonce = kNonceA;
+    m.header.sequence = 9;
+    m.ack_frame = 98;
+    uint8_t buffer[kMaxDatagramSize];
+    Xoshiro256 rng(1);
+    const size_t n = a.seal(buffer, encode_message(m, buffer, sizeof buffer), sizeof buffer, rng);
+    const auto doc = doc_example(aes ? "sealed_input_ack_aes256gcm"
+                                     : "sealed_input_ack_chacha20poly1305");
+    EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc);
+    Message back;
+    ASSERT_EQ(b.open(doc.data(), doc.size(), &back), DecodeError::ok);
+    EXPECT_EQ(back.ack_frame, 98);
+    EXPECT_EQ(back.header.sequence, 9u);
   }
 }
 

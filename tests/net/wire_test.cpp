@@ -293,7 +293,7 @@ TEST(Wire, ClassesOfBadInput) {
   std::copy(good[0].begin(), good[0].end(), big.begin());
   EXPECT_EQ(decode_message(big.data(), big.size(), &m), DecodeError::oversized);
   d = good[0];
-  d[kHeaderSize + 4] = 0;  // zero players: garbled, caught by the checksum...
+  d[kHeaderSize + 8] = 0;  // zero players: garbled, caught by the checksum...
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_checksum);
   seal_datagram(d.data(), d.size());  // ...and by the field check when the checksum matches
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);

@@ -34,7 +34,14 @@ struct MatchOptions {
   uint64_t notify_delay_us = 750000;
   TimeSyncLoop loop = TimeSyncLoop::should_wait;
   bool retry_stalled = false;       // see Match::retry_stalled
+  bool match_key = false;           // every machine gets the same match key (docs/SECURITY.md)
+  int32_t other_key_machine = -1;   // with match_key: this machine gets a different key
 };
+
+// The fixed match key of test matches (machine `m` of `other` gets a different one).
+inline void test_match_key(uint8_t key[32], bool other = false) {
+  for (int i = 0; i < 32; ++i) key[i] = uint8_t(0xA0 + i + (other ? 1 : 0));
+}
 
 struct Machine {
   TestGame game;
@@ -90,6 +97,8 @@ class Match {
       n.rng_seed = opt_.seed * 31 + m;
       n.disconnect_timeout_us = opt_.disconnect_timeout_us;
       n.notify_delay_us = opt_.notify_delay_us;
+      n.has_match_key = opt_.match_key;
+      if (opt_.match_key) test_match_key(n.match_key, int32_t(m) == opt_.other_key_machine);
       if (me.spectator) {
         SpectatorConfig c;
         c.session = s;

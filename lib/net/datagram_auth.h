@@ -1,0 +1,106 @@
+// retcon: the datagram protection layer between the codec (wire.h) and the endpoint.
+//
+// Without a match key it keys the plain layout's checksum with the connection's secret (both
+// sides' random nonces), so that a blind attacker who spoofs a peer's address must guess 64
+// random bits per forged datagram. It is not authentication: anyone who sees the traffic can
+// forge it (docs/SECURITY.md).
+//
+// With a 32-byte match key every datagram is authenticated and encrypted with a libsodium
+// AEAD. The 12-byte public header (magic, version, type, nonce, sequence) travels in the clear
+// as associated data; the body is encrypted; a 16-byte tag follows.
+//  - handshake messages: XChaCha20-Poly1305 under a key derived from the match key, with a
+//    random 24-byte nonce sent after the header (the peer's nonce is not known yet);
+//  - every other message: per-direction keys derived from the match key and both connection
+//    nonces, AES-256-GCM when both machines have it (advertised in the authenticated
+//    handshake) else ChaCha20-Poly1305 IETF, nonce = the sender's sequence number, which never
+//    repeats within a connection.
+// Preallocated; nothing allocates per datagram. docs/PROTOCOL.md has the byte layout.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "net/random.h"
+#include "net/wire.h"
+
+namespace retcon::detail {
+
+inline constexpr size_t kMatchKeySize = 32;
+inline constexpr size_t kAuthTagSize = 16;
+inline constexpr size_t kHandshakeNonceSize = 24;
+// Bytes a sealed datagram has beyond its plain form (which holds a 4-byte checksum instead).
+inline constexpr size_t kSealedOverhead = kAuthTagSize - 4;
+inline constexpr size_t kSealedHandshakeOverhead = kSealedOverhead + kHandshakeNonceSize;
+
+enum class AeadAlgorithm : uint8_t { none, chacha20poly1305_ietf, aes256gcm };
+const char* aead_algorithm_name(AeadAlgorithm algorithm) noexcept;
+
+// True when this machine can run libsodium's AES-256-GCM (AES-NI and PCLMUL).
+bool aes256gcm_available() noexcept;
+
+// 64 bits from the operating system's entropy (libsodium's randombytes).
+uint64_t os_entropy_u64() noexcept;
+
+// Without a key: the checksum key of datagrams from `sender_nonce` to `receiver_nonce` once the
+// handshake verified both (see datagram_checksum). Tests use it to craft datagrams.
+uint64_t connection_checksum_key(uint32_t sender_nonce, uint32_t receiver_nonce) noexcept;
+
+class DatagramAuth {
+ public:
+  DatagramAuth() = default;
+  ~DatagramAuth();
+  DatagramAuth(const DatagramAuth&) = delete;
+  DatagramAuth& operator=(const DatagramAuth&) = delete;
+
+  // A new connection. `match_key` is kMatchKeySize bytes, or null for none. `allow_aes`
+  // false never offers AES-256-GCM (tests use it to check both sides agree). False when
+  // libsodium cannot start (no key mode then).
+  bool configure(const uint8_t* match_key, bool allow_aes) noexcept;
+  bool keyed() const noexcept { return keyed_; }
+  // What our handshake advertises.
+  bool offers_aes256gcm() const noexcept { return offer_aes_; }
+
+  // The peer is verified: derive the per-direction state from both nonces. The algorithm is
+  // AES-256-GCM iff both sides offer it, so both sides pick the same one.
+  void bind(uint32_t local_nonce, uint32_t remote_nonce, bool peer_offers_aes256gcm) noexcept;
+  bool bound() const noexcept { return bound_; }
+  AeadAlgorithm algorithm() const noexcept { return bound_ && keyed_ ? algorithm_ : AeadAlgorithm::none; }
+
+  // The most a plain datagram of `type` may hold so that its sealed form fits kMaxDatagramSize.
+  size_t plain_capacity(MessageType type) const noexcept;
+
+  // Protects a plain datagram (wire layout, checksum field included) in place in `data`, which
+  // has room for `capacity` bytes. Returns the size to send, 0 if it does not fit or a
+  // non-handshake message is sealed before bind(). `rng` draws handshake nonces.
+  size_t seal(uint8_t* data, size_t size, size_t capacity, Xoshiro256& rng) noexcept;
+
+  // Verifies (with a key: decrypts) a datagram whose public header decoded as `header`, then
+  // decodes it. Non-handshake messages need bind() first (the caller checks the nonce).
+  // With a key, `out->inputs.payload` points into this object until the next open().
+  DecodeError open(const uint8_t* data, size_t size, Message* out) noexcept;
+
+ private:
+  void wipe() noexcept;
+
+ public:
+  static constexpr size_t kAesStateSize = 512;  // room for crypto_aead_aes256gcm_state
+
+ private:
+
+  bool keyed_ = false;
+  bool offer_aes_ = false;
+  bool bound_ = false;
+  AeadAlgorithm algorithm_ = AeadAlgorithm::none;
+  uint64_t send_checksum_key_ = 0;     // no key: our direction's checksum key
+  uint64_t receive_checksum_key_ = 0;  // no key: the peer's
+  uint8_t match_key_[kMatchKeySize] = {};
+  uint8_t handshake_key_[32] = {};
+  uint8_t send_key_[32] = {};
+  uint8_t receive_key_[32] = {};
+  // The expanded AES keys (crypto_aead_aes256gcm_state), computed once per connection.
+  alignas(16) uint8_t aes_send_[kAesStateSize] = {};
+  alignas(16) uint8_t aes_receive_[kAesStateSize] = {};
+  uint8_t plain_[kMaxDatagramSize + kHeaderSize] = {};
+};
+
+}  // namespace retcon::detail

@@ -1,0 +1,402 @@
+// The endpoint under attack (docs/SECURITY.md): a blind spoofer who sends datagrams "from" the
+// peer's address without seeing the traffic, an on-path observer (with a key: who lacks it), and
+// an insider who holds every secret but sends absurd numbers. Two endpoints on a virtual clock;
+// every test checks that the connection still runs and every input arrives intact.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "net/datagram_auth.h"
+#include "net/endpoint.h"
+#include "net/endpoint_pair.h"
+#include "net/wire.h"
+
+namespace retcon {
+namespace {
+
+using detail::DropReason;
+using detail::Endpoint;
+using detail::EndpointConfig;
+using detail::EndpointEvent;
+using detail::EndpointEventType;
+using detail::EndpointState;
+using detail::Message;
+using detail::MessageType;
+using test::EndpointPair;
+
+constexpr uint64_t kFrameUs = 16667;
+
+uint64_t dropped(const Endpoint& e, DropReason r) { return e.stats().dropped[size_t(r)]; }
+
+EndpointConfig config(uint64_t seed, bool key, bool aes = true, uint8_t key_byte = 0x5A) {
+  EndpointConfig c = test::default_config(seed);
+  c.has_match_key = key;
+  c.allow_aes256gcm = aes;
+  for (size_t i = 0; i < detail::kMatchKeySize; ++i) c.match_key[i] = uint8_t(key_byte + i);
+  return c;
+}
+
+void blob_for(int side, Frame frame, uint8_t* out) {
+  out[0] = uint8_t(frame * 7 + side);
+  out[1] = uint8_t((frame / 5) ^ (side * 0x55));
+}
+
+bool saw(Endpoint& e, EndpointEventType type) {
+  EndpointEvent ev;
+  bool found = false;
+  while (e.pop_event(&ev)) found |= ev.type == type;
+  return found;
+}
+
+// Streams `frames` frames both ways at 60 fps, as sessions do (set_local_frame included),
+// calling `attack` every millisecond; checks every blob on arrival. True when all arrived.
+bool stream(EndpointPair& pair, Frame frames, const std::function<void()>& attack) {
+  Endpoint* eps[2] = {&pair.a().endpoint, &pair.b().endpoint};
+  Frame next_send = 0, expected[2] = {0, 0};
+  uint64_t next_frame_at = pair.now;
+  const uint64_t deadline = pair.now + uint64_t(frames) * kFrameUs + 5000000;
+  uint8_t blob[2], want[2];
+  while (pair.now < deadline && (expected[0] < frames || expected[1] < frames)) {
+    if (pair.now >= next_frame_at && next_send < frames) {
+      for (int side = 0; side < 2; ++side) {
+        blob_for(side, next_send, blob);
+        if (eps[side]->send_input(next_send, blob) != Result::ok) return false;
+        eps[side]->set_local_frame(next_send, 0);
+      }
+      ++next_send;
+      next_frame_at += kFrameUs;
+    }
+    if (attack) attack();
+    pair.step(1000);
+    for (int side = 0; side < 2; ++side) {
+      Frame f;
+      const uint8_t* got;
+      while (eps[side]->pop_input(&f, &got)) {
+        blob_for(1 - side, f, want);
+        if (f != expected[side] || std::memcmp(got, want, 2) != 0) {
+          ADD_FAILURE() << "side " << side << " frame " << f << " wrong";
+          return false;
+        }
+        ++expected[side];
+      }
+    }
+  }
+  return expected[0] == frames && expected[1] == frames;
+}
+
+// A datagram of `type` as a blind attacker makes it: a guessed nonce, hostile field values,
+// the plain checksum (it cannot know the connection's key). Returns its size.
+size_t forge(MessageType type, uint32_t nonce, uint32_t sequence, std::mt19937_64& rng,
+             uint8_t* out) {
+  Message m;
+  m.header.type = type;
+  m.header.nonce = nonce;
+  m.header.sequence = sequence;
+  m.handshake = {rng(), {2, 2, 60}, 1, false, 2, 2, false};
+  if (rng() % 2) m.handshake.shape.frame_rate = 30;  // another shape
+  m.ack_frame = int32_t(rng() % 100000);
+  m.quality = {rng(), int32_t(rng() % 1000000000), 1000000000};
+  m.echoed_time_us = rng() % 100000000;
+  m.checksum = {int32_t(rng() % 1000), rng()};
+  if (type == MessageType::inputs) {
+    detail::Header h = m.header;
+    const uint8_t zeros[2] = {0, 0}, blob[2] = {0xEE, 0xEE};
+    detail::InputsWriter w(out, detail::kMaxDatagramSize, h, Frame(rng() % 400),
+                           Frame(rng() % 400), 2, nullptr, 0, zeros);
+    w.append(blob);
+    return w.finish();
+  }
+  return detail::encode_message(m, out, detail::kMaxDatagramSize);
+}
+
+constexpr MessageType kEveryType[] = {
+    MessageType::handshake_request, MessageType::handshake_reply, MessageType::inputs,
+    MessageType::input_ack,         MessageType::quality_report,  MessageType::quality_reply,
+    MessageType::keep_alive,        MessageType::disconnect,      MessageType::checksum_report};
+
+class Modes : public ::testing::TestWithParam<bool> {};  // with a match key or without
+INSTANTIATE_TEST_SUITE_P(Key, Modes, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "WithKey" : "NoKey";
+                         });
+
+// A blind attacker floods both sides with spoofed datagrams of every type (guessed nonces,
+// sequence numbers near 0 and 0xffffffff, other versions) from the handshake to the end of
+// play: the handshake completes, every input arrives intact, nobody is disconnected.
+TEST_P(Modes, BlindSpoofingOfEveryTypeNeverStopsTheConnection) {
+  EndpointPair pair(config(101, GetParam()), config(102, GetParam()));
+  std::mt19937_64 rng(7);
+  uint8_t d[detail::kMaxDatagramSize];
+  int n = 0;
+  auto attack = [&] {
+    for (Endpoint* e : {&pair.a().endpoint, &pair.b().endpoint}) {
+      const MessageType type = kEveryType[n++ % 9];
+      const uint32_t sequence = rng() % 2 ? uint32_t(rng() % 64) : 0xFFFFFFFFu - uint32_t(rng() % 64);
+      const size_t size = forge(type, uint32_t(rng()), sequence, rng, d);
+      if (n % 13 == 0) d[2] = uint8_t(detail::kProtocolVersion - 1);  // another version
+      e->on_datagram(d, size, pair.now);
+    }
+  };
+  pair.start();
+  const uint64_t end = pair.now + 10000000;
+  while (pair.now < end && !(pair.a().endpoint.running() && pair.b().endpoint.running())) {
+    attack();
+    pair.step(1000);
+  }
+  ASSERT_TRUE(pair.a().endpoint.running() && pair.b().endpoint.running());
+  EXPECT_LT(pair.now, 1000000u) << "the handshake took long";
+  ASSERT_TRUE(stream(pair, 600, attack));
+  for (Endpoint* e : {&pair.a().endpoint, &pair.b().endpoint}) {
+    EXPECT_TRUE(e->running());
+    EXPECT_FALSE(saw(*e, EndpointEventType::disconnected));
+    EXPECT_EQ(e->remote_frame_advantage(), 0);  // forged advice never taken
+    EXPECT_LE(e->remote_frame(), 600);
+    EXPECT_GT(dropped(*e, DropReason::bad_nonce) + dropped(*e, DropReason::bad_checksum), 1000u);
+  }
+}
+
+// The first request does not claim the connection: a spoofed request (and a spoofed
+// disconnect from the nonce it named) reaching A before B starts changes nothing.
+TEST_P(Modes, SpoofedRequestAndDisconnectBeforeThePeerStartsClaimNothing) {
+  EndpointPair pair(config(103, GetParam()), config(104, GetParam()));
+  ASSERT_EQ(pair.a().endpoint.start(pair.now), Result::ok);
+  std::mt19937_64 rng(8);
+  uint8_t d[detail::kMaxDatagramSize];
+  const uint32_t fake = 0x0BADF00D;
+  for (int i = 0; i < 50; ++i) {
+    size_t size = forge(MessageType::handshake_request, fake, uint32_t(i), rng, d);
+    pair.a().endpoint.on_datagram(d, size, pair.now);
+    pair.step(1000);
+    size = forge(MessageType::disconnect, fake, uint32_t(100 + i), rng, d);
+    pair.a().endpoint.on_datagram(d, size, pair.now);
+    // The attacker even knows the keyless connection key it would have (it does not know
+    // A's nonce, but try A's real one): still not the peer.
+    detail::seal_datagram(d, size, detail::connection_checksum_key(fake, pair.a().endpoint.local_nonce()));
+    pair.a().endpoint.on_datagram(d, size, pair.now);
+  }
+  EXPECT_EQ(pair.a().endpoint.state(), EndpointState::synchronizing);
+  ASSERT_EQ(pair.b().endpoint.start(pair.now), Result::ok);
+  ASSERT_TRUE(pair.run_handshake(2000000));
+  ASSERT_TRUE(stream(pair, 120, nullptr));
+  EXPECT_FALSE(saw(pair.a().endpoint, EndpointEventType::disconnected));
+}
+
+// Replies that guess the challenge are dropped, and never name the peer.
+TEST_P(Modes, GuessedRepliesAreDropped) {
+  EndpointPair pair(config(105, GetParam()), config(106, GetParam()));
+  ASSERT_EQ(pair.a().endpoint.start(pair.now), Result::ok);
+  std::mt19937_64 rng(9);
+  uint8_t d[detail::kMaxDatagramSize];
+  for (int i = 0; i < 1000; ++i) {
+    const size_t size = forge(MessageType::handshake_reply, 0x0BADF00D, uint32_t(i), rng, d);
+    pair.a().endpoint.on_datagram(d, size, pair.now);
+  }
+  EXPECT_EQ(pair.a().endpoint.sync_progress(), 0);
+  EXPECT_EQ(pair.a().endpoint.state(), EndpointState::synchronizing);
+  // No key: a wrong challenge (replayed). Key: not even the sealed layout (truncated).
+  EXPECT_EQ(dropped(pair.a().endpoint, DropReason::replayed) +
+                dropped(pair.a().endpoint, DropReason::truncated) +
+                dropped(pair.a().endpoint, DropReason::bad_checksum),
+            1000u);
+  ASSERT_EQ(pair.b().endpoint.start(pair.now), Result::ok);
+  ASSERT_TRUE(pair.run_handshake(2000000));
+}
+
+// With a key an attacker who sees every datagram can only drop or delay: B's captured
+// datagrams replayed, altered, or forged with B's clear header but without the key are all
+// dropped, and the stream is untouched.
+TEST(EndpointAttack, OnPathForgeriesAndReplaysFailWithAKey) {
+  EndpointPair pair(config(107, true), config(108, true));
+  pair.b().recorder->recording = true;
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  ASSERT_TRUE(stream(pair, 200, nullptr));
+  Endpoint& a = pair.a().endpoint;
+  const auto captured = pair.b().recorder->sent;
+  ASSERT_GT(captured.size(), 50u);
+  size_t k = 0;
+  std::mt19937_64 rng(10);
+  uint8_t d[detail::kMaxDatagramSize];
+  auto attack = [&] {
+    const auto& real = captured[k++ % captured.size()];
+    a.on_datagram(real.data(), real.size(), pair.now);  // replay
+    auto altered = real;
+    altered[12 + rng() % (altered.size() - 12)] ^= uint8_t(1 + rng() % 255);
+    a.on_datagram(altered.data(), altered.size(), pair.now);
+    // B's nonce and the next sequences are in the clear: forge every type with them.
+    detail::Header h;
+    std::memcpy(&h.nonce, real.data() + 4, 4);
+    const size_t size = forge(kEveryType[k % 9], h.nonce, 0x7FFFFFFFu + uint32_t(k), rng, d);
+    // Sealed under a key of our own: what a forger without the match key can do at best.
+    detail::DatagramAuth other;
+    uint8_t wrong[detail::kMatchKeySize] = {1};
+    other.configure(wrong, true);
+    other.bind(h.nonce, a.local_nonce(), true);
+    detail::Xoshiro256 r(k);
+    const size_t sealed = other.seal(d, size, sizeof d, r);
+    if (sealed != 0) a.on_datagram(d, sealed, pair.now);
+  };
+  const Frame before = a.last_received_frame();
+  pair.a().endpoint.set_local_frame(before, 0);
+  // Keep streaming from where the first stream stopped.
+  Frame next = before + 1;
+  uint8_t blob[2], want[2];
+  for (int ms = 0; ms < 8000; ++ms) {
+    if (ms % 17 == 0 && next < before + 400) {
+      for (int side = 0; side < 2; ++side) {
+        blob_for(side, next, blob);
+        Endpoint& e = side == 0 ? pair.a().endpoint : pair.b().endpoint;
+        ASSERT_EQ(e.send_input(next, blob), Result::ok);
+        e.set_local_frame(next, 0);
+      }
+      ++next;
+    }
+    attack();
+    pair.step(1000);
+    Frame f;
+    const uint8_t* got;
+    while (a.pop_input(&f, &got)) {
+    }
+    while (pair.b().endpoint.pop_input(&f, &got)) {
+    }
+  }
+  EXPECT_EQ(a.last_received_frame(), before + 399);
+  for (Frame f = before + 300; f < before + 400; ++f) {
+    blob_for(1, f, want);
+    ASSERT_NE(a.received_input(f), nullptr);
+    EXPECT_EQ(0, std::memcmp(a.received_input(f), want, 2)) << f;
+  }
+  EXPECT_TRUE(a.running());
+  EXPECT_FALSE(saw(a, EndpointEventType::disconnected));
+  EXPECT_GT(dropped(a, DropReason::replayed), 1000u);
+  EXPECT_GT(dropped(a, DropReason::bad_checksum), 2000u);
+}
+
+// An insider (it knows both nonces, so the keyless connection key) sends absurd numbers:
+// each is a counted drop, none is taken as advice, and the stream goes on.
+TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
+  EndpointPair pair(config(109, false), config(110, false));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  ASSERT_TRUE(stream(pair, 400, nullptr));
+  Endpoint& a = pair.a().endpoint;
+  const uint32_t b_nonce = pair.b().endpoint.local_nonce();
+  const uint64_t key = detail::connection_checksum_key(b_nonce, a.local_nonce());
+  uint32_t sequence = 0x10000000;  // ahead of B's: fresh
+  uint8_t d[detail::kMaxDatagramSize];
+  auto send = [&](Message m) {
+    m.header.nonce = b_nonce;
+    m.header.sequence = sequence++;
+    const size_t n = detail::encode_message(m, d, sizeof d);
+    detail::seal_datagram(d, n, key);
+    a.on_datagram(d, n, pair.now);
+  };
+  const uint64_t before = dropped(a, DropReason::out_of_window) + dropped(a, DropReason::malformed);
+  Message m;
+  m.header.type = MessageType::quality_report;
+  m.quality = {pair.now, 50, 1000000000};  // advice of a billion frames
+  send(m);
+  m.quality = {pair.now, 1000000000, 0};  // a frame it cannot have reached
+  send(m);
+  m.quality = {pair.now, 0, 0};  // far behind the inputs it sent
+  send(m);
+  m.header.type = MessageType::quality_reply;
+  m.echoed_time_us = 1;  // before any report of ours
+  send(m);
+  m.header.type = MessageType::input_ack;
+  m.ack_frame = 1000000;  // frames never sent
+  send(m);
+  m.header.type = MessageType::checksum_report;
+  m.checksum = {1000000, 42};  // a frame never sent
+  send(m);
+  EXPECT_EQ(dropped(a, DropReason::out_of_window) + dropped(a, DropReason::malformed), before + 6);
+  EXPECT_EQ(a.remote_frame_advantage(), 0);
+  EXPECT_LE(a.remote_frame(), 400);
+  Frame f;
+  uint64_t c;
+  EXPECT_FALSE(a.pop_checksum(&f, &c));
+  // A disconnected player's last frame far beyond anything sent: dropped too.
+  detail::ConnectStatus status[2] = {{true, 5000000}, {false, -1}};
+  const uint8_t zeros[2] = {0, 0}, blob[2] = {1, 1};
+  detail::Header h;
+  h.nonce = b_nonce;
+  h.sequence = sequence++;
+  detail::InputsWriter w(d, sizeof d, h, a.last_received_frame() + 1, a.last_sent_frame(), 2,
+                         status, 2, a.received_input(a.last_received_frame()));
+  (void)zeros;
+  w.append(blob);
+  const size_t n = w.finish();
+  detail::seal_datagram(d, n, key);
+  const Frame received = a.last_received_frame();
+  a.on_datagram(d, n, pair.now);
+  EXPECT_EQ(a.last_received_frame(), received);
+  EXPECT_FALSE(a.remote_connect_status(0).disconnected);
+  // The real stream is untouched.
+  ASSERT_TRUE(stream(pair, 0, nullptr));
+  EXPECT_TRUE(a.running());
+}
+
+// Both sides pick the same AEAD: AES-256-GCM only when both offer it.
+TEST(EndpointAttack, BothSidesAgreeOnTheAead) {
+  for (const bool aes_a : {false, true}) {
+    for (const bool aes_b : {false, true}) {
+      EndpointPair pair(config(111, true, aes_a), config(112, true, aes_b));
+      pair.start();
+      ASSERT_TRUE(pair.run_handshake());
+      const auto expected = aes_a && aes_b && detail::aes256gcm_available()
+                                ? detail::AeadAlgorithm::aes256gcm
+                                : detail::AeadAlgorithm::chacha20poly1305_ietf;
+      EXPECT_EQ(pair.a().endpoint.aead_algorithm(), expected);
+      EXPECT_EQ(pair.b().endpoint.aead_algorithm(), expected);
+      ASSERT_TRUE(stream(pair, 60, nullptr));
+    }
+  }
+}
+
+// Another key, or a key against none: never synchronized, the handshake timeout says so.
+TEST(EndpointAttack, DifferentKeysNeverConnect) {
+  for (const bool second_keyed : {false, true}) {
+    EndpointConfig ca = config(113, true), cb = config(114, second_keyed, true, 0x33);
+    ca.handshake_timeout_us = cb.handshake_timeout_us = 3000000;
+    EndpointPair pair(ca, cb);
+    pair.start();
+    EXPECT_FALSE(pair.run_handshake(4000000));
+    EXPECT_EQ(pair.a().endpoint.state(), EndpointState::disconnected);
+    EXPECT_EQ(pair.a().endpoint.sync_progress(), 0);
+    EXPECT_GT(dropped(pair.a().endpoint, DropReason::bad_checksum) +
+                  dropped(pair.a().endpoint, DropReason::truncated),
+              0u);
+  }
+}
+
+// A peer starting late is answered at once: both run within a few milliseconds of each other,
+// not after the 200 ms retry.
+TEST(EndpointAttack, LateStarterIsAnsweredAtOnce) {
+  for (const bool key : {false, true}) {
+    EndpointPair pair(config(115, key), config(116, key));
+    LinkProfile lan;
+    lan.latency_us = 500;  // 1 ms round trip
+    pair.set_link(lan);
+    ASSERT_EQ(pair.a().endpoint.start(pair.now), Result::ok);
+    uint64_t a_running = 0, b_running = 0;
+    for (int ms = 0; ms < 1000 && (a_running == 0 || b_running == 0); ++ms) {
+      if (ms == 190) {
+        ASSERT_EQ(pair.b().endpoint.start(pair.now), Result::ok);
+      }
+      pair.step(1000);
+      if (a_running == 0 && pair.a().endpoint.running()) a_running = pair.now;
+      if (b_running == 0 && pair.b().endpoint.running()) b_running = pair.now;
+    }
+    ASSERT_NE(a_running, 0u);
+    ASSERT_NE(b_running, 0u);
+    const uint64_t gap = a_running > b_running ? a_running - b_running : b_running - a_running;
+    EXPECT_LE(gap, 3000u) << "key " << key;
+    EXPECT_LE(b_running, 190000u + 5 * 2000u + 3000u) << "5 round trips of 1-2 ms after B starts";
+  }
+}
+
+}  // namespace
+}  // namespace retcon
