@@ -4,7 +4,8 @@
 // (a handshake needs the peer to echo random challenges it could never guess). Each input byte
 // picks an operation: poll either side, deliver a datagram either side sent (in any order, kept
 // for a duplicate or not), deliver a mutated copy, raw bytes, or a message forged with B's real
-// nonce and fuzzed fields to A, step the clock, queue inputs, pop inputs/events/checksums, set
+// nonce and fuzzed fields to A (sealed as an insider would: the connection's checksum key, or the
+// match key's AEAD, so it reaches the message handlers), step the clock, queue inputs, pop inputs/events/checksums, set
 // connect statuses, disconnect. After every operation the invariants below must hold:
 //   - stats add up: datagrams_received / bytes_received equal what was handed in, drops never
 //     exceed receptions, the send queue length is last_sent - last_acked and within its bound;
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "fuzz_input.h"
+#include "net/datagram_auth.h"
 #include "net/endpoint.h"
 
 using namespace retcon;
@@ -171,7 +173,14 @@ void queue_input(Side& s, FuzzInput& in) {
   s.sent.insert(s.sent.end(), blob, blob + s.send_blob);
 }
 
-// A message with B's nonce and fuzzed fields: passes the nonce check, so it reaches handle().
+// The match key of keyed runs (fixed: the fuzzer explores the protocol, not the key).
+const uint8_t kMatchKey[kMatchKeySize] = {0x72, 0x65, 0x74, 0x63, 0x6f, 0x6e, 0x20, 0x66,
+                                          0x75, 0x7a, 0x7a, 0x20, 0x6d, 0x61, 0x74, 0x63,
+                                          0x68, 0x20, 0x6b, 0x65, 0x79, 0x20, 0x30, 0x31,
+                                          0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39};
+
+// A message with B's nonce and fuzzed fields, sealed as B would seal it (an insider knows
+// every secret): passes the nonce check and the checksum or AEAD, so it reaches handle().
 std::vector<uint8_t> forge(FuzzInput& in, uint32_t nonce, uint32_t near_sequence) {
   std::vector<uint8_t> d(kHeaderSize);
   d[0] = kMagic0;
@@ -215,13 +224,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ca.send_queue_frames = in.range(2, 8);
   ca.max_send_queue_frames = ca.send_queue_frames << in.range(0, 4);
   ca.receive_window_frames = in.range(2, 40);
-  ca.rng_seed = in.u64();
+  ca.rng_seed = in.u64() | 1;  // never 0: that would draw OS entropy, and runs must repeat
+  const uint8_t mode = in.u8();
+  ca.has_match_key = mode < 96;  // a third of the runs with the match key
+  std::memcpy(ca.match_key, kMatchKey, kMatchKeySize);
+  ca.allow_aes256gcm = (mode & 1) != 0;
 
   EndpointConfig cb = ca;
   cb.players_owned = uint16_t(((1u << players) - 1) & ~uint32_t(ca.players_owned));
   cb.send_blob_size = ca.receive_blob_size;
   cb.receive_blob_size = ca.send_blob_size;
-  cb.rng_seed = ~ca.rng_seed;
+  cb.rng_seed = ~ca.rng_seed | 2;
+  cb.allow_aes256gcm = (mode & 2) != 0;
   cb.receive_window_frames = in.range(2, 40);
   const uint8_t mismatch = in.u8();
   if (mismatch == 0xff) cb.shape.input_size = input_size == 1 ? 2 : 1;  // rejected handshake
@@ -246,6 +260,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(a.endpoint.start(now) == Result::wrong_state);
   FUZZ_CHECK(b.endpoint.start(now) == Result::ok);
   const PeerAddress to = make_memory_address(1);
+  // Seals forgeries in B's direction, exactly as B does.
+  auto insider = std::make_unique<DatagramAuth>();
+  FUZZ_CHECK(insider->configure(cb.has_match_key ? cb.match_key : nullptr, cb.allow_aes256gcm));
+  insider->bind(b.endpoint.local_nonce(), a.endpoint.local_nonce(),
+                ca.has_match_key && ca.allow_aes256gcm && aes256gcm_available());
+  Xoshiro256 insider_rng(ca.rng_seed);
   bool a_integrity = true;    // false once A was handed anything but B's genuine datagrams
   uint32_t b_nonce = 0, b_sequence = 0;
 
@@ -302,7 +322,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           std::memcpy(&b_nonce, b.out.held.back().data() + 4, 4);
           std::memcpy(&b_sequence, b.out.held.back().data() + 8, 4);
         }
-        const std::vector<uint8_t> d = forge(in, b_nonce, b_sequence);
+        std::vector<uint8_t> d = forge(in, b_nonce, b_sequence);
+        const size_t plain = d.size();
+        seal_datagram(d.data(), plain);  // a handshake's checksum (key 0); resealed below
+        d.resize(kMaxDatagramSize);
+        const size_t sealed = in.u8() < 240 ? insider->seal(d.data(), plain, d.size(), insider_rng) : 0;
+        d.resize(sealed != 0 ? sealed : plain);
         a_integrity = false;
         a.deliver(d.data(), d.size(), now);
         break;

@@ -227,6 +227,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int32_t round_trips = 1 + shape % 3;
   x.has_spectator = (shape & 0x80) != 0;
   x.n = (shape & 0x40) != 0 ? 3 : 2;
+  const bool keyed = (shape & 0x20) != 0;  // every machine shares a fixed match key
   const uint32_t n = x.n;
   const uint64_t seed = in.u64();
 
@@ -248,7 +249,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     c.session.save_mode = save_mode;
     c.session.callbacks = bind_game(m.game);
     c.network.transport = m.transport.get();
-    c.network.rng_seed = seed * 31 + i;
+    // Never 0 (that draws OS entropy, and runs must repeat); distinct per machine.
+    c.network.rng_seed = seed * 31 + i + 1 != 0 ? seed * 31 + i + 1 : 1;
+    c.network.has_match_key = keyed;
+    for (uint32_t k = 0; k < sizeof c.network.match_key; ++k) c.network.match_key[k] = uint8_t(0x40 + k);
     c.network.disconnect_timeout_us = timeout;
     c.network.notify_delay_us = timeout / 2;
     c.network.sync_round_trips = round_trips;
@@ -324,8 +328,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 15:
         if (code >= 0xf0 && !x.held.empty()) {  // rare: a hostile peer (or a broken link)
           // A copy of a datagram in flight with a few bytes changed: it carries the sender's real
-          // nonce and a plausible sequence, so it reaches the session (time sync, connect
-          // status, acks, checksum reports, inputs). Nothing may crash; but the peers may now
+          // nonce and a plausible sequence; the checksum or the AEAD drops it unless the change
+          // happens to keep it valid. Nothing may crash; but the peers may now
           // legitimately disagree (forged inputs), so agreement is no longer checked.
           Held h = x.held[in.u8() % x.held.size()];
           const int flips = 1 + in.u8() % 4;

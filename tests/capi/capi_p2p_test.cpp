@@ -305,7 +305,8 @@ int32_t mailbox_receive(void* user, uint8_t* addr, uint32_t* addr_len, uint8_t* 
 // Plays `frames` frames between two machines over `wire[0]`, `wire[1]` (their addresses in
 // `addr`); returns the ticks it took, or -1. `hashes[m]` gets machine m's state hashes.
 int play_pair(retcon_transport* wire[2], const retcon_peer_address addr[2], int frames, ctg_game games[2],
-              std::vector<uint64_t> hashes[2], uint64_t* allocations_after_warmup = nullptr) {
+              std::vector<uint64_t> hashes[2], uint64_t* allocations_after_warmup = nullptr,
+              const uint8_t* match_key = nullptr) {
   retcon_session* s[2] = {};
   for (int m = 0; m < 2; ++m) {
     ctg_init(&games[m]);
@@ -323,6 +324,10 @@ int play_pair(retcon_transport* wire[2], const retcon_peer_address addr[2], int 
     retcon_p2p_config_init(&p);
     p.rng_seed = 5 + uint64_t(m);
     p.desync_interval = 10;
+    if (match_key != nullptr) {
+      p.has_match_key = 1;
+      std::memcpy(p.match_key, match_key, RETCON_MATCH_KEY_SIZE);
+    }
     for (int q = 0; q < 2; ++q) {
       p.player_kinds[q] = q == m ? RETCON_PLAYER_LOCAL : RETCON_PLAYER_REMOTE;
       p.player_addresses[q] = addr[q];
@@ -627,6 +632,42 @@ RC_GTEST_PROP(CapiP2PProperty, CApiMatchEqualsCppMatchAndLockstep, ()) {
   }
   RC_CLASSIFY(o.spectators > 0, "spectator");
   RC_CLASSIFY(o.link.loss > 0.1, "loss > 10%");
+}
+
+// A match key through the C API: both machines with the same key play and agree, with no
+// allocation per frame; an all-zero key is refused, and the config init leaves none.
+TEST(CapiNetMatch, MatchKeyAuthenticatesEveryDatagram) {
+  retcon_memory_network* network = nullptr;
+  ASSERT_EQ(retcon_memory_network_create(&network), RETCON_RESULT_OK);
+  retcon_transport* wire[2] = {};
+  retcon_peer_address addr[2] = {};
+  for (int m = 0; m < 2; ++m) {
+    ASSERT_EQ(retcon_memory_network_add_endpoint(network, &wire[m]), RETCON_RESULT_OK);
+    ASSERT_EQ(retcon_transport_address(wire[m], &addr[m]), RETCON_RESULT_OK);
+  }
+  retcon_p2p_config defaults;
+  ASSERT_EQ(retcon_p2p_config_init(&defaults), RETCON_RESULT_OK);
+  EXPECT_EQ(defaults.has_match_key, 0u);
+  EXPECT_EQ(defaults.rng_seed, 0u) << "0: fresh OS entropy per connection";
+  retcon_spectator_config spectator;
+  ASSERT_EQ(retcon_spectator_config_init(&spectator), RETCON_RESULT_OK);
+  EXPECT_EQ(spectator.has_match_key, 0u);
+
+  uint8_t key[RETCON_MATCH_KEY_SIZE];
+  for (int i = 0; i < RETCON_MATCH_KEY_SIZE; ++i) key[i] = uint8_t(0x30 + i);
+  ctg_game games[2];
+  std::vector<uint64_t> hashes[2];
+  uint64_t allocations = 0;
+  const int ticks = play_pair(wire, addr, 300, games, hashes, &allocations, key);
+  EXPECT_GE(ticks, 300);
+  EXPECT_EQ(games[0].state.frame, games[1].state.frame);
+  for (size_t f = 0; f < 300; ++f) ASSERT_EQ(hashes[0][f], hashes[1][f]) << f;
+  EXPECT_EQ(allocations, 0u);
+
+  const uint8_t zeros[RETCON_MATCH_KEY_SIZE] = {};
+  EXPECT_EQ(play_pair(wire, addr, 10, games, hashes, nullptr, zeros), -1) << "an all-zero key";
+  for (retcon_transport* w : wire) EXPECT_EQ(retcon_transport_destroy(w), RETCON_RESULT_OK);
+  EXPECT_EQ(retcon_memory_network_destroy(network), RETCON_RESULT_OK);
 }
 
 }  // namespace

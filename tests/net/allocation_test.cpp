@@ -31,8 +31,12 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 namespace retcon {
 namespace {
 
-TEST(Allocation, EndpointSteadyStateAllocatesNothing) {
+void expect_steady_state_allocates_nothing(bool match_key) {
   auto ca = test::default_config(1), cb = test::default_config(2);
+  for (auto* c : {&ca, &cb}) {
+    c->has_match_key = match_key;
+    for (uint8_t i = 0; i < 32; ++i) c->match_key[i] = uint8_t(i + 1);
+  }
   test::EndpointPair pair(ca, cb, 3);
   LinkProfile link;
   link.latency_us = 30000;
@@ -70,6 +74,13 @@ TEST(Allocation, EndpointSteadyStateAllocatesNothing) {
   counting = false;
   EXPECT_EQ(allocations.load(), 0u);
   EXPECT_GE(pair.b().endpoint.last_received_frame(), 2500);
+}
+
+TEST(Allocation, EndpointSteadyStateAllocatesNothing) { expect_steady_state_allocates_nothing(false); }
+
+// Sealing and opening (AEAD, keys derived once per connection) allocate nothing either.
+TEST(Allocation, AuthenticatedEndpointSteadyStateAllocatesNothing) {
+  expect_steady_state_allocates_nothing(true);
 }
 
 }  // namespace
