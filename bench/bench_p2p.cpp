@@ -483,7 +483,7 @@ void count_bytes(uint32_t peers, double loss, bool keyed = false) {
   const double bps = double(bytes1 - bytes0) / seconds / directions;
   const double dps = double(datagrams1 - datagrams0) / seconds / directions;
   const std::string label = "p2p wire, " + what;
-  add_count_row({label + ": payload", bps, "B/s per direction", peers == 2 && loss == 0 ? 1000.0 : 0.0});
+  add_count_row({label + ": payload", bps, "B/s per direction", peers == 2 && loss == 0 && !keyed ? 1000.0 : 0.0});
   add_count_row({label + ": datagrams", dps, "per s per direction"});
   add_count_row({label + ": + UDP/IPv4 headers", bps + 28 * dps, "B/s per direction"});
   const double frames = double(stats1.frames_advanced - stats0.frames_advanced);

@@ -114,13 +114,14 @@ void wire_seeds() {
 
 // ---------------------------------------------------------------- endpoint
 // Config as endpoint_fuzzer.cpp reads it, then operations (code % 16 picks the operation).
+// `mode`: < 96 runs with the fixed match key (bit 0: A offers AES-256-GCM, bit 1: B does).
 Bytes endpoint_config(uint8_t players, uint8_t input_size_index, uint8_t a_players, uint8_t timeout_index,
-                      uint8_t window) {
+                      uint8_t window, uint8_t mode = 0xff) {
   Bytes b;
   put(b, {uint8_t(players - 1), input_size_index, a_players, 1 /* 60 fps */, 1 /* 2 round trips */,
           timeout_index, 0, 0, 0, 0, 2 /* queue 4 */, 2 /* max 16 */, uint8_t(window - 2)});
   put_u64(b, 0x1234567890abcdefull);
-  put(b, {uint8_t(window - 2), 0 /* shapes match */});
+  put(b, {mode, uint8_t(window - 2), 0 /* shapes match */});
   return b;
 }
 
@@ -138,6 +139,16 @@ void endpoint_seeds() {
             0x0b, 0x01, 0x0c, 0x01, 0x08, 0x03});
   put(b, {0x0d});
   write("endpoint", "handshake_and_inputs", b);
+  // The same with the match key: AES-256-GCM on both sides, then ChaCha20-Poly1305 (A has none).
+  for (const uint8_t mode : {uint8_t(0x03), uint8_t(0x02)}) {
+    Bytes keyed = endpoint_config(2, 1, 1, 1, 16, mode);
+    endpoint_handshake(keyed);
+    for (int i = 0; i < 40; ++i)
+      put(keyed, {0x09, 0x00, uint8_t(i), 0x03, 0x0a, 0x01, uint8_t(i * 3), 0x03, 0x00, 0x01, 0x02, 0x00, 0x03,
+                  0x00, 0x0b, 0x01, 0x0c, 0x01, 0x08, 0x03});
+    put(keyed, {0x0d});
+    write("endpoint", mode == 0x03 ? "keyed_aes256gcm" : "keyed_chacha20poly1305", keyed);
+  }
 
   Bytes lossy = endpoint_config(4, 2, 2, 2, 6);
   endpoint_handshake(lossy);
@@ -166,10 +177,11 @@ void endpoint_seeds() {
 
 // ---------------------------------------------------------------- p2p
 Bytes p2p_config(uint8_t input_size, uint8_t max_prediction, uint8_t mode, uint8_t desync, uint8_t timeout,
-                 bool spectator = false, bool three = false) {
+                 bool spectator = false, bool three = false, bool keyed = false) {
   Bytes b;
+  // 0x20: every machine has the fixed match key. (The round trips are 1 + shape % 3.)
   put(b, {uint8_t(input_size - 1), max_prediction, mode, desync, timeout,
-          uint8_t((spectator ? 0x80 : 0) | (three ? 0x40 : 0)) /* 1 round trip */});
+          uint8_t((spectator ? 0x80 : 0) | (three ? 0x40 : 0) | (keyed ? 0x20 : 0))});
   put_u64(b, 42);
   return b;
 }
@@ -179,6 +191,9 @@ void p2p_seeds() {
   Bytes steady = p2p_config(2, 8, 0, 5, 1);
   for (int i = 0; i < 120; ++i) put(steady, {0x0e, uint8_t(i % 5 == 0 ? 10 : 200), uint8_t(i), 200});
   write("p2p", "steady", steady);
+  Bytes keyed = p2p_config(2, 8, 0, 5, 1, true, false, true);
+  for (int i = 0; i < 120; ++i) put(keyed, {0x0e, uint8_t(i % 5 == 0 ? 10 : 200), uint8_t(i), 200});
+  write("p2p", "keyed_spectator", keyed);
 
   // A spectator of machine 0 follows; one player drops out halfway.
   Bytes spectated = p2p_config(2, 7, 0, 5, 1, true);
