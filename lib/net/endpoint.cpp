@@ -346,9 +346,10 @@ void Endpoint::handle_request(const Message& m, bool from_peer, uint64_t now_us)
     return;
   }
   // The peer has just started: send our own request now instead of at the next retry, so both
-  // sides finish within a round trip of each other. At most one per kEarlyRequestGapUs, so
-  // forged requests cannot turn us into a flood.
-  if (state_ == EndpointState::synchronizing &&
+  // sides finish within a round trip of each other. Only until the peer answered one (then its
+  // replies pace our requests), and at most one per kEarlyRequestGapUs, so forged requests
+  // cannot turn us into a flood.
+  if (state_ == EndpointState::synchronizing && remote_nonce_ == 0 &&
       (!sent_request_ || now_us >= last_request_at_ + kEarlyRequestGapUs)) {
     next_handshake_at_ = std::min(next_handshake_at_, now_us);
   }
