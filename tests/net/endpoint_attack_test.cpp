@@ -339,6 +339,33 @@ TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
   EXPECT_TRUE(a.running());
 }
 
+// Mid-match handshakes carrying the peer's real nonce (what an on-path observer can forge
+// without a key) and another shape: replies are dropped (no challenge is open), requests only
+// answered. The connection keeps running with the shape it agreed.
+TEST(EndpointAttack, MidMatchHandshakesWithAnotherShapeChangeNothing) {
+  EndpointPair pair(config(117, false), config(118, false));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  Endpoint& a = pair.a().endpoint;
+  const detail::Handshake agreed = a.remote_handshake();
+  std::mt19937_64 rng(13);
+  uint8_t d[detail::kMaxDatagramSize];
+  auto attack = [&] {
+    Message m;
+    m.header.type = rng() % 2 ? MessageType::handshake_reply : MessageType::handshake_request;
+    m.header.nonce = pair.b().endpoint.local_nonce();
+    m.header.sequence = uint32_t(rng());
+    m.handshake = {rng(), {3, 4, 30}, 4, true, 4, 8, false};
+    a.on_datagram(d, detail::encode_message(m, d, sizeof d), pair.now);
+  };
+  ASSERT_TRUE(stream(pair, 360, attack));
+  EXPECT_TRUE(a.running());
+  EXPECT_EQ(a.remote_handshake(), agreed);
+  EXPECT_EQ(a.reject_reason(), detail::RejectReason::none);
+  EXPECT_FALSE(saw(a, EndpointEventType::handshake_rejected));
+  EXPECT_FALSE(saw(a, EndpointEventType::disconnected));
+}
+
 // Both sides pick the same AEAD: AES-256-GCM only when both offer it.
 TEST(EndpointAttack, BothSidesAgreeOnTheAead) {
   for (const bool aes_a : {false, true}) {
