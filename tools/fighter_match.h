@@ -24,6 +24,7 @@ struct FighterMatchOptions {
   bool store_states = false;
   uint32_t sample_ticks = 30;   // one chart point per this many ticks (0.5 s)
   uint64_t settle_ticks = 300;  // stalls and waits count from this tick on (5 s)
+  bool poll_between = true;     // poll every 2 ms between frames, as a real game loop does
   retcon::Frame diverge_at = -1;  // the last player machine's game diverges there (a desync)
 };
 
@@ -56,6 +57,7 @@ struct MachineTotals {
 class FighterMatch {
  public:
   static constexpr uint64_t kTickUs = 16667;
+  static constexpr uint64_t kPollUs = 2000;  // polls between frames (poll_between)
 
   explicit FighterMatch(const FighterMatchOptions& o) : opt_(o) {}
   retcon::Result build();

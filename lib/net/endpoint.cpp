@@ -126,7 +126,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   send_ring_.assign(size_t(send_capacity_) * config.send_blob_size, 0);
   last_sent_ = last_acked_ = last_flushed_ = kNullFrame;
   inputs_dirty_ = false;
-  urgent_ = false;
+  urgent_ = stalled_ = false;
   loss_seen_ = false;
   loss_seen_at_ = unacked_since_ = 0;
   last_inputs_sent_at_ = 0;
@@ -848,9 +848,12 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
     in.urgent = urgent_;
     const SendDecision decision = decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
     // Nothing pending but frames unacknowledged: resend them now and then (loss recovery when
-    // no new frame is coming, e.g. while the owner waits at its prediction limit).
-    const bool resend_due =
-        unacked && !pending && now_us >= last_inputs_sent_at_ + config_.resend_interval_us;
+    // no new frame is coming, e.g. while the owner waits at its prediction limit). While the
+    // owner is stalled, every frame time: after a blackout the first datagram through then
+    // ends the peer's stall at once.
+    const uint64_t resend_after =
+        stalled_ ? std::min(config_.resend_interval_us, frame_us_ + frame_us_ / 2) : config_.resend_interval_us;
+    const bool resend_due = unacked && !pending && now_us >= last_inputs_sent_at_ + resend_after;
     if (unacked && ((pending && decision.inputs) || resend_due)) {
       if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
       note(send_inputs(transport, to));

@@ -167,7 +167,12 @@ class Endpoint {
   const ConnectStatus& remote_connect_status(PlayerIndex player) const noexcept;
 
   // --- send policy: the owner says whether confirmations matter now (see net/send_policy.h).
-  void set_urgent(bool urgent) noexcept { urgent_ = urgent; }
+  // `stalled`: the owner cannot advance (its window is full): unacknowledged frames are then
+  // resent every frame time instead of every resend_interval_us.
+  void set_urgent(bool urgent, bool stalled = false) noexcept {
+    urgent_ = urgent;
+    stalled_ = stalled;
+  }
   // True while loss was seen recently (everything then goes out at once).
   bool loss_recent(uint64_t now_us) const noexcept;
 
@@ -294,6 +299,7 @@ class Endpoint {
   Frame last_flushed_ = kNullFrame;  // the newest frame an inputs datagram carried
   bool inputs_dirty_ = false;        // a pending frame's input differs from the one before
   bool urgent_ = false;              // the owner wants confirmations now
+  bool stalled_ = false;             // the owner cannot advance
   uint64_t loss_seen_at_ = 0;        // when loss was last observed (0: never)
   bool loss_seen_ = false;
   uint64_t unacked_since_ = 0;       // when the oldest unacknowledged datagram went out

@@ -568,7 +568,8 @@ void P2PSessionImpl::send_due() {
     if (peer.endpoint.state() == EndpointState::idle) continue;
     const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + 3 * frame_us_;
     peer.endpoint.set_urgent(!peer.spectator && (pressing || slow_trip_us >= cover_us ||
-                                                 (half_full && peer.endpoint.loss_recent(now_))));
+                                                 (half_full && peer.endpoint.loss_recent(now_))),
+                             stalled_ && !peer.spectator);
     const Frame remote = peer.endpoint.estimated_remote_frame(now_);
     peer.endpoint.set_local_frame(driver_.frame(),
                                   remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote));

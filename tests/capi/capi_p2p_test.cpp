@@ -196,6 +196,14 @@ TEST_F(CapiNet, P2PCreateMisuse) {
   bad.num_spectators = RETCON_MAX_SPECTATORS + 1;
   EXPECT_EQ(retcon_p2p_session_create(&config, &bad, &callbacks, a, &s), RETCON_RESULT_INVALID_ARGUMENT);
   EXPECT_EQ(s, nullptr);
+  for (uint32_t batch : {0u, 61u, 0xffffffffu}) {
+    bad = p2p;
+    bad.input_batch_frames = batch;
+    EXPECT_EQ(retcon_p2p_session_create(&config, &bad, &callbacks, a, &s), RETCON_RESULT_INVALID_ARGUMENT) << batch;
+    EXPECT_EQ(s, nullptr);
+  }
+  EXPECT_EQ(p2p.input_batch_frames, 2u) << "retcon_p2p_config_init fills the C++ defaults";
+  EXPECT_EQ(p2p.loss_hold_frames, 120u);
   retcon_spectator_config sc;
   retcon_spectator_config_init(&sc);
   EXPECT_EQ(retcon_spectator_session_create(&config, nullptr, &callbacks, a, &s), RETCON_RESULT_INVALID_ARGUMENT);

@@ -1,0 +1,91 @@
+// The send policy's decisions (lib/net/send_policy.h), and an endpoint pair that shows the
+// effect a player feels: an urgent peer's frames arrive every frame, a relaxed one's batched.
+#include <gtest/gtest.h>
+
+#include "net/endpoint_pair.h"
+#include "net/send_policy.h"
+
+namespace retcon {
+namespace {
+
+using detail::decide_send;
+using detail::SendPolicyConfig;
+using detail::SendPolicyInput;
+
+constexpr uint64_t kFrame = 16667;
+
+SendPolicyInput unchanged_frame_pending(uint64_t now) {
+  SendPolicyInput in;
+  in.now_us = now;
+  in.frame_us = kFrame;
+  in.pending_frames = 1;
+  in.last_inputs_at_us = now - kFrame;
+  return in;
+}
+
+TEST(SendPolicy, UnchangedFramesWaitOnlyWhenNothingIsUrgent) {
+  SendPolicyConfig c;  // batch 2
+  SendPolicyInput in = unchanged_frame_pending(100 * kFrame);
+  EXPECT_FALSE(decide_send(c, in).inputs) << "free: the unchanged frame waits for a second one";
+  in.pending_frames = 2;
+  EXPECT_TRUE(decide_send(c, in).inputs) << "a batch is full";
+  in.pending_frames = 1;
+  in.urgent = true;
+  EXPECT_TRUE(decide_send(c, in).inputs) << "urgent: at once";
+  in.urgent = false;
+  in.changed = true;
+  EXPECT_TRUE(decide_send(c, in).inputs) << "a changed input: at once";
+  in.changed = false;
+  in.now_us = in.last_inputs_at_us + 2 * kFrame + kFrame / 2;
+  EXPECT_TRUE(decide_send(c, in).inputs) << "no second frame came: it goes after 2.5 frame times";
+  c.batch_frames = 1;
+  EXPECT_TRUE(decide_send(c, unchanged_frame_pending(100 * kFrame)).inputs) << "batch 1: every frame";
+}
+
+TEST(SendPolicy, AcknowledgementsWaitAFrameUnlessUrgent) {
+  SendPolicyConfig c;
+  SendPolicyInput in;
+  in.now_us = 1000 * kFrame;
+  in.frame_us = kFrame;
+  in.ack_due = true;
+  in.ack_due_since_us = in.now_us - kFrame;
+  EXPECT_FALSE(decide_send(c, in).ack);
+  in.urgent = true;
+  EXPECT_TRUE(decide_send(c, in).ack);
+  in.urgent = false;
+  in.ack_due_since_us = in.now_us - 2 * kFrame;
+  EXPECT_TRUE(decide_send(c, in).ack);
+  in.pending_frames = 1;
+  in.last_inputs_at_us = in.now_us;
+  EXPECT_TRUE(decide_send(c, in).inputs) << "an overdue ack takes the pending frames along";
+}
+
+// Unchanged inputs, one per frame: relaxed, they share datagrams; urgent, each goes at once.
+TEST(SendPolicy, UrgentEndpointSendsEveryFrameRelaxedOneBatches) {
+  for (bool urgent : {false, true}) {
+    test::EndpointPair pair(test::default_config(50), test::default_config(51));
+    pair.start();
+    ASSERT_TRUE(pair.run_handshake());
+    auto& a = pair.a().endpoint;
+    a.set_urgent(urgent);
+    const uint8_t x[2] = {1, 0};
+    const uint64_t before = a.stats().datagrams_sent;
+    int late = 0;
+    for (Frame f = 0; f < 120; ++f) {
+      ASSERT_EQ(a.send_input(f, x), Result::ok);
+      pair.step(kFrame);
+      late += pair.b().endpoint.last_received_frame() < f;
+    }
+    const uint64_t datagrams = a.stats().datagrams_sent - before;
+    if (urgent) {
+      EXPECT_EQ(late, 0) << "every frame arrived within its frame";
+      EXPECT_GE(datagrams, 120u);
+    } else {
+      EXPECT_GT(late, 40) << "batched frames arrive a frame later";
+      EXPECT_LE(datagrams, 90u);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace retcon
