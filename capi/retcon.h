@@ -155,11 +155,15 @@ typedef enum retcon_event_type {
   RETCON_EVENT_CONNECTION_RESUMED = 5,
   RETCON_EVENT_DISCONNECTED = 6,
   RETCON_EVENT_TIMESYNC = 7,              /* advice: wait `count` frames */
-  RETCON_EVENT_DESYNC_DETECTED = 8,
-  RETCON_EVENT_SYNC_TEST_MISMATCH = 9,    /* re-simulation produced a different state */
+  RETCON_EVENT_DESYNC_DETECTED = 8,       /* the first in full (total = 1), then a summary
+                                             (total = desyncs so far) every 10 more */
+  RETCON_EVENT_SYNC_TEST_MISMATCH = 9,    /* re-simulation produced a different state: the first
+                                             in full (total = 1), then one summary (no texts,
+                                             total = mismatches so far) every 60 more */
   RETCON_EVENT_PREDICTION_LIMIT = 10,
   RETCON_EVENT_SAVE_FAILED = 11,          /* count = the bytes save_state asked for */
-  RETCON_EVENT_HANDSHAKE_REJECTED = 12,
+  RETCON_EVENT_HANDSHAKE_REJECTED = 12,   /* message names the field that differs; count and
+                                             total hold our value and the peer's */
   RETCON_EVENT_SPECTATOR_JOINED = 13,
   RETCON_EVENT_SPECTATOR_LEFT = 14
 } retcon_event_type;
@@ -199,7 +203,8 @@ typedef struct retcon_event {
   int32_t player;           /* the player or peer concerned, -1 if none */
   int32_t frame;            /* the frame concerned, RETCON_NULL_FRAME if none */
   int32_t count;            /* synchronizing: round trips done; timesync: frames to wait */
-  int32_t total;            /* synchronizing: round trips needed */
+  int32_t total;            /* synchronizing: round trips needed; desync, sync test: how many
+                               so far; handshake rejected: the peer's value */
   uint64_t checksum_local;  /* desync / sync test: our checksum (sync test: first run) */
   uint64_t checksum_remote; /* desync: the peer's; sync test: the re-simulation's */
   const char* text_local;   /* describe_state of our state; NULL without a describer */
@@ -502,6 +507,9 @@ typedef struct retcon_p2p_config {
    * with has_match_key 1 is refused (RETCON_RESULT_INVALID_ARGUMENT). */
   uint32_t has_match_key;
   uint8_t match_key[RETCON_MATCH_KEY_SIZE];
+  /* Create refuses a config with no remote player and no spectator (init makes every player
+   * local: a forgotten player_kinds), unless this is 1 (a session that runs alone). */
+  uint32_t allow_local_only;
 } retcon_p2p_config;
 
 /* Defaults above; every player local, no spectator. */
@@ -597,6 +605,40 @@ RETCON_API retcon_result retcon_session_get_peer_stats(const retcon_session* ses
 /* Numbers of spectator `index` (0..num_spectators-1) of a peer-to-peer session. */
 RETCON_API retcon_result retcon_session_get_spectator_stats(const retcon_session* session,
                                                             uint32_t index, retcon_peer_stats* stats);
+
+/* =============================================================================================
+ * Checks: validation of every config kind, retcon's checksum of a confirmed frame, and the
+ * desync comparisons a session made.
+ */
+
+/* As create would check them, with `*reason` (when `reason` is not NULL) set to a static English
+ * sentence naming the bad field, NULL when valid: RETCON_RESULT_OK or INVALID_ARGUMENT. The
+ * network checks do not need a transport. retcon_session_config_validate covers the shared
+ * settings only; these cover the whole config of their kind. */
+RETCON_API retcon_result retcon_sync_test_config_validate(const retcon_session_config* config,
+                                                          const retcon_sync_test_config* sync_test,
+                                                          const retcon_game_callbacks* callbacks,
+                                                          const char** reason);
+RETCON_API retcon_result retcon_p2p_config_validate(const retcon_session_config* config,
+                                                    const retcon_p2p_config* p2p,
+                                                    const retcon_game_callbacks* callbacks,
+                                                    const char** reason);
+RETCON_API retcon_result retcon_spectator_config_validate(const retcon_session_config* config,
+                                                          const retcon_spectator_config* spectator,
+                                                          const retcon_game_callbacks* callbacks,
+                                                          const char** reason);
+
+/* retcon's checksum (the game's checksum callback, else XXH3-64 of the saved bytes) of the state
+ * `frame` starts from, once its inputs are all confirmed (frame <= confirmed frame + 1) and
+ * while its saved state is still held (the last max_prediction + 2 frames or so; in sparse save
+ * mode only the frames it saved). RETCON_RESULT_WRONG_STATE for a frame not confirmed yet (or
+ * from inside a callback), RETCON_RESULT_NOT_FOUND when not held. */
+RETCON_API retcon_result retcon_session_frame_checksum(retcon_session* session, int32_t frame,
+                                                       uint64_t* checksum);
+/* Peer checksum reports compared with ours so far: proof that desync detection ran. 0 for local,
+ * sync-test and spectator sessions. */
+RETCON_API retcon_result retcon_session_checksums_compared(const retcon_session* session,
+                                                           uint64_t* count);
 
 /* =============================================================================================
  * Replays (docs/REPLAY_FORMAT.md): record any session's confirmed inputs and checksums, load

@@ -368,6 +368,11 @@ retcon_result retcon_p2p_session_create(const retcon_session_config* config, con
         }
         c.num_spectators = p2p->num_spectators;
         for (uint32_t i = 0; i < p2p->num_spectators; ++i) c.spectators[i] = to_cpp(p2p->spectators[i]);
+        c.allow_local_only = p2p->allow_local_only != 0;
+        if (const char* why = retcon::validate_p2p_config(c)) {
+          reject(config, kFunction, why);  // logs the reason
+          return Result::invalid_argument;
+        }
         return retcon::create_p2p_session(c, made);
       });
 }
@@ -391,6 +396,10 @@ retcon_result retcon_spectator_session_create(const retcon_session_config* confi
         c.host = to_cpp(spectator->host);
         c.catchup_threshold = spectator->catchup_threshold;
         c.catchup_max_frames = spectator->catchup_max_frames;
+        if (const char* why = retcon::validate_spectator_config(c)) {
+          reject(config, kFunction, why);  // logs the reason
+          return Result::invalid_argument;
+        }
         return retcon::create_spectator_session(c, made);
       });
 }

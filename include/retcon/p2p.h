@@ -49,6 +49,10 @@ struct P2PConfig {
   // Desync detection: every `desync_interval` frames peers exchange the checksum of a frame
   // both have confirmed, and compare. 0 disables it. On by default.
   int32_t desync_interval = 30;
+  // A P2P session needs a remote player or a spectator: with neither (every player is local by
+  // default) create refuses, since that is almost always a forgotten setting. Set this for a
+  // session that deliberately runs alone.
+  bool allow_local_only = false;
 };
 
 struct SpectatorConfig {
@@ -105,6 +109,10 @@ class P2PSession : public Session {
 };
 
 Result create_p2p_session(const P2PConfig& config, std::unique_ptr<P2PSession>* out);
+// A static sentence naming the first bad setting of `config` (session settings included), or
+// null when create would accept it.
+const char* validate_p2p_config(const P2PConfig& config) noexcept;
+const char* validate_spectator_config(const SpectatorConfig& config) noexcept;
 
 // A spectator: all players remote, confirmed inputs only (no prediction, never rolls back).
 Result create_spectator_session(const SpectatorConfig& config, std::unique_ptr<P2PSession>* out);

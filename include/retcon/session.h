@@ -74,6 +74,15 @@ class Session {
   virtual Frame current_frame() const = 0;
   virtual Frame confirmed_frame() const = 0;
   virtual SessionStats stats() const = 0;
+  // retcon's checksum (the game's checksum callback, else XXH3-64 of the saved bytes) of the
+  // state `frame` starts from, for a frame whose inputs are all confirmed (frame <=
+  // confirmed_frame() + 1) while its saved state is still held. not_found when it is not held
+  // (too old, or never saved in this save mode), wrong_state when not confirmed yet.
+  virtual Result frame_checksum(Frame frame, uint64_t* out) {
+    (void)frame;
+    (void)out;
+    return Result::not_found;
+  }
 
  protected:
   Session() = default;
@@ -94,5 +103,7 @@ Result create_sync_test_session(const SyncTestConfig& config, std::unique_ptr<Se
 
 // Human-readable reason for the last validation failure of `config`, or null when valid.
 const char* validate_session_config(const SessionConfig& config) noexcept;
+// The same for a sync test's whole config (session settings included).
+const char* validate_sync_test_config(const SyncTestConfig& config) noexcept;
 
 }  // namespace retcon

@@ -18,6 +18,13 @@ inline SessionStats driver_stats(const RollbackDriver& driver) {
   return s;
 }
 
+// Session::frame_checksum over a driver: confirmed frames only.
+inline Result driver_frame_checksum(RollbackDriver& driver, Frame frame, uint64_t* out) noexcept {
+  if (out == nullptr || frame < 0) return Result::invalid_argument;
+  if (frame > driver.confirmed_frame() + 1) return Result::wrong_state;
+  return driver.checksum_of(frame, out);
+}
+
 // describe_state of a saved state into `out` (cleared first); false when the game gave no
 // describer. Only used when reporting a mismatch, so the string may grow then.
 inline bool describe_saved_state(const GameCallbacks& cb, const SavedState& state, std::string* out) {
@@ -41,6 +48,7 @@ class DriverSession : public Session {
   Frame current_frame() const override { return driver_.frame(); }
   Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
   SessionStats stats() const override { return driver_stats(driver_); }
+  Result frame_checksum(Frame frame, uint64_t* out) override { return driver_frame_checksum(driver_, frame, out); }
 
   RollbackDriver& driver() noexcept { return driver_; }
 

@@ -10,10 +10,12 @@
 #include <string>
 
 #include "core/checksum.h"
+#include "core/report_throttle.h"
 #include "retcon/p2p.h"
 #include "session/desync_detector.h"
 #include "session/driver_session.h"
 #include "session/network_security.h"
+#include "session/handshake_mismatch.h"
 #include "session/peer.h"
 
 namespace retcon {
@@ -34,9 +36,17 @@ class P2PSessionImpl final : public P2PSession {
 
   // ---- Session
   Result add_local_input(PlayerIndex player, const void* input, size_t size) override {
-    if (!running_) return Result::not_synchronized;
+    if (!running_) {
+      // The caller's mistakes first: a wrong player or input size is not cured by waiting.
+      if (player < 0 || uint32_t(player) >= driver_.num_players() || !driver_.is_local(player))
+        return Result::invalid_player;
+      if (input == nullptr) return Result::invalid_argument;
+      if (size != driver_.input_size()) return Result::invalid_input_size;
+      return Result::not_synchronized;
+    }
     return driver_.add_local_input(player, input, size);
   }
+  Result frame_checksum(Frame frame, uint64_t* out) override { return driver_frame_checksum(driver_, frame, out); }
   Result advance_frame() override;
   Result set_input_delay(PlayerIndex player, int32_t frames) override { return driver_.set_input_delay(player, frames); }
   Result poll(uint64_t now_us) override;
@@ -119,11 +129,14 @@ class P2PSessionImpl final : public P2PSession {
   int32_t disconnect_settle_frames_ = 0;
   uint64_t dropped_unknown_address_ = 0;
   uint64_t checksums_compared_ = 0;
+  ReportThrottle desyncs_{10};  // the first desync in full, then a summary every 10 more
+  SessionShape shape_;          // ours, to name what differs in a rejected handshake
   uint8_t datagram_[kReceiveBufferSize];
 };
 
 Result P2PSessionImpl::init(const P2PConfig& c) {
   const SessionConfig& s = c.session;
+  if (validate_p2p_config(c) != nullptr) return Result::invalid_argument;
   if (c.network.transport == nullptr || c.desync_interval < 0 || c.num_spectators > uint32_t(kMaxSpectators) ||
       c.network.frame_rate < 1 || c.network.frame_rate > 65535 || c.network.sync_round_trips < 1 ||
       c.network.input_batch_frames < 1 || c.network.input_batch_frames > 60)
@@ -178,6 +191,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     Peer& peer = peers_[i];
     EndpointConfig e;
     e.shape = SessionShape{num_players_, input_size_, c.network.frame_rate};
+    shape_ = e.shape;
     e.players_owned = local_mask;
     e.send_blob_size = uint16_t((peer.spectator ? num_players_ : local_count_) * input_size_);
     e.receive_blob_size = uint16_t(peer.spectator ? 0 : peer.player_count * input_size_);
@@ -302,12 +316,12 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
       case EndpointEventType::disconnected:
         drop_peer(peer, false);
         break;
-      case EndpointEventType::handshake_rejected:
-        emit_peer_event(EventType::handshake_rejected, peer,
-                        ev.reason == RejectReason::version ? "protocol version differs"
-                                                           : "session shape (players, input size, frame rate) differs");
+      case EndpointEventType::handshake_rejected: {
+        const HandshakeMismatch m = handshake_mismatch(ev.reason, shape_, peer.endpoint.remote_handshake());
+        emit_peer_event(EventType::handshake_rejected, peer, m.message, m.ours, m.theirs);
         if (!peer.spectator) failed_ = true;
         break;
+      }
     }
   }
 }
@@ -498,11 +512,27 @@ void P2PSessionImpl::compare_reports(Peer& peer) {
     if (m == DesyncDetector::Match::stale) continue;
     ++checksums_compared_;
     if (local == report.sum) continue;
+    const ReportThrottle::Action action = desyncs_.next();
+    if (action == ReportThrottle::Action::silent) continue;
+    if (action == ReportThrottle::Action::summary) {
+      Event e = Reporter::make(EventType::desync_detected, "desyncs go on (summary: `total` desyncs so far, "
+                                                           "the first was reported in full)");
+      e.player = peer.players[0];
+      e.frame = report.frame;
+      e.total = int32_t(desyncs_.total() > INT32_MAX ? INT32_MAX : desyncs_.total());
+      e.checksum_local = local;
+      e.checksum_remote = report.sum;
+      driver_.reporter().log(LogLevel::error, "%llu desyncs so far (latest at frame %d)",
+                             static_cast<unsigned long long>(desyncs_.total()), report.frame);
+      driver_.reporter().emit(e);
+      continue;
+    }
     Event e = Reporter::make(EventType::desync_detected,
                              "a peer's checksum of a confirmed frame differs from ours: the game is not "
                              "deterministic (or its inputs differ)");
     e.player = peer.players[0];
     e.frame = report.frame;
+    e.total = 1;
     e.checksum_local = local;
     e.checksum_remote = report.sum;
     const SavedState* state = driver_.saved(report.frame);

@@ -2,4 +2,5 @@ list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/local_session.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sync_test_session.cpp
   ${CMAKE_CURRENT_LIST_DIR}/p2p_session.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/spectator_session.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/spectator_session.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/config_checks.cpp)

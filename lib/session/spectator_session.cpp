@@ -7,6 +7,7 @@
 #include "retcon/p2p.h"
 #include "session/driver_session.h"
 #include "session/network_security.h"
+#include "session/handshake_mismatch.h"
 #include "session/peer.h"
 
 namespace retcon {
@@ -40,6 +41,7 @@ class SpectatorSessionImpl final : public P2PSession {
     host_.spectator = true;
     EndpointConfig e;
     e.shape = SessionShape{s.num_players, s.input_size, c.network.frame_rate};
+    shape_ = e.shape;
     e.spectator = true;
     e.send_blob_size = 0;
     e.receive_blob_size = uint16_t(s.num_players * s.input_size);
@@ -53,6 +55,7 @@ class SpectatorSessionImpl final : public P2PSession {
   }
 
   Result add_local_input(PlayerIndex, const void*, size_t) override { return Result::invalid_player; }
+  Result frame_checksum(Frame frame, uint64_t* out) override { return driver_frame_checksum(driver_, frame, out); }
   Result set_input_delay(PlayerIndex, int32_t) override { return Result::invalid_player; }
   Frame current_frame() const override { return driver_.frame(); }
   Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
@@ -138,7 +141,8 @@ class SpectatorSessionImpl final : public P2PSession {
         case EndpointEventType::resumed: emit(EventType::connection_resumed, "host heard again"); break;
         case EndpointEventType::disconnected: emit(EventType::disconnected, "host gone"); break;
         case EndpointEventType::handshake_rejected:
-          emit(EventType::handshake_rejected, "the host's protocol version or session shape differs");
+          emit(EventType::handshake_rejected,
+               handshake_mismatch(ev.reason, shape_, host_.endpoint.remote_handshake()).message);
           break;
       }
     }
@@ -167,6 +171,7 @@ class SpectatorSessionImpl final : public P2PSession {
 
   RollbackDriver driver_;
   Peer host_;
+  SessionShape shape_;  // ours, to name what differs in a rejected handshake
   Transport* transport_ = nullptr;
   uint32_t num_players_ = 0, input_size_ = 0;
   int32_t catchup_threshold_ = 8, catchup_max_ = 3;

@@ -8,6 +8,7 @@
 #include <new>
 #include <string>
 
+#include "core/report_throttle.h"
 #include "session/driver_session.h"
 
 namespace retcon {
@@ -17,8 +18,7 @@ namespace {
 class SyncTestSession final : public DriverSession {
  public:
   Result init(const SyncTestConfig& config) {
-    if (config.check_distance < 1 || config.check_distance > config.session.max_prediction)
-      return Result::invalid_argument;
+    if (validate_sync_test_config(config) != nullptr) return Result::invalid_argument;
     distance_ = config.check_distance;
     if (Result r = driver_.init(config.session, distance_, SaveMode::every_frame); r != Result::ok) return r;
     for (uint32_t p = 0; p < config.session.num_players; ++p) driver_.set_local(PlayerIndex(p), true);
@@ -74,6 +74,20 @@ class SyncTestSession final : public DriverSession {
   // simulation, then reports it with both states described. If this third run happens to agree
   // (flaky non-determinism), the state that differed at `frame` is reported instead.
   void report_mismatch(Frame frame, Frame from) {
+    const ReportThrottle::Action action = mismatches_.next();
+    if (action == ReportThrottle::Action::silent) return;
+    if (action == ReportThrottle::Action::summary) {
+      Event e = Reporter::make(EventType::sync_test_mismatch,
+                               "re-simulations go on differing (summary: `total` mismatches so far, the "
+                               "first was reported in full)");
+      e.frame = frame;
+      e.count = int32_t(frame - from);
+      e.total = int32_t(mismatches_.total() > INT32_MAX ? INT32_MAX : mismatches_.total());
+      driver_.reporter().log(LogLevel::error, "sync test: %llu mismatches so far (latest at frame %d)",
+                             static_cast<unsigned long long>(mismatches_.total()), frame);
+      driver_.reporter().emit(e);
+      return;
+    }
     Frame bad = frame;
     SavedState* second = &resim_;
     if (resimulate_until_difference(from, frame, &bad)) second = &diag_;
@@ -85,6 +99,7 @@ class SyncTestSession final : public DriverSession {
                              "the frame before `frame` is not deterministic");
     e.frame = bad;
     e.count = int32_t(frame - from);
+    e.total = 1;
     e.checksum_local = driver_.checksum(*first);
     e.checksum_remote = driver_.checksum(*second);
     describe_saved_state(driver_.callbacks(), *first, &text_first_);
@@ -116,6 +131,7 @@ class SyncTestSession final : public DriverSession {
   }
 
   int32_t distance_ = 1;
+  ReportThrottle mismatches_{60};  // the first mismatch in full, then a summary every 60 more
   std::unique_ptr<uint8_t[]> resim_memory_, diag_memory_;
   SavedState resim_, diag_;
   std::string text_first_, text_second_;

@@ -3,12 +3,17 @@
 network with simulated latency and loss, driven by a virtual clock (the same run every time).
 Both machines must end in the state of a local session given the same inputs.
 
-    RETCON_LIB=build/capi/libretcon.so python3 samples/python/p2p_demo.py
+    python3 samples/python/p2p_demo.py
 """
 
+import os
 import sys
 
-import retcon
+try:
+    import retcon
+except ImportError:  # not pip-installed: the package of this repository (bindings/python)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python", "src"))
+    import retcon
 from sync_test_demo import PLAYERS, Snake, steer
 
 FRAMES = 240
@@ -26,9 +31,9 @@ class Peer(Snake):
             self.at_end = self.trail
 
     def on_event(self, event):
-        if event["type"] == retcon.EVENT_TIMESYNC:
-            self.wait = event["count"]
-        elif event["type"] == retcon.EVENT_DESYNC_DETECTED:
+        if event.type == retcon.EVENT_TIMESYNC:
+            self.wait = event.count
+        elif event.type == retcon.EVENT_DESYNC_DETECTED:
             self.events.append(event)
 
 
@@ -82,7 +87,7 @@ def main():
         peer = session.peer_stats(1 - i)
         stats = session.stats()
         print("machine %d: frame %d, trail at frame %d %016x, ping %d us, %d datagrams sent, %d rollbacks"
-              % (i, game.frame, FRAMES, game.at_end or 0, peer["ping_us"], peer["datagrams_sent"], stats["rollbacks"]))
+              % (i, game.frame, FRAMES, game.at_end or 0, peer.ping_us, peer.counters["datagrams_sent"], stats.rollbacks))
         ok &= game.at_end == reference.trail and not game.events
     print("reference: trail %016x after %d ticks" % (reference.trail, tick + 1))
 

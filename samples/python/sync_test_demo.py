@@ -3,13 +3,18 @@
 rolls back and re-simulates every frame), then a sync test of a game with a determinism bug.
 Prints the stats of each; exits non-zero when anything is off.
 
-    RETCON_LIB=build/capi/libretcon.so python3 samples/python/sync_test_demo.py
+    python3 samples/python/sync_test_demo.py
 """
 
+import os
 import struct
 import sys
 
-import retcon
+try:
+    import retcon
+except ImportError:  # not pip-installed: the package of this repository (bindings/python)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python", "src"))
+    import retcon
 
 PLAYERS = 2
 FRAMES = 300
@@ -79,10 +84,10 @@ def play(session, game):
         assert session.advance_frame()
     stats = session.stats()
     print("  frame %d, confirmed %d, advanced %d, re-simulated %d, rollbacks %d, saves %d, loads %d"
-          % (session.current_frame, session.confirmed_frame, stats["frames_advanced"],
-             stats["frames_resimulated"], stats["rollbacks"], stats["saves"], stats["loads"]))
-    if stats["rollback_depth_histogram"]:
-        print("  rollback depths:", stats["rollback_depth_histogram"])
+          % (session.current_frame, session.confirmed_frame, stats.frames_advanced,
+             stats.frames_resimulated, stats.rollbacks, stats.saves, stats.loads))
+    if stats.rollback_depth_histogram:
+        print("  rollback depths:", stats.rollback_depth_histogram)
     return stats
 
 
@@ -102,7 +107,7 @@ def main():
     with retcon.sync_test_session(synced, PLAYERS, 1, max_state_size=64, check_distance=4) as session:
         stats = play(session, synced)
     print("  trail %016x, %d mismatch events" % (synced.trail, len(synced.events)))
-    ok &= synced.trail == local.trail and not synced.events and stats["rollbacks"] > 0
+    ok &= synced.trail == local.trail and not synced.events and stats.rollbacks > 0
 
     print("3. sync test of a game with a determinism bug")
     buggy = Snake(buggy=True)
@@ -111,12 +116,12 @@ def main():
                                   log=lambda level, message: log.append(message),
                                   log_level=retcon.LOG_ERROR) as session:
         play(session, buggy)
-    mismatches = [e for e in buggy.events if e["type"] == retcon.EVENT_SYNC_TEST_MISMATCH]
+    mismatches = [e for e in buggy.events if e.type == retcon.EVENT_SYNC_TEST_MISMATCH]
     if mismatches:
         first = mismatches[0]
-        print("  %d mismatches; first at frame %d: %s" % (len(mismatches), first["frame"], first["message"]))
-        print("    first run: %s" % first["text_local"])
-        print("    re-run:    %s" % first["text_remote"])
+        print("  %d mismatches; first at frame %d: %s" % (len(mismatches), first.frame, first.message))
+        print("    first run: %s" % first.text_local)
+        print("    re-run:    %s" % first.text_remote)
         print("  log: %s" % log[0] if log else "  (no log line)")
     ok &= bool(mismatches) and bool(log)
 

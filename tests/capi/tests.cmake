@@ -13,6 +13,7 @@ retcon_add_test(capi_tests
   ${RETCON_CAPI_TEST_DIR}/capi_property_test.cpp
   ${RETCON_CAPI_TEST_DIR}/capi_p2p_test.cpp
   ${RETCON_CAPI_TEST_DIR}/capi_replay_test.cpp
+  ${RETCON_CAPI_TEST_DIR}/capi_checks_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/support/alloc_counter.cpp)
 target_link_libraries(capi_tests PRIVATE retcon retcon_c_test_game)
 
@@ -35,6 +36,7 @@ add_test(NAME capi_exported_symbols
 # which plain consumers do not link, so it runs in normal builds only.
 if(NOT RETCON_SANITIZE)
   add_test(NAME install_consumers
-    COMMAND sh ${RETCON_CAPI_TEST_DIR}/install_consumers.sh ${PROJECT_BINARY_DIR} ${RETCON_CAPI_TEST_DIR}/consumers)
+    COMMAND sh ${RETCON_CAPI_TEST_DIR}/install_consumers.sh ${PROJECT_BINARY_DIR} ${RETCON_CAPI_TEST_DIR}/consumers
+            ${PROJECT_SOURCE_DIR})
   set_tests_properties(install_consumers PROPERTIES TIMEOUT 600 RESOURCE_LOCK retcon_install)
 endif()

@@ -1,0 +1,155 @@
+"""The bridge between a Python game object and retcon_game_callbacks. Exceptions never unwind
+through C: a callback's exception is kept and re-raised from the retcon call that ran it."""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Protocol, Sequence
+
+from . import _capi as c
+from ._capi import fn
+
+ADVANCE_RESIMULATING = 1
+
+
+@dataclass(frozen=True)
+class Event:
+    """One session event (retcon_event). Fields that do not apply are -1, 0 or None."""
+    type: int
+    name: str
+    player: int
+    frame: int
+    count: int
+    total: int
+    checksum_local: int
+    checksum_remote: int
+    text_local: Optional[str]
+    text_remote: Optional[str]
+    message: str
+
+
+class Game(Protocol):
+    """What a game supplies. Optional methods: on_event(event: Event), describe_state(frame, data)
+    -> str, checksum(frame, data) -> int (else retcon hashes the saved bytes with XXH3-64)."""
+
+    def save_state(self, frame: int) -> bytes: ...
+
+    def load_state(self, frame: int, data: bytes) -> None: ...
+
+    def advance_frame(self, frame: int, inputs: List[bytes], flags: int) -> None: ...
+
+
+def _text(pointer: Optional[int], length: int) -> Optional[str]:
+    return ctypes.string_at(pointer, length).decode("utf-8", "replace") if pointer else None
+
+
+def event_type_name(event_type: int) -> str:
+    return fn.event_type_name(event_type).decode()
+
+
+def event_of(e: c.Event) -> Event:
+    return Event(e.type, event_type_name(e.type), e.player, e.frame, e.count, e.total, e.checksum_local,
+                 e.checksum_remote, _text(e.text_local, e.text_local_len), _text(e.text_remote, e.text_remote_len),
+                 e.message.decode("utf-8", "replace") if e.message else "")
+
+
+class GameBridge:
+    """Builds the C callbacks of `game`. Keep it alive as long as retcon may call them."""
+
+    def __init__(self, game: Any, predictor: Optional[Callable[[int, int, Optional[bytes]], bytes]] = None,
+                 log: Optional[Callable[[int, str], None]] = None) -> None:
+        self.game = game
+        self.pending: Optional[BaseException] = None
+        cb = c.new(c.GameCallbacks, fn.game_callbacks_init)
+        self._save = c.SaveState(self._save_state)
+        self._load = c.LoadState(self._load_state)
+        self._advance = c.AdvanceFrame(self._advance_frame)
+        cb.save_state, cb.load_state, cb.advance_frame = self._save, self._load, self._advance
+        if hasattr(game, "on_event"):
+            self._event = c.OnEvent(self._on_event)
+            cb.on_event = self._event
+        if hasattr(game, "describe_state"):
+            self._describe = c.DescribeState(self._describe_state)
+            cb.describe_state = self._describe
+        if hasattr(game, "checksum"):
+            self._checksum = c.Checksum(self._checksum_state)
+            cb.checksum = self._checksum
+        self.callbacks = cb
+        self._predictor = predictor
+        self.predict = c.Predict(self._predict) if predictor is not None else None
+        self._log_fn = log
+        self.log = c.Log(self._log) if log is not None else None
+
+    def take_pending(self) -> None:
+        """Re-raises the exception a callback raised, if any."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            raise pending
+
+    def _guard(self, body: Callable[[], Any], failed: Any) -> Any:
+        if self.pending is not None:
+            return failed
+        try:
+            return body()
+        except BaseException as e:  # never let an exception unwind through C
+            self.pending = e
+            return failed
+
+    def _save_state(self, user: Any, frame: int, buffer: Any, capacity: int) -> int:
+        def save() -> int:
+            data = bytes(self.game.save_state(frame))
+            if len(data) <= capacity:
+                ctypes.memmove(buffer, data, len(data))
+            return len(data)
+        # On an exception claim more than fits: the session stops the frame with save_failed.
+        return int(self._guard(save, capacity + 1))
+
+    def _load_state(self, user: Any, frame: int, buffer: Any, length: int) -> None:
+        self._guard(lambda: self.game.load_state(frame, ctypes.string_at(buffer, length)), None)
+
+    def _advance_frame(self, user: Any, frame: int, inputs: Any, flags: int) -> None:
+        def advance() -> None:
+            fi = inputs.contents
+            n = fi.input_size
+            raw = ctypes.string_at(fi.bytes, fi.player_count * n)
+            self.game.advance_frame(frame, [raw[p * n:(p + 1) * n] for p in range(fi.player_count)], flags)
+        self._guard(advance, None)
+
+    def _on_event(self, user: Any, event: Any) -> None:
+        self._guard(lambda: self.game.on_event(event_of(event.contents)), None)
+
+    def _describe_state(self, user: Any, frame: int, buffer: Any, length: int, sink: Any) -> None:
+        def describe() -> None:
+            text = str(self.game.describe_state(frame, ctypes.string_at(buffer, length))).encode()
+            sink.contents.write(sink.contents.user, text, len(text))
+        self._guard(describe, None)
+
+    def _checksum_state(self, user: Any, frame: int, buffer: Any, length: int) -> int:
+        return int(self._guard(lambda: int(self.game.checksum(frame, ctypes.string_at(buffer, length)))
+                               & 0xFFFFFFFFFFFFFFFF, 0))
+
+    def _predict(self, user: Any, player: int, frame: int, last: Any, out: Any, size: int) -> None:
+        def predict() -> None:
+            assert self._predictor is not None
+            guess = bytes(self._predictor(player, frame, ctypes.string_at(last, size) if last else None))
+            ctypes.memmove(out, guess[:size].ljust(size, b"\0"), size)
+        self._guard(predict, None)
+
+    def _log(self, user: Any, level: int, message: bytes) -> None:
+        assert self._log_fn is not None
+        self._guard(lambda: self._log_fn(level, message.decode("utf-8", "replace")), None)  # type: ignore[misc]
+
+
+def describe_with(game: Any, frame: int, data: Optional[bytes]) -> Optional[str]:
+    if data is None or not hasattr(game, "describe_state"):
+        return None
+    return str(game.describe_state(frame, data))
+
+
+def split_inputs(raw: bytes, size: int, players: int) -> List[bytes]:
+    return [raw[p * size:(p + 1) * size] for p in range(players)]
+
+
+def as_bytes(data: Sequence[int]) -> bytes:
+    return bytes(data)

@@ -1,0 +1,329 @@
+"""Tests of the retcon Python package against the libretcon of a build (RETCON_LIB) or an install:
+every session kind, spectators, the predictor, user transports, the simulator, time sync,
+replays, stats, errors, and the game's checksum method."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import unittest
+from collections import deque
+from typing import Deque, Dict, List, Optional, Tuple
+
+import retcon
+
+PLAYERS = 2
+
+
+class Counter:
+    """A tiny deterministic game: an integer folding every input in, plus a byte that differs
+    between machines (or runs) and that only a custom checksum ignores."""
+
+    def __init__(self, noisy: bool = False) -> None:
+        self.x = 1
+        self.frame = 0
+        self.noise = 0
+        self.noisy = noisy
+        self.events: List[retcon.Event] = []
+
+    def save_state(self, frame: int) -> bytes:
+        return self.x.to_bytes(8, "little") + self.frame.to_bytes(4, "little") + bytes([self.noise & 255])
+
+    def load_state(self, frame: int, data: bytes) -> None:
+        self.x = int.from_bytes(data[:8], "little")
+        self.frame = int.from_bytes(data[8:12], "little")
+
+    def advance_frame(self, frame: int, inputs: List[bytes], flags: int) -> None:
+        for i, data in enumerate(inputs):
+            self.x = (self.x * 1000003 + data[0] * (i + 3) + 1) % (1 << 61)
+        self.frame += 1
+        if self.noisy and flags & retcon.ADVANCE_RESIMULATING:
+            self.noise += 1  # not part of the game: only the saved bytes see it
+
+    def on_event(self, event: retcon.Event) -> None:
+        self.events.append(event)
+
+    def describe_state(self, frame: int, data: bytes) -> str:
+        return "frame %d x %d" % (int.from_bytes(data[8:12], "little"), int.from_bytes(data[:8], "little"))
+
+
+class CheckedCounter(Counter):
+    def checksum(self, frame: int, data: bytes) -> int:
+        return int.from_bytes(data[:12], "little") * 0x9E3779B97F4A7C15 % (1 << 64)  # ignores the noise byte
+
+
+def steer(player: int, frame: int) -> bytes:
+    return bytes([(frame * (player + 3) // 5) & 7])
+
+
+class Basics(unittest.TestCase):
+    def test_version_and_names(self) -> None:
+        number, text = retcon.version()
+        self.assertEqual(number // 10000, 0)
+        self.assertRegex(text, r"^\d+\.\d+\.\d+$")
+        self.assertEqual(retcon.result_name(1), "invalid_argument")
+        self.assertEqual(retcon.event_type_name(retcon.EVENT_DESYNC_DETECTED), "desync_detected")
+
+    def test_every_error_is_its_own_exception_with_the_result_name(self) -> None:
+        for code in range(1, 21):
+            e = retcon.error_for(code, "call")
+            self.assertIsInstance(e, retcon.Error)
+            self.assertIsNot(type(e), retcon.Error)
+            self.assertEqual(e.code, code)
+            self.assertEqual(e.name, retcon.result_name(code))
+            self.assertIn(e.name, str(e))
+        with self.assertRaises(retcon.InvalidArgument) as caught:
+            retcon.local_session(Counter(), PLAYERS, 1, max_state_size=0)
+        self.assertIn("max_state_size", str(caught.exception))
+        with retcon.local_session(Counter(), PLAYERS, 1, max_state_size=64) as s:
+            with self.assertRaises(retcon.InvalidPlayer):
+                s.add_local_input(PLAYERS, b"\0")
+            with self.assertRaises(retcon.InvalidInputSize):
+                s.add_local_input(0, b"\0\0")
+            s.add_local_input(0, b"\0")
+            with self.assertRaises(retcon.InputAlreadyAdded):
+                s.add_local_input(0, b"\0")
+            with self.assertRaises(retcon.MissingLocalInput):
+                s.advance_frame()
+
+    def test_a_callback_exception_is_raised_from_the_call(self) -> None:
+        class Broken(Counter):
+            def advance_frame(self, frame: int, inputs: List[bytes], flags: int) -> None:
+                raise KeyError("boom")
+        with retcon.local_session(Broken(), PLAYERS, 1, max_state_size=64) as s:
+            s.add_local_input(0, b"\0")
+            s.add_local_input(1, b"\0")
+            with self.assertRaises(KeyError):
+                s.advance_frame()
+
+
+class Sessions(unittest.TestCase):
+    def run_frames(self, session: retcon.Session, frames: int) -> None:
+        for f in range(frames):
+            for p in range(PLAYERS):
+                self.assertTrue(session.add_local_input(p, steer(p, f)))
+            self.assertTrue(session.advance_frame())
+
+    def test_local_and_sync_test_agree(self) -> None:
+        local, synced = Counter(), Counter()
+        with retcon.local_session(local, PLAYERS, 1, max_state_size=64) as s:
+            self.assertEqual(s.kind, retcon.SESSION_LOCAL)
+            self.run_frames(s, 200)
+            self.assertEqual(s.stats().frames_advanced, 200)
+            self.assertEqual(s.frames_to_wait, 0)
+        with retcon.sync_test_session(synced, PLAYERS, 1, max_state_size=64, check_distance=5) as s:
+            self.assertEqual(s.kind, retcon.SESSION_SYNC_TEST)
+            self.run_frames(s, 200)
+            stats = s.stats()
+            self.assertGreater(stats.rollbacks, 0)
+            self.assertGreater(stats.rollback_depth_histogram[5], 150)
+        self.assertEqual(local.x, synced.x)
+
+    def test_the_games_checksum_method_is_used(self) -> None:
+        # The noise byte changes in every re-simulation: retcon's own hash sees it, the game's
+        # checksum does not.
+        plain, checked = Counter(noisy=True), CheckedCounter(noisy=True)
+        with retcon.sync_test_session(plain, PLAYERS, 1, max_state_size=64, check_distance=2) as s:
+            self.run_frames(s, 30)
+        with retcon.sync_test_session(checked, PLAYERS, 1, max_state_size=64, check_distance=2) as s:
+            self.run_frames(s, 30)
+        self.assertTrue(any(e.type == retcon.EVENT_SYNC_TEST_MISMATCH for e in plain.events))
+        self.assertFalse(any(e.type == retcon.EVENT_SYNC_TEST_MISMATCH for e in checked.events))
+
+    def test_predictor_is_called_for_remote_players(self) -> None:
+        calls: List[Tuple[int, int, Optional[bytes]]] = []
+
+        def predict(player: int, frame: int, last: Optional[bytes]) -> bytes:
+            calls.append((player, frame, last))
+            return last or b"\0"
+        machines = self.p2p_pair(predictor=predict)
+        self.play_pair(machines, 120)
+        self.assertTrue(calls)
+        self.assertTrue(all(player in (0, 1) for player, _, _ in calls))
+        self.close_pair(machines)
+
+    # -- networks
+
+    def p2p_pair(self, predictor: Optional[retcon.Session] = None, spectator: bool = False,
+                 transports: str = "memory") -> Dict[str, object]:
+        machines: Dict[str, object] = {}
+        if transports == "memory":
+            network = retcon.MemoryNetwork()
+            wires = [network.endpoint() for _ in range(3 if spectator else 2)]
+            addresses = [w.address for w in wires]
+            machines["network"] = network
+        else:  # user transports: Python queues keyed by address
+            queues: Dict[bytes, Deque[Tuple[bytes, bytes]]] = {}
+            wires = []
+            addresses = []
+            for i in range(3 if spectator else 2):
+                me = bytes([i + 1])
+                queues[me] = deque()
+
+                def send(address: bytes, data: bytes, me: bytes = me) -> bool:
+                    if address not in queues:
+                        return False
+                    queues[address].append((me, data))
+                    return True
+
+                def receive(me: bytes = me) -> Optional[Tuple[bytes, bytes]]:
+                    return queues[me].popleft() if queues[me] else None
+                wires.append(retcon.Transport.from_callbacks(send, receive))
+                addresses.append(retcon.peer_address(me))
+        links = [w.simulated(seed=40 + i, latency_us=20000, jitter_us=4000, loss=0.03) for i, w in enumerate(wires)]
+        games = [Counter() for _ in wires]
+        sessions = []
+        for i in range(2):
+            players = [retcon.LOCAL if p == i else addresses[p] for p in range(2)]
+            sessions.append(retcon.p2p_session(games[i], players, 1, 64, links[i], rng_seed=11 + i,
+                                               spectators=[addresses[2]] if spectator and i == 0 else [],
+                                               predictor=predictor))
+        if spectator:
+            sessions.append(retcon.spectator_session(games[2], 2, 1, 64, links[2], addresses[0], rng_seed=99))
+        machines.update(wires=wires, links=links, games=games, sessions=sessions)
+        return machines
+
+    def play_pair(self, machines: Dict[str, object], frames: int) -> None:
+        sessions: List[retcon.Session] = machines["sessions"]  # type: ignore[assignment]
+        links: List[retcon.Transport] = machines["links"]  # type: ignore[assignment]
+        now = 0
+        waited = 0
+        for _ in range(frames * 6):
+            now += 16667
+            for i, s in enumerate(sessions):
+                links[i].set_time(now)
+                s.poll(now)
+                if s.kind == retcon.SESSION_SPECTATOR:
+                    s.advance_frame()
+                    continue
+                if s.running and s.should_wait:  # time sync: skip this tick
+                    waited += 1
+                    continue
+                if not s.add_local_input(i, steer(i, s.current_frame)):
+                    continue  # not synchronized yet: "not now", not an error
+                self.assertGreaterEqual(s.frames_to_wait, 0)
+                s.advance_frame()
+            if all(s.confirmed_frame >= frames for s in sessions):
+                break
+        self.assertTrue(all(s.running for s in sessions))
+        self.assertTrue(all(s.confirmed_frame >= frames for s in sessions), [s.confirmed_frame for s in sessions])
+
+    def close_pair(self, machines: Dict[str, object]) -> None:
+        for s in machines["sessions"]:  # type: ignore[attr-defined]
+            s.close()
+        for t in machines["links"] + machines["wires"]:  # type: ignore[operator]
+            t.close()
+        if "network" in machines:
+            machines["network"].close()  # type: ignore[attr-defined]
+
+    def test_p2p_with_a_spectator_over_a_simulated_network(self) -> None:
+        machines = self.p2p_pair(spectator=True)
+        self.play_pair(machines, 150)
+        sessions: List[retcon.Session] = machines["sessions"]  # type: ignore[assignment]
+        self.assertEqual(sessions[0].kind, retcon.SESSION_P2P)
+        self.assertEqual(sessions[2].kind, retcon.SESSION_SPECTATOR)
+        peer = sessions[0].peer_stats(1)
+        self.assertGreater(peer.ping_us, 30000)
+        self.assertGreater(peer.counters["datagrams_sent"], 0)
+        self.assertGreater(sessions[0].spectator_stats(0).counters["datagrams_sent"], 0)
+        with self.assertRaises(retcon.NotFound):
+            sessions[0].peer_stats(0)  # a local player
+        games: List[Counter] = machines["games"]  # type: ignore[assignment]
+        self.assertFalse([e for g in games for e in g.events if e.type == retcon.EVENT_DESYNC_DETECTED])
+        self.assertGreater(sessions[0].checksums_compared, 0)  # desync detection ran
+        confirmed = sessions[0].confirmed_frame
+        self.assertEqual(sessions[0].frame_checksum(confirmed), sessions[1].frame_checksum(confirmed))
+        with self.assertRaises(retcon.WrongState):
+            sessions[0].frame_checksum(sessions[0].current_frame + 5)
+        # A transport in use cannot be closed first.
+        with self.assertRaises(retcon.WrongState):
+            machines["links"][0].close()  # type: ignore[index]
+        self.close_pair(machines)
+
+    def test_p2p_refusals_say_why(self) -> None:
+        network = retcon.MemoryNetwork()
+        wire = network.endpoint()
+        with self.assertRaises(retcon.InvalidArgument) as caught:
+            retcon.p2p_session(Counter(), [retcon.LOCAL, retcon.LOCAL], 1, 64, wire)  # forgot the remote player
+        self.assertIn("no remote player", str(caught.exception))
+        alone = retcon.p2p_session(Counter(), [retcon.LOCAL, retcon.LOCAL], 1, 64, wire, allow_local_only=1)
+        alone.close()
+        with self.assertRaises(retcon.InvalidArgument) as caught:
+            retcon.spectator_session(Counter(), 2, 1, 64, wire, retcon.peer_address(b""))
+        self.assertIn("host address", str(caught.exception))
+        with self.assertRaises(retcon.InvalidArgument) as caught:
+            retcon.sync_test_session(Counter(), 2, 1, 64, check_distance=0)
+        self.assertIn("check_distance", str(caught.exception))
+        wire.close()
+        network.close()
+
+    def test_p2p_over_user_transports(self) -> None:
+        machines = self.p2p_pair(transports="user")
+        self.play_pair(machines, 120)
+        self.close_pair(machines)
+
+
+class Replays(unittest.TestCase):
+    def record(self, frames: int = 300, **options: int) -> retcon.Replay:
+        game = Counter()
+        with retcon.local_session(game, PLAYERS, 1, max_state_size=64) as s:
+            s.start_recording(user_data=b"seed=1", **options)
+            for f in range(frames):
+                for p in range(PLAYERS):
+                    s.add_local_input(p, steer(p, f))
+                s.advance_frame()
+            with self.assertRaises(retcon.WrongState):
+                s.start_recording()
+            return s.recording()
+
+    def test_record_save_load_play(self) -> None:
+        replay = self.record()
+        info = replay.info
+        self.assertEqual((info.num_players, info.input_size, info.frame_count), (2, 1, 300))
+        self.assertEqual(info.user_data, b"seed=1")
+        self.assertEqual(info.checkpoint_count, 300)
+        self.assertEqual(info.stored_states, 5)
+        self.assertEqual(replay.inputs(7), [steer(0, 7), steer(1, 7)])
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "match.rpl")
+            replay.save(path)
+            again = retcon.Replay.load(path)
+        self.assertEqual(again.to_bytes(), replay.to_bytes())
+        self.assertEqual(retcon.Replay.from_bytes(replay.to_bytes()).to_bytes(), replay.to_bytes())
+        report = replay.play(Counter(), 64)
+        self.assertFalse(report.diverged)
+        self.assertEqual(report.checksums_verified, 300)
+        with self.assertRaises(retcon.CorruptData) as caught:
+            retcon.Replay.from_bytes(replay.to_bytes()[:100])
+        self.assertIn("truncated", str(caught.exception))
+        with self.assertRaises(retcon.IoError):
+            retcon.Replay.load("/nonexistent/match.rpl")
+
+    def test_bisect_and_sync_test_name_a_changed_input(self) -> None:
+        replay = self.record()
+        replay.set_input(123, 1, b"\x05" if steer(1, 123) != b"\x05" else b"\x06")
+        seen: List[Tuple[int, int]] = []
+        game = Counter()
+        report = replay.bisect(game, 64, progress=lambda done, total: seen.append((done, total)))
+        self.assertEqual(report.first_bad, 124)
+        self.assertTrue(report.exact)
+        self.assertEqual(report.last_good, 123)
+        self.assertEqual(game.frame, 124)  # left in the replayed state
+        self.assertIsNotNone(report.replayed_state)
+        self.assertEqual(report.reference_frame, 123)  # states every 60: the last good one
+        self.assertEqual(seen[-1], (124, 300))
+        from_near = replay.bisect(Counter(), 64, from_frame=123)
+        self.assertEqual((from_near.start_frame, from_near.first_bad), (120, 124))
+        sync = replay.sync_test(Counter(), 64, check_distance=3)
+        self.assertTrue(sync.deterministic)
+        self.assertEqual(sync.first_bad, 124)
+
+    def test_sync_test_of_a_replay_finds_non_determinism(self) -> None:
+        replay = self.record(state_interval=0)
+        report = replay.sync_test(Counter(noisy=True), 64, check_distance=2)  # the noise byte: XXH3 sees it
+        self.assertFalse(report.deterministic)
+        self.assertIsNotNone(report.mismatch_text_first)
+
+
+if __name__ == "__main__":
+    unittest.main()
