@@ -64,6 +64,8 @@ retcon_result retcon_p2p_config_validate(const retcon_session_config* config, co
     return answer("p2p->size is not sizeof(retcon_p2p_config): fill it with retcon_p2p_config_init", reason);
   if (p2p->num_spectators > RETCON_MAX_SPECTATORS) return answer("num_spectators must be 0..32", reason);
   network_of(*p2p, &c.network);
+  c.network.input_batch_frames = p2p->input_batch_frames;
+  c.network.loss_hold_frames = p2p->loss_hold_frames;
   c.desync_interval = p2p->desync_interval;
   for (uint32_t p = 0; p < RETCON_MAX_PLAYERS; ++p) {
     c.players[p].kind = static_cast<retcon::PlayerKind>(p2p->player_kinds[p]);

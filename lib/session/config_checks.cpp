@@ -29,6 +29,8 @@ const char* validate_p2p_config(const P2PConfig& config) noexcept {
   if (const char* why = validate_session_config(config.session)) return why;
   if (const char* why = check_network(config.network)) return why;
   if (config.desync_interval < 0) return "desync_interval must be 0 (off) or more frames";
+  if (config.network.input_batch_frames < 1 || config.network.input_batch_frames > 60)
+    return "input_batch_frames must be 1..60";
   if (config.num_spectators > uint32_t(kMaxSpectators)) return "num_spectators must be 0..32";
   uint32_t local = 0, remote = 0;
   for (uint32_t p = 0; p < config.session.num_players; ++p) {

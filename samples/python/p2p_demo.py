@@ -22,7 +22,6 @@ FRAMES = 240
 class Peer(Snake):
     def __init__(self):
         super().__init__()
-        self.wait = 0  # ticks to skip, as time sync advises
         self.at_end = None  # the trail after frame FRAMES - 1, as last (re-)simulated
 
     def advance_frame(self, frame, inputs, flags):
@@ -32,7 +31,7 @@ class Peer(Snake):
 
     def on_event(self, event):
         if event.type == retcon.EVENT_TIMESYNC:
-            self.wait = event.count
+            pass  # advice; session.should_wait says which ticks to skip
         elif event.type == retcon.EVENT_DESYNC_DETECTED:
             self.events.append(event)
 
@@ -68,8 +67,7 @@ def main():
             session.poll(now)
             if not session.running or session.current_frame >= FRAMES + 60:
                 continue
-            if game.wait > 0:
-                game.wait -= 1
+            if session.should_wait:  # time sync: this machine runs ahead, skip this tick
                 continue
             try:
                 session.add_local_input(i, steer(i, session.current_frame))
