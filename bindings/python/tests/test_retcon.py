@@ -97,6 +97,23 @@ class Basics(unittest.TestCase):
                 s.advance_frame()
 
 
+class Layouts(unittest.TestCase):
+    def test_every_mirrored_struct_has_the_size_of_the_c_struct(self) -> None:
+        # Each *_init sets `size` to the C struct's sizeof: a field added to retcon.h without
+        # its Python mirror (bindings/python/src/retcon/_capi.py) fails here.
+        from retcon import _capi as c
+        pairs = [(c.GameCallbacks, c.fn.game_callbacks_init), (c.SessionConfig, c.fn.session_config_init),
+                 (c.SyncTestConfig, c.fn.sync_test_config_init), (c.SessionStats, c.fn.session_stats_init),
+                 (c.TransportCallbacks, c.fn.transport_callbacks_init), (c.LinkProfile, c.fn.link_profile_init),
+                 (c.P2PConfig, c.fn.p2p_config_init), (c.SpectatorConfig, c.fn.spectator_config_init),
+                 (c.PeerStats, c.fn.peer_stats_init), (c.RecordingConfig, c.fn.recording_config_init),
+                 (c.ReplayInfo, c.fn.replay_info_init), (c.ReplayRunConfig, c.fn.replay_run_config_init),
+                 (c.ReplayReport, c.fn.replay_report_init)]
+        for kind, init in pairs:
+            value = c.new(kind, init)
+            self.assertEqual(value.size, c.ctypes.sizeof(kind), kind.__name__)
+
+
 class Sessions(unittest.TestCase):
     def run_frames(self, session: retcon.Session, frames: int) -> None:
         for f in range(frames):
