@@ -23,6 +23,8 @@ void network_of(const CConfig& c, retcon::NetworkConfig* out) noexcept {
   out->disconnect_timeout_us = c.disconnect_timeout_us;
   out->sync_round_trips = c.sync_round_trips;
   out->rng_seed = c.rng_seed;
+  out->has_match_key = c.has_match_key != 0;
+  std::memcpy(out->match_key, c.match_key, sizeof out->match_key);
 }
 
 // Sets *reason (when asked) and returns the matching result.

@@ -13,6 +13,11 @@ bool valid_address(const PeerAddress& a) noexcept { return a.size >= 1 && a.size
 const char* check_network(const NetworkConfig& n) noexcept {
   if (n.frame_rate < 1 || n.frame_rate > 65535) return "frame_rate must be 1..65535";
   if (n.sync_round_trips < 1) return "sync_round_trips must be at least 1";
+  if (n.has_match_key) {
+    uint8_t any = 0;
+    for (uint8_t b : n.match_key) any = uint8_t(any | b);
+    if (any == 0) return "has_match_key is set but match_key is all zeros: give the key from the lobby";
+  }
   return nullptr;
 }
 

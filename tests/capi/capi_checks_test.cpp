@@ -110,6 +110,10 @@ TEST_F(Checks, EveryConfigKindIsValidatedWithAReason) {
   p2p.sync_round_trips = 0;
   EXPECT_NE(p2p_reason().find("sync_round_trips"), std::string::npos);
   p2p.sync_round_trips = 5;
+  p2p.has_match_key = 1;  // with an all-zero key
+  EXPECT_NE(p2p_reason().find("match_key is all zeros"), std::string::npos);
+  p2p.match_key[7] = 42;
+  EXPECT_EQ(p2p_reason(), "");
   p2p.num_spectators = 1;
   p2p.spectators[0] = p2p.player_addresses[1];
   EXPECT_NE(p2p_reason().find("also a player's"), std::string::npos);

@@ -162,7 +162,7 @@ class Sessions(unittest.TestCase):
     # -- networks
 
     def p2p_pair(self, predictor: Optional[retcon.Session] = None, spectator: bool = False,
-                 transports: str = "memory") -> Dict[str, object]:
+                 transports: str = "memory", key: Optional[bytes] = None) -> Dict[str, object]:
         machines: Dict[str, object] = {}
         if transports == "memory":
             network = retcon.MemoryNetwork()
@@ -194,9 +194,10 @@ class Sessions(unittest.TestCase):
             players = [retcon.LOCAL if p == i else addresses[p] for p in range(2)]
             sessions.append(retcon.p2p_session(games[i], players, 1, 64, links[i], rng_seed=11 + i,
                                                spectators=[addresses[2]] if spectator and i == 0 else [],
-                                               predictor=predictor))
+                                               predictor=predictor, match_key=key))
         if spectator:
-            sessions.append(retcon.spectator_session(games[2], 2, 1, 64, links[2], addresses[0], rng_seed=99))
+            sessions.append(retcon.spectator_session(games[2], 2, 1, 64, links[2], addresses[0], rng_seed=99,
+                                                     match_key=key))
         machines.update(wires=wires, links=links, games=games, sessions=sessions)
         return machines
 
@@ -273,6 +274,13 @@ class Sessions(unittest.TestCase):
         self.assertIn("check_distance", str(caught.exception))
         wire.close()
         network.close()
+
+    def test_p2p_with_a_match_key(self) -> None:
+        machines = self.p2p_pair(spectator=True, key=bytes(range(1, 33)))
+        self.play_pair(machines, 100)
+        self.close_pair(machines)
+        with self.assertRaises(ValueError):
+            self.p2p_pair(key=b"short")
 
     def test_p2p_over_user_transports(self) -> None:
         machines = self.p2p_pair(transports="user")

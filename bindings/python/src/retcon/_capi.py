@@ -21,6 +21,7 @@ MAX_PREDICTION_FRAMES = 64
 MAX_INPUT_DELAY = 32
 NULL_FRAME = -1
 PEER_ADDRESS_CAPACITY = 32
+MATCH_KEY_SIZE = 32
 
 # ------------------------------------------------------------------------------------ loading
 
@@ -181,13 +182,15 @@ class P2PConfig(ctypes.Structure):
                 ("rng_seed", U64), ("sync_round_trips", I32), ("desync_interval", I32),
                 ("player_kinds", U32 * MAX_PLAYERS), ("player_addresses", PeerAddress * MAX_PLAYERS),
                 ("num_spectators", U32), ("spectators", PeerAddress * MAX_SPECTATORS),
-                ("input_batch_frames", U32), ("loss_hold_frames", U32), ("allow_local_only", U32)]
+                ("input_batch_frames", U32), ("loss_hold_frames", U32),
+                ("has_match_key", U32), ("match_key", ctypes.c_uint8 * MATCH_KEY_SIZE), ("allow_local_only", U32)]
 
 
 class SpectatorConfig(ctypes.Structure):
     _fields_ = [("size", U32), ("frame_rate", U32), ("notify_delay_us", U64), ("disconnect_timeout_us", U64),
                 ("rng_seed", U64), ("sync_round_trips", I32), ("catchup_threshold", I32),
-                ("catchup_max_frames", I32), ("host", PeerAddress)]
+                ("catchup_max_frames", I32), ("host", PeerAddress),
+                ("has_match_key", U32), ("match_key", ctypes.c_uint8 * MATCH_KEY_SIZE)]
 
 
 PEER_STAT_COUNTERS = (

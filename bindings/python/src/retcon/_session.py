@@ -245,6 +245,16 @@ def _validate(validate: Any, what: str, config: c.SessionConfig, kind_config: ct
         raise error_for(code, what, reason.value.decode() if reason.value else None)
 
 
+def _set_match_key(config: Any, key: Optional[bytes]) -> None:
+    if key is None:
+        return
+    raw = bytes(key)
+    if len(raw) != c.MATCH_KEY_SIZE:
+        raise ValueError("match_key must be %d bytes" % c.MATCH_KEY_SIZE)
+    config.has_match_key = 1
+    ctypes.memmove(config.match_key, raw, len(raw))
+
+
 def _set_fields(struct: ctypes.Structure, fields: Dict[str, Any]) -> None:
     known = {name for name, _ in struct._fields_}
     for name, value in fields.items():
@@ -288,13 +298,16 @@ LOCAL = "local"
 
 
 def p2p_session(game: Any, players: Sequence[Union[str, c.PeerAddress]], input_size: int, max_state_size: int,
-                transport: "Transport", *, spectators: Sequence[c.PeerAddress] = (), max_prediction: int = 8,
+                transport: "Transport", *, spectators: Sequence[c.PeerAddress] = (),
+                match_key: Optional[bytes] = None, max_prediction: int = 8,
                 save_mode: int = SAVE_AUTOMATIC, predictor: Optional[Predictor] = None,
                 log: Optional[LogFunction] = None, log_level: int = LOG_INFO, **p2p_options: Any) -> Session:
     """A peer-to-peer session. `players`: one entry per player, retcon.LOCAL or the PeerAddress of
-    the machine that player is on; `spectators`: machines this one streams to. Other keyword
-    arguments set retcon_p2p_config fields by name (rng_seed, desync_interval, frame_rate,
-    notify_delay_us, disconnect_timeout_us, sync_round_trips, ...)."""
+    the machine that player is on; `spectators`: machines this one streams to; `match_key`: the
+    32 bytes the lobby gave every machine of the match (docs/SECURITY.md: datagrams are then
+    authenticated and encrypted), or None. Other keyword arguments set retcon_p2p_config fields by
+    name (rng_seed: 0 = fresh OS entropy, desync_interval, frame_rate, notify_delay_us,
+    disconnect_timeout_us, sync_round_trips, input_batch_frames, allow_local_only, ...)."""
     bridge = GameBridge(game, predictor, log)
     config = _config(bridge, len(players), input_size, max_state_size, max_prediction, save_mode, log_level)
     p2p = c.new(c.P2PConfig, fn.p2p_config_init)
@@ -311,6 +324,7 @@ def p2p_session(game: Any, players: Sequence[Union[str, c.PeerAddress]], input_s
     p2p.num_spectators = len(spectators)
     for i, address in enumerate(spectators):
         p2p.spectators[i] = address
+    _set_match_key(p2p, match_key)
     _set_fields(p2p, p2p_options)
     _validate(fn.p2p_config_validate, "p2p_session_create", config, p2p, bridge)
     handle = ctypes.c_void_p()
@@ -322,7 +336,8 @@ def p2p_session(game: Any, players: Sequence[Union[str, c.PeerAddress]], input_s
 
 
 def spectator_session(game: Any, num_players: int, input_size: int, max_state_size: int, transport: "Transport",
-                      host: c.PeerAddress, *, log: Optional[LogFunction] = None, log_level: int = LOG_INFO,
+                      host: c.PeerAddress, *, match_key: Optional[bytes] = None,
+                      log: Optional[LogFunction] = None, log_level: int = LOG_INFO,
                       **spectator_options: Any) -> Session:
     """Watches a match: `host` is the player machine that streams confirmed inputs to us. Other
     keyword arguments set retcon_spectator_config fields (catchup_threshold, catchup_max_frames...)."""
@@ -330,6 +345,7 @@ def spectator_session(game: Any, num_players: int, input_size: int, max_state_si
     config = _config(bridge, num_players, input_size, max_state_size, 8, SAVE_AUTOMATIC, log_level)
     spec = c.new(c.SpectatorConfig, fn.spectator_config_init)
     spec.host = host
+    _set_match_key(spec, match_key)
     _set_fields(spec, spectator_options)
     _validate(fn.spectator_config_validate, "spectator_session_create", config, spec, bridge)
     handle = ctypes.c_void_p()
