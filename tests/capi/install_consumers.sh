@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the build into a temporary prefix, then builds and runs consumers against it:
-#  1. the shared C library where libxxhash's pkg-config module (and any prefix but ours) is not
-#     visible: CMake find_package(retcon) on retcon::retcon, and `pkg-config retcon`; the
+#  1. the shared C library where libxxhash's and libsodium's pkg-config modules (and any prefix
+#     but ours) are not visible: CMake find_package(retcon) on retcon::retcon, and `pkg-config retcon`; the
 #     installed libretcon.so carries no debug information (unless a Debug build or
 #     RETCON_INSTALL_STRIP=OFF);
 #  2. CMake find_package(retcon): C on retcon::retcon and retcon::retcon_static, C++ on
@@ -37,7 +37,7 @@ fi
 generator=
 command -v ninja >/dev/null 2>&1 && generator="-G Ninja"
 
-echo "== shared C library without libxxhash's development files visible"
+echo "== shared C library without libxxhash's and libsodium's development files visible"
 mkdir -p "$tmp/no-pc"
 # shellcheck disable=SC2086
 env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="$tmp/no-pc" CMAKE_PREFIX_PATH= \
@@ -47,14 +47,16 @@ env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="$tmp/no-pc" CMAKE_PREFIX_PATH= \
 env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="$tmp/no-pc" cmake --build "$tmp/cmake-shared" >"$tmp/build-shared.log" 2>&1 ||
   { cat "$tmp/build-shared.log" >&2; exit 1; }
 "$tmp/cmake-shared/consumer_c_shared"
-if env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="$tmp/no-pc" pkg-config --exists libxxhash; then
-  echo "libxxhash is still visible to pkg-config" >&2
-  exit 1
-fi
+for dep in libxxhash libsodium; do
+  if env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="$tmp/no-pc" pkg-config --exists $dep; then
+    echo "$dep is still visible to pkg-config" >&2
+    exit 1
+  fi
+done
 flags=$(env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="$pcdir" pkg-config --cflags --libs retcon) ||
   { echo "pkg-config retcon needs more than retcon.pc" >&2; exit 1; }
-echo "pkg-config --cflags --libs retcon (libxxhash.pc hidden): $flags"
-case "$flags" in *xxhash*|*retcon_cpp*) echo "retcon.pc names the static dependencies" >&2; exit 1 ;; esac
+echo "pkg-config --cflags --libs retcon (libxxhash.pc and libsodium.pc hidden): $flags"
+case "$flags" in *xxhash*|*sodium*|*retcon_cpp*) echo "retcon.pc names the static dependencies" >&2; exit 1 ;; esac
 libdir=$(env -u PKG_CONFIG_PATH PKG_CONFIG_LIBDIR="$pcdir" pkg-config --variable=libdir retcon)
 # shellcheck disable=SC2086
 cc -std=c99 -Wall -Wextra -Wpedantic -Werror "$consumers/consumer.c" -o "$tmp/consumer_pkgconfig" \
