@@ -40,6 +40,7 @@ RETCON_SAME_VALUE(RETCON_RESULT_IO_ERROR, Result::io_error);
 RETCON_SAME_VALUE(RETCON_RESULT_CORRUPT_DATA, Result::corrupt_data);
 RETCON_SAME_VALUE(RETCON_RESULT_VERSION_MISMATCH, Result::version_mismatch);
 RETCON_SAME_VALUE(RETCON_RESULT_INTERNAL_ERROR, Result::internal_error);
+RETCON_SAME_VALUE(RETCON_RESULT_UNSUPPORTED, Result::unsupported);
 static_assert(sizeof(retcon_result) == sizeof(Result), "retcon_result is returned as a 32-bit int");
 
 // ---- enums

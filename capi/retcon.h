@@ -106,7 +106,8 @@ typedef enum retcon_result {
   RETCON_RESULT_IO_ERROR = 17,
   RETCON_RESULT_CORRUPT_DATA = 18,
   RETCON_RESULT_VERSION_MISMATCH = 19,
-  RETCON_RESULT_INTERNAL_ERROR = 20       /* a bug in retcon, reported instead of crashing */
+  RETCON_RESULT_INTERNAL_ERROR = 20,      /* a bug in retcon, reported instead of crashing */
+  RETCON_RESULT_UNSUPPORTED = 21         /* a feature this build lacks (match keys without libsodium) */
 } retcon_result;
 
 /* Stable lowercase name ("ok", "invalid_argument", ...); "unknown_result" for other values.

@@ -24,7 +24,7 @@ constexpr int kSlots = 4;
 constexpr int kMaxOperations = 3000;
 
 bool documented(retcon_result r) {
-  return int32_t(r) >= RETCON_RESULT_OK && int32_t(r) <= RETCON_RESULT_INTERNAL_ERROR &&
+  return int32_t(r) >= RETCON_RESULT_OK && int32_t(r) <= RETCON_RESULT_UNSUPPORTED &&
          r != RETCON_RESULT_INTERNAL_ERROR;
 }
 

@@ -21,13 +21,13 @@ namespace {
 bool run_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", path.c_str());
+    std::fprintf(stderr, "cannot read %s\n", path.string().c_str());
     return false;
   }
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // Copied into an exactly sized heap buffer, as libFuzzer does, so ASan catches over-reads.
   std::vector<uint8_t> exact(bytes.begin(), bytes.end());
-  std::fprintf(stderr, "running %s (%zu bytes)\n", path.c_str(), exact.size());
+  std::fprintf(stderr, "running %s (%zu bytes)\n", path.string().c_str(), exact.size());
   static const uint8_t empty = 0;  // libFuzzer never passes null, even for no bytes
   LLVMFuzzerTestOneInput(exact.empty() ? &empty : exact.data(), exact.size());
   return true;
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
         if (entry.is_regular_file()) files.push_back(entry.path());
       std::sort(files.begin(), files.end());
       if (files.empty()) {
-        std::fprintf(stderr, "%s: empty corpus\n", arg.c_str());
+        std::fprintf(stderr, "%s: empty corpus\n", arg.string().c_str());
         ok = false;
       }
       for (const auto& f : files) {

@@ -3,11 +3,14 @@
 # message, never a crash.   replay_corrupt_test.sh RETCON_REPLAY GOOD_FILE
 set -u
 tool="$1"; good="$2"
+# REPLAY_RUNNER: a launcher for the tool (the Windows build runs retcon_replay.exe under Wine).
+# shellcheck disable=SC2206
+runner=(${REPLAY_RUNNER:-})
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 size=$(stat -c %s "$good")
 fail=0
 check() {  # FILE WHAT EXPECTED_TEXT
-  out=$("$tool" play "$1" 2>&1); status=$?
+  out=$("${runner[@]}" "$tool" play "$1" 2>&1); status=$?
   if [ $status -ne 3 ] || ! grep -q "$3" <<<"$out"; then
     echo "NOT REFUSED ($2): status $status: $out"; fail=1
   fi

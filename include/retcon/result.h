@@ -29,6 +29,7 @@ enum class Result : int32_t {
   corrupt_data = 18,          // a replay or other file failed validation
   version_mismatch = 19,
   internal_error = 20,        // a broken invariant; a bug in retcon, reported instead of crashing
+  unsupported = 21,           // a feature this build lacks (a match key without libsodium: Windows)
 };
 
 // Stable lowercase name for logs and bindings; never null.

@@ -31,7 +31,10 @@ class Reporter {
     if (callbacks_.on_event) callbacks_.on_event(callbacks_.user, &event);
   }
 
-#if defined(__GNUC__)
+// MinGW: libstdc++ formats like C99 (__USE_MINGW_ANSI_STDIO), not like msvcrt.
+#if defined(__MINGW32__)
+  __attribute__((format(gnu_printf, 3, 4)))
+#elif defined(__GNUC__)
   __attribute__((format(printf, 3, 4)))
 #endif
   void log(LogLevel level, const char* format, ...) const noexcept {

@@ -26,6 +26,7 @@ const char* result_name(Result r) noexcept {
     case Result::corrupt_data: return "corrupt_data";
     case Result::version_mismatch: return "version_mismatch";
     case Result::internal_error: return "internal_error";
+    case Result::unsupported: return "unsupported";
   }
   return "unknown_result";
 }

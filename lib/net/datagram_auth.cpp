@@ -1,14 +1,27 @@
 // retcon: see datagram_auth.h; the layout is in docs/PROTOCOL.md ("Authentication").
 #include "net/datagram_auth.h"
 
+#ifndef RETCON_WITH_SODIUM  // set by lib/CMakeLists.txt when libsodium is linked
+#define RETCON_WITH_SODIUM 0
+#endif
+
+#if RETCON_WITH_SODIUM
 #include <sodium.h>
+#endif
 
 #include <cstring>
+#if !RETCON_WITH_SODIUM
+#include <random>
+#endif
 
 namespace retcon::detail {
 
 namespace {
 
+// Without libsodium (RETCON_WITH_SODIUM off: the Windows build) only the keyless mode exists:
+// match_keys_supported() is false, the endpoint refuses a match key with Result::unsupported,
+// and the keyed code below is not compiled.
+#if RETCON_WITH_SODIUM
 static_assert(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES == kHandshakeNonceSize);
 static_assert(crypto_aead_xchacha20poly1305_ietf_ABYTES == kAuthTagSize);
 static_assert(crypto_aead_chacha20poly1305_ietf_ABYTES == kAuthTagSize);
@@ -24,6 +37,17 @@ crypto_aead_aes256gcm_state* aes_state(uint8_t* storage) noexcept {
 
 bool sodium_ready() noexcept { return sodium_init() >= 0; }  // idempotent, thread-safe
 
+void wipe_bytes(uint8_t* bytes, size_t size) noexcept { sodium_memzero(bytes, size); }
+#else
+bool sodium_ready() noexcept { return true; }
+
+void wipe_bytes(uint8_t* bytes, size_t size) noexcept {  // volatile: not optimised away
+  volatile uint8_t* p = bytes;
+  for (size_t i = 0; i < size; ++i) p[i] = 0;
+}
+#endif
+
+#if RETCON_WITH_SODIUM
 void put_u32(uint8_t* at, uint32_t v) noexcept {
   for (int i = 0; i < 4; ++i) at[i] = uint8_t(v >> (8 * i));
 }
@@ -47,6 +71,7 @@ void sequence_nonce(uint8_t nonce[12], const uint8_t* header) noexcept {
   std::memset(nonce, 0, 12);
   std::memcpy(nonce, header + 8, 4);  // the header's sequence, already little-endian
 }
+#endif
 
 }  // namespace
 
@@ -65,6 +90,9 @@ const char* aead_algorithm_name(AeadAlgorithm algorithm) noexcept {
   return "unknown";
 }
 
+bool match_keys_supported() noexcept { return RETCON_WITH_SODIUM != 0; }
+
+#if RETCON_WITH_SODIUM
 bool aes256gcm_available() noexcept {
   return sodium_ready() && crypto_aead_aes256gcm_is_available() == 1;
 }
@@ -74,30 +102,46 @@ uint64_t os_entropy_u64() noexcept {
   if (sodium_ready()) randombytes_buf(&value, sizeof value);
   return value;
 }
+#else
+bool aes256gcm_available() noexcept { return false; }
+
+// std::random_device is the OS generator on the platforms built this way (MinGW: rand_s).
+uint64_t os_entropy_u64() noexcept {
+  try {
+    std::random_device device;
+    return (uint64_t(device()) << 32) ^ uint64_t(device());
+  } catch (...) {  // no entropy source: 0, as with libsodium failing to start
+    return 0;
+  }
+}
+#endif
 
 DatagramAuth::~DatagramAuth() { wipe(); }
 
 void DatagramAuth::wipe() noexcept {
-  sodium_memzero(match_key_, sizeof match_key_);
-  sodium_memzero(handshake_key_, sizeof handshake_key_);
-  sodium_memzero(send_key_, sizeof send_key_);
-  sodium_memzero(receive_key_, sizeof receive_key_);
-  sodium_memzero(aes_send_, sizeof aes_send_);
-  sodium_memzero(aes_receive_, sizeof aes_receive_);
+  wipe_bytes(match_key_, sizeof match_key_);
+  wipe_bytes(handshake_key_, sizeof handshake_key_);
+  wipe_bytes(send_key_, sizeof send_key_);
+  wipe_bytes(receive_key_, sizeof receive_key_);
+  wipe_bytes(aes_send_, sizeof aes_send_);
+  wipe_bytes(aes_receive_, sizeof aes_receive_);
 }
 
 bool DatagramAuth::configure(const uint8_t* match_key, bool allow_aes) noexcept {
   if (!sodium_ready()) return false;
+  if (match_key != nullptr && !match_keys_supported()) return false;
   wipe();
   keyed_ = match_key != nullptr;
   offer_aes_ = keyed_ && allow_aes && aes256gcm_available();
   bound_ = false;
   algorithm_ = AeadAlgorithm::none;
   send_checksum_key_ = receive_checksum_key_ = 0;
+#if RETCON_WITH_SODIUM
   if (keyed_) {
     std::memcpy(match_key_, match_key, kMatchKeySize);
     derive(handshake_key_, match_key_, "retcon/3 handshake", 0, 0, 0);
   }
+#endif
   return true;
 }
 
@@ -107,6 +151,7 @@ void DatagramAuth::bind(uint32_t local_nonce, uint32_t remote_nonce,
   send_checksum_key_ = connection_checksum_key(local_nonce, remote_nonce);
   receive_checksum_key_ = connection_checksum_key(remote_nonce, local_nonce);
   if (!keyed_) return;
+#if RETCON_WITH_SODIUM
   algorithm_ = offer_aes_ && peer_offers_aes256gcm ? AeadAlgorithm::aes256gcm
                                                    : AeadAlgorithm::chacha20poly1305_ietf;
   derive(send_key_, match_key_, "retcon/3 data", uint8_t(algorithm_), local_nonce, remote_nonce);
@@ -116,6 +161,7 @@ void DatagramAuth::bind(uint32_t local_nonce, uint32_t remote_nonce,
     crypto_aead_aes256gcm_beforenm(aes_state(aes_send_), send_key_);
     crypto_aead_aes256gcm_beforenm(aes_state(aes_receive_), receive_key_);
   }
+#endif
 }
 
 size_t DatagramAuth::plain_capacity(MessageType type) const noexcept {
@@ -133,6 +179,10 @@ size_t DatagramAuth::seal(uint8_t* data, size_t size, size_t capacity, Xoshiro25
     if (!handshake) seal_datagram(data, size, send_checksum_key_);
     return size;
   }
+#if !RETCON_WITH_SODIUM
+  (void)rng;
+  return 0;  // unreachable: configure() refuses keys without libsodium
+#else
   const size_t body = size - kHeaderSize;
   uint8_t* at = data + kPublicHeaderSize;
   if (handshake) {
@@ -162,6 +212,7 @@ size_t DatagramAuth::seal(uint8_t* data, size_t size, size_t capacity, Xoshiro25
                                                        send_key_);
   }
   return size + kSealedOverhead;
+#endif
 }
 
 DecodeError DatagramAuth::open(const uint8_t* data, size_t size, Message* out) noexcept {
@@ -181,6 +232,9 @@ DecodeError DatagramAuth::open(const uint8_t* data, size_t size, Message* out) n
   }
   *out = Message{};
   out->header = header;
+#if !RETCON_WITH_SODIUM
+  return DecodeError::bad_checksum;  // unreachable: configure() refuses keys without libsodium
+#else
   const size_t overhead = handshake ? kPublicHeaderSize + kHandshakeNonceSize + kAuthTagSize
                                     : kPublicHeaderSize + kAuthTagSize;
   if (size < overhead) return DecodeError::truncated;
@@ -211,6 +265,7 @@ DecodeError DatagramAuth::open(const uint8_t* data, size_t size, Message* out) n
   Integrity integrity;
   integrity.authenticated = true;
   return decode_message(plain_, kHeaderSize + body, out, integrity);
+#endif
 }
 
 }  // namespace retcon::detail

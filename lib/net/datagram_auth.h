@@ -35,6 +35,10 @@ inline constexpr size_t kSealedHandshakeOverhead = kSealedOverhead + kHandshakeN
 enum class AeadAlgorithm : uint8_t { none, chacha20poly1305_ietf, aes256gcm };
 const char* aead_algorithm_name(AeadAlgorithm algorithm) noexcept;
 
+// False when retcon was built without libsodium (RETCON_WITH_SODIUM off, as on Windows):
+// then only the keyless mode exists and a match key is refused with Result::unsupported.
+bool match_keys_supported() noexcept;
+
 // True when this machine can run libsodium's AES-256-GCM (AES-NI and PCLMUL).
 bool aes256gcm_available() noexcept;
 

@@ -97,6 +97,11 @@ Result Endpoint::init(const EndpointConfig& config) {
         unsigned(config.send_blob_size));
   }
 
+  if (config.has_match_key && !match_keys_supported()) {
+    log(LogLevel::error, "endpoint: match keys need libsodium, and this build of retcon has none "
+                         "(RETCON_WITH_SODIUM=OFF, as on Windows)");
+    return Result::unsupported;
+  }
   if (!auth_.configure(config.has_match_key ? config.match_key : nullptr,
                        config.allow_aes256gcm)) {
     log(LogLevel::error, "endpoint: libsodium failed to start");

@@ -243,7 +243,10 @@ class Endpoint {
   uint8_t* send_slot(Frame frame) noexcept;
   uint8_t* receive_slot(Frame frame) noexcept;
   void log(LogLevel level, const char* format, ...) const noexcept
-#if defined(__GNUC__)
+// MinGW: libstdc++ formats like C99 (__USE_MINGW_ANSI_STDIO), not like msvcrt.
+#if defined(__MINGW32__)
+      __attribute__((format(gnu_printf, 3, 4)))
+#elif defined(__GNUC__)
       __attribute__((format(printf, 3, 4)))
 #endif
       ;

@@ -10,6 +10,10 @@
 #include "net/ip_address.h"
 #include "retcon/transport.h"
 
+#if defined(_WIN32)
+#include <mswsock.h>  // SIO_UDP_CONNRESET (asio has already included <winsock2.h>)
+#endif
+
 namespace retcon {
 
 namespace {
@@ -51,6 +55,16 @@ Result UdpTransport::open(const char* host, uint16_t port,
     if (ec) return Result::transport_error;
     impl->socket.non_blocking(true, ec);
     if (ec) return Result::transport_error;
+#if defined(_WIN32)
+    // Windows turns an ICMP port unreachable (the peer's game closed) into WSAECONNRESET on a
+    // later receive of this unconnected socket, as Linux does not. Switched off here (best
+    // effort: receive() skips such errors anyway), so a player who quits never breaks the
+    // others' socket.
+    BOOL report_connreset = FALSE;
+    DWORD returned = 0;
+    (void)WSAIoctl(impl->socket.native_handle(), SIO_UDP_CONNRESET, &report_connreset,
+                   sizeof report_connreset, nullptr, 0, &returned, nullptr, nullptr);
+#endif
     const asio::ip::udp::endpoint bound = impl->socket.local_endpoint(ec);
     if (ec) return Result::transport_error;
     impl->port = bound.port();

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/checksum.h"
+#include "replay/utf8_file.h"
 #include "retcon/replay.h"
 
 namespace retcon {
@@ -175,7 +176,7 @@ Result Replay::write_file(const char* path) const {
   if (path == nullptr) return Result::invalid_argument;
   std::vector<uint8_t> image;
   if (Result r = serialize(&image); r != Result::ok) return r;
-  std::FILE* f = std::fopen(path, "wb");
+  std::FILE* f = detail::open_utf8_file(path, "wb");
   if (f == nullptr) return Result::io_error;
   const bool written = std::fwrite(image.data(), 1, image.size(), f) == image.size();
   const bool closed = std::fclose(f) == 0;
@@ -298,7 +299,7 @@ Result Replay::parse(const uint8_t* data, size_t size, Replay* out, std::string*
 
 Result Replay::read_file(const char* path, Replay* out, std::string* error) {
   if (path == nullptr || out == nullptr) return fail(Result::invalid_argument, error, "null argument");
-  std::FILE* f = std::fopen(path, "rb");
+  std::FILE* f = detail::open_utf8_file(path, "rb");
   if (f == nullptr) return fail(Result::io_error, error, std::string("cannot open ") + path);
   std::vector<uint8_t> image;
   uint8_t buffer[65536];

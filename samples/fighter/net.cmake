@@ -6,6 +6,10 @@ target_link_libraries(retcon_fighter_net PUBLIC retcon_fighter retcon_cpp PRIVAT
 
 add_executable(fighter_net net_main.cpp)
 target_link_libraries(fighter_net PRIVATE retcon_fighter_net retcon_warnings)
+if(WIN32)  # timeBeginPeriod
+  target_compile_definitions(fighter_net PRIVATE ${RETCON_WINDOWS_DEFINITIONS})
+  target_link_libraries(fighter_net PRIVATE winmm)
+endif()
 if(RETCON_BUILD_TESTS)
   # Two real processes over loopback UDP for 3 s of real time. Both bind port 0 (see
   # run_net_pair.sh), so the test can run in parallel with anything.
@@ -13,6 +17,29 @@ if(RETCON_BUILD_TESTS)
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_net_pair.sh $<TARGET_FILE_DIR:fighter_net> --seconds 3)
   set_tests_properties(fighter_net_two_processes PROPERTIES TIMEOUT 90
     PASS_REGULAR_EXPRESSION "OK: both peers agree")
+endif()
+
+# Windows build: both processes run under Wine. With RETCON_LINUX_FIGHTER_NET (a Linux build's
+# fighter_net; scripts/windows passes it), a Windows peer and a Linux peer play 600 frames
+# (10 s) over loopback UDP through the simulator, each hosting once, and must agree on the
+# checksum of the last frame.
+if(RETCON_BUILD_TESTS AND CMAKE_CROSSCOMPILING_EMULATOR)
+  set(windows_fighter_net "${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:fighter_net>")
+  set_property(TEST fighter_net_two_processes PROPERTY ENVIRONMENT
+    "NET_PAIR_A=${windows_fighter_net}" "NET_PAIR_B=${windows_fighter_net}")
+  set(RETCON_LINUX_FIGHTER_NET "" CACHE FILEPATH "fighter_net of a Linux build, to play the Windows one")
+  if(RETCON_LINUX_FIGHTER_NET)
+    add_test(NAME fighter_net_windows_hosts_linux
+      COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_net_pair.sh $<TARGET_FILE_DIR:fighter_net> --seconds 10)
+    set_property(TEST fighter_net_windows_hosts_linux PROPERTY ENVIRONMENT
+      "NET_PAIR_A=${windows_fighter_net}" "NET_PAIR_B=${RETCON_LINUX_FIGHTER_NET}")
+    add_test(NAME fighter_net_linux_hosts_windows
+      COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_net_pair.sh $<TARGET_FILE_DIR:fighter_net> --seconds 10)
+    set_property(TEST fighter_net_linux_hosts_windows PROPERTY ENVIRONMENT
+      "NET_PAIR_A=${RETCON_LINUX_FIGHTER_NET}" "NET_PAIR_B=${windows_fighter_net}")
+    set_tests_properties(fighter_net_windows_hosts_linux fighter_net_linux_hosts_windows PROPERTIES
+      TIMEOUT 120 PASS_REGULAR_EXPRESSION "OK: both peers agree on frame 600:")
+  endif()
 endif()
 
 # The window's --net mode uses the same FighterPeer.

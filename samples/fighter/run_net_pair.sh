@@ -4,14 +4,22 @@
 # Process A binds port 0 and waits for its peer; B binds port 0 and is told A's port, so no
 # fixed port is ever needed. A shows a live progress line. Exit status 0 when both processes
 # succeeded and report the same checksum of the last frame, 1 otherwise.
+# NET_PAIR_A / NET_PAIR_B: the command that runs process A / B instead of BIN_DIR/fighter_net,
+# e.g. "build/windows/wine_run build/windows/bin/fighter_net.exe" (a Windows peer under Wine).
 set -uo pipefail
 bin="$1/fighter_net"
 shift
-[ -x "$bin" ] || { echo "run_net_pair: no $bin" >&2; exit 2; }
+# shellcheck disable=SC2206  # the commands are split into words on purpose
+run_a=(${NET_PAIR_A:-$bin})
+# shellcheck disable=SC2206
+run_b=(${NET_PAIR_B:-$bin})
+for run in "${run_a[0]}" "${run_b[0]}"; do
+  [ -x "$run" ] || { echo "run_net_pair: no $run" >&2; exit 2; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$bin" --player 0 --local-port 0 --remote any --progress "$@" >"$tmp/a.out" &
+"${run_a[@]}" --player 0 --local-port 0 --remote any --progress "$@" >"$tmp/a.out" &
 pid_a=$!
 port=""
 for _ in $(seq 1 200); do
@@ -26,7 +34,7 @@ if [ -z "$port" ]; then
   cat "$tmp/a.out" >&2
   exit 1
 fi
-"$bin" --player 1 --local-port 0 --remote "127.0.0.1:$port" "$@" >"$tmp/b.out" 2>"$tmp/b.err" &
+"${run_b[@]}" --player 1 --local-port 0 --remote "127.0.0.1:$port" "$@" >"$tmp/b.out" 2>"$tmp/b.err" &
 pid_b=$!
 wait "$pid_a"; status_a=$?
 wait "$pid_b"; status_b=$?

@@ -400,11 +400,11 @@ TEST_F(CapiMisuse, SyncTestMismatchReachesCEventWithTexts) {
 }
 
 TEST(CapiNames, ResultNamesEqualTheCppNames) {
-  for (int32_t r = 0; r <= RETCON_RESULT_INTERNAL_ERROR; ++r)
+  for (int32_t r = 0; r <= RETCON_RESULT_UNSUPPORTED; ++r)
     EXPECT_STREQ(retcon_result_name(retcon_result(r)), retcon::result_name(retcon::Result(r)));
   EXPECT_STREQ(retcon_result_name(RETCON_RESULT_OK), "ok");
   EXPECT_STREQ(retcon_result_name(RETCON_RESULT_SAVE_FAILED), "save_failed");
-  EXPECT_STREQ(retcon_result_name(retcon_result(21)), "unknown_result");
+  EXPECT_STREQ(retcon_result_name(retcon_result(22)), "unknown_result");
   EXPECT_STREQ(retcon_result_name(retcon_result(31)), "unknown_result");
   for (uint32_t t = 1; t <= RETCON_EVENT_SPECTATOR_LEFT; ++t)
     EXPECT_STREQ(retcon_event_type_name(t), retcon::event_type_name(retcon::EventType(t)));

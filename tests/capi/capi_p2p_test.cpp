@@ -8,7 +8,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#ifndef RETCON_NO_RAPIDCHECK
 #include <rapidcheck/gtest.h>
+#endif
 
 #include <deque>
 
@@ -564,6 +566,7 @@ class CMatch {
   uint64_t now_ = 0, errors_ = 0, stalls_ = 0, waits_ = 0;
 };
 
+#ifndef RETCON_NO_RAPIDCHECK  // RapidCheck is Linux-only (tests/CMakeLists.txt)
 RC_GTEST_PROP(CapiP2PProperty, CApiMatchEqualsCppMatchAndLockstep, ()) {
   MatchOptions o;
   o.machines = *rc::gen::inRange(2u, 4u);
@@ -641,6 +644,7 @@ RC_GTEST_PROP(CapiP2PProperty, CApiMatchEqualsCppMatchAndLockstep, ()) {
   RC_CLASSIFY(o.spectators > 0, "spectator");
   RC_CLASSIFY(o.link.loss > 0.1, "loss > 10%");
 }
+#endif
 
 // A match key through the C API: both machines with the same key play and agree, with no
 // allocation per frame; an all-zero key is refused, and the config init leaves none.

@@ -4,7 +4,9 @@
 #include <random>
 
 #include <gtest/gtest.h>
+#ifndef RETCON_NO_RAPIDCHECK
 #include <rapidcheck/gtest.h>
+#endif
 
 #include "retcon/session.h"
 #include "support/alloc_counter.h"
@@ -13,6 +15,7 @@
 namespace retcon::test {
 namespace {
 
+#ifndef RETCON_NO_RAPIDCHECK  // RapidCheck is Linux-only (tests/CMakeLists.txt)
 RC_GTEST_PROP(NoAllocation, RollbackDriverSteadyStateAllocatesNothing, ()) {
   const uint32_t players = *rc::gen::inRange(2u, 5u);
   const uint32_t input_size = *rc::gen::inRange(1u, 33u);
@@ -46,6 +49,7 @@ RC_GTEST_PROP(NoAllocation, RollbackDriverSteadyStateAllocatesNothing, ()) {
   RC_ASSERT(h.driver.stats().rollbacks > 0u);
   RC_ASSERT(allocated == 0u);
 }
+#endif
 
 TEST(NoAllocation, SyncTestAndLocalSessionsAllocateNothingPerFrame) {
   for (bool sync : {false, true}) {

@@ -5,7 +5,24 @@
 #include <cstdlib>
 #include <new>
 
+#if defined(_WIN32)
+#include <malloc.h>  // _aligned_malloc
+#endif
+
 namespace {
+
+// Windows (MinGW, msvcrt) has no posix_memalign: over-aligned blocks come from _aligned_malloc
+// and go back to _aligned_free.
+#if defined(_WIN32)
+void* allocate_aligned(std::size_t alignment, std::size_t size) { return _aligned_malloc(size, alignment); }
+void free_aligned(void* p) { _aligned_free(p); }
+#else
+void* allocate_aligned(std::size_t alignment, std::size_t size) {
+  void* p = nullptr;
+  return posix_memalign(&p, alignment, size) == 0 ? p : nullptr;
+}
+void free_aligned(void* p) { std::free(p); }
+#endif
 
 std::atomic<uint64_t> g_fail_at{0};  // 0: never
 std::atomic<uint64_t> g_calls{0};
@@ -21,18 +38,22 @@ void* allocate(std::size_t size, std::size_t alignment) {
   void* p = nullptr;
   if (alignment <= alignof(std::max_align_t)) {
     p = std::malloc(size ? size : 1);
-  } else if (posix_memalign(&p, alignment, size ? size : 1) != 0) {
-    p = nullptr;
+  } else {
+    p = allocate_aligned(alignment, size ? size : 1);
   }
   if (p == nullptr) throw std::bad_alloc();
   g_live.fetch_add(1, std::memory_order_relaxed);
   return p;
 }
 
-void release(void* p) noexcept {
+void release(void* p, std::size_t alignment = 0) noexcept {
   if (p == nullptr) return;
   g_live.fetch_sub(1, std::memory_order_relaxed);
-  std::free(p);
+  if (alignment <= alignof(std::max_align_t)) {
+    std::free(p);
+  } else {
+    free_aligned(p);
+  }
 }
 
 }  // namespace
@@ -62,9 +83,9 @@ void operator delete(void* p) noexcept { release(p); }
 void operator delete[](void* p) noexcept { release(p); }
 void operator delete(void* p, std::size_t) noexcept { release(p); }
 void operator delete[](void* p, std::size_t) noexcept { release(p); }
-void operator delete(void* p, std::align_val_t) noexcept { release(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t al) noexcept { release(p, std::size_t(al)); }
+void operator delete[](void* p, std::align_val_t al) noexcept { release(p, std::size_t(al)); }
+void operator delete(void* p, std::size_t, std::align_val_t al) noexcept { release(p, std::size_t(al)); }
+void operator delete[](void* p, std::size_t, std::align_val_t al) noexcept { release(p, std::size_t(al)); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }

@@ -9,8 +9,24 @@
 #include "net/endpoint_pair.h"
 #include "retcon/transport.h"
 
+#if defined(_WIN32)
+#define NOMINMAX
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#endif
+
 namespace retcon {
 namespace {
+
+// Wine (the Windows tests run under it on Linux) differs from Windows in one checked case.
+bool running_under_wine() {
+#if defined(_WIN32)
+  const HMODULE ntdll = GetModuleHandleA("ntdll.dll");
+  return ntdll != nullptr && GetProcAddress(ntdll, "wine_get_version") != nullptr;
+#else
+  return false;
+#endif
+}
 
 constexpr int kSpinLimit = 2000000;
 
@@ -52,11 +68,42 @@ void exchange(const char* host) {
 TEST(UdpTransport, ExchangeOverIPv4Loopback) { exchange("127.0.0.1"); }
 TEST(UdpTransport, ExchangeOverIPv6Loopback) { exchange("::1"); }
 
+// A peer whose game closed: datagrams to its port draw ICMP port unreachable. On Windows that
+// used to come back as WSAECONNRESET on this socket's next receive (SIO_UDP_CONNRESET is now
+// off); the socket must stay usable and the next real datagram must arrive.
+TEST(UdpTransport, SendingToAClosedPortKeepsTheSocketWorking) {
+  std::unique_ptr<UdpTransport> me, gone, friend_;
+  ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &me), Result::ok);
+  ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &gone), Result::ok);
+  ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &friend_), Result::ok);
+  const PeerAddress to_gone = gone->local_address();
+  gone.reset();  // its port is closed now
+  const uint8_t ping[4] = {1, 2, 3, 4};
+  uint8_t buffer[1500];
+  size_t length = 0;
+  PeerAddress from;
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(me->send(to_gone, ping, sizeof ping), Result::ok);
+    EXPECT_FALSE(me->receive(&from, buffer, sizeof buffer, &length));
+  }
+  const uint8_t hello[5] = {'h', 'e', 'l', 'l', 'o'};
+  ASSERT_EQ(friend_->send(me->local_address(), hello, sizeof hello), Result::ok);
+  ASSERT_TRUE(receive_one(*me, &from, buffer, sizeof buffer, &length));
+  EXPECT_EQ(length, sizeof hello);
+  EXPECT_EQ(std::memcmp(buffer, hello, sizeof hello), 0);
+  EXPECT_EQ(from, friend_->local_address());
+  EXPECT_EQ(me->receive_errors(), 0u);
+  EXPECT_EQ(me->send_errors(), 0u);
+}
+
 TEST(UdpTransport, BadBindsAreErrors) {
   std::unique_ptr<UdpTransport> t;
-  // 192.0.2.1 is TEST-NET-1 (RFC 5737): never a local address.
-  EXPECT_EQ(UdpTransport::open("192.0.2.1", 0, &t), Result::transport_error);
-  EXPECT_EQ(t, nullptr);
+  // 192.0.2.1 is TEST-NET-1 (RFC 5737): never a local address. Linux and Windows refuse to
+  // bind it; Wine 8 (where the Windows tests run) lets it bind, a Wine quirk.
+  if (!running_under_wine()) {
+    EXPECT_EQ(UdpTransport::open("192.0.2.1", 0, &t), Result::transport_error);
+    EXPECT_EQ(t, nullptr);
+  }
   EXPECT_EQ(UdpTransport::open("no such host", 0, &t), Result::invalid_argument);
   EXPECT_EQ(UdpTransport::open(nullptr, 0, &t), Result::invalid_argument);
   ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &t), Result::ok);

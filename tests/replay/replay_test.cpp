@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -300,6 +301,25 @@ TEST(Replay, FileRoundTripAndMissingFile) {
   std::remove(path.c_str());
   EXPECT_EQ(Replay::read_file(path.c_str(), &back, &error), Result::io_error);
   EXPECT_NE(error.find("cannot open"), std::string::npos);
+}
+
+// File names are UTF-8 on every platform: on Windows a name outside the ANSI code page (a
+// player's name in their folder) must still open.
+TEST(Replay, FileNamesAreUtf8) {
+  const Replay rec = record_local(2, 50, 7);
+  const std::filesystem::path file =
+      std::filesystem::path(::testing::TempDir()) /
+      std::filesystem::path(u8"retcon_Zo\u00eb_\u30ea\u30d7\u30ec\u30a4.rpl");
+  const std::u8string name = file.u8string();
+  const std::string path(name.begin(), name.end());
+  ASSERT_EQ(rec.write_file(path.c_str()), Result::ok);
+  EXPECT_TRUE(std::filesystem::exists(file));  // under its real name, not a mangled one
+  Replay back;
+  std::string error;
+  ASSERT_EQ(Replay::read_file(path.c_str(), &back, &error), Result::ok) << error;
+  EXPECT_EQ(image_of(back), image_of(rec));
+  std::filesystem::remove(file);
+  EXPECT_EQ(Replay::read_file(path.c_str(), &back, &error), Result::io_error);
 }
 
 TEST(Replay, EveryTruncationIsRefusedWithAMessage) {

@@ -3,7 +3,9 @@
 #include <random>
 
 #include <gtest/gtest.h>
+#ifndef RETCON_NO_RAPIDCHECK
 #include <rapidcheck/gtest.h>
+#endif
 
 #include "retcon/session.h"
 #include "support/test_game.h"
@@ -94,6 +96,7 @@ TEST(SyncTest, CostsOneLoadPerFrame) {
   EXPECT_EQ(s.max_rollback_depth, 7u);
 }
 
+#ifndef RETCON_NO_RAPIDCHECK  // RapidCheck is Linux-only (tests/CMakeLists.txt)
 RC_GTEST_PROP(SyncTestProperty, FlagsInjectedNonDeterminismNeverADeterministicGame, ()) {
   const int32_t max_prediction = *rc::gen::inRange(1, kMaxPredictionFrames + 1);
   const int32_t distance = *rc::gen::inRange(1, max_prediction + 1);
@@ -113,6 +116,7 @@ RC_GTEST_PROP(SyncTestProperty, FlagsInjectedNonDeterminismNeverADeterministicGa
     RC_ASSERT(run.game.events.front().frame == bad + 1);
   }
 }
+#endif
 
 }  // namespace
 }  // namespace retcon::test

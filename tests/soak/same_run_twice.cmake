@@ -1,8 +1,8 @@
 # Runs the soak twice with one seed and fails unless both summaries are equal (wall time aside):
 # the library, the simulator and the game hold no hidden state, clock or address-dependent
-# behaviour. Usage: cmake -DSOAK=<retcon_soak> -DFRAMES=<n> -DSEED=<s> -P same_run_twice.cmake
+# behaviour. Usage: cmake -DSOAK=<retcon_soak> -DFRAMES=<n> -DSEED=<s> [-DRUNNER=<wine_run>] -P same_run_twice.cmake
 foreach(run 1 2)
-  execute_process(COMMAND ${SOAK} ${FRAMES} ${SEED} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  execute_process(COMMAND ${RUNNER} ${SOAK} ${FRAMES} ${SEED} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "run ${run} failed (${rc}):\n${out}")
   endif()

@@ -16,6 +16,7 @@ if(RETCON_BUILD_SAMPLES)
   set_tests_properties(soak_medium PROPERTIES PASS_REGULAR_EXPRESSION "\\| PASS" TIMEOUT 900 LABELS slow)
   # The same seed twice gives the same match, count for count.
   add_test(NAME soak_same_seed_same_run COMMAND ${CMAKE_COMMAND} -DSOAK=$<TARGET_FILE:retcon_soak>
+    "-DRUNNER=${CMAKE_CROSSCOMPILING_EMULATOR}"  # Wine in the Windows build, empty on Linux
     -DFRAMES=1200 -DSEED=4 -P ${CMAKE_CURRENT_LIST_DIR}/same_run_twice.cmake)
   # The checks catch what they are for: one planted fault each, and the matching FAIL line.
   add_test(NAME soak_detects_desync COMMAND retcon_soak 1200 3 desync)
