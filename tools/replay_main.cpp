@@ -14,9 +14,6 @@
 // --perturb / --inject change the game on purpose (a changed build / a non-deterministic game)
 // by flipping a bit of its saved state; `corrupt` changes one recorded input. Exit status:
 // 0 clean, 1 divergence or mismatch, 2 bad usage or module, 3 unreadable or corrupt file.
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -28,6 +25,7 @@
 
 #include "net_profiles.h"
 #include "retcon.h"
+#include "shared_library.h"
 
 #ifndef RETCON_DEFAULT_GAME_MODULE
 #define RETCON_DEFAULT_GAME_MODULE ""
@@ -114,7 +112,7 @@ struct Module {
   void* handle = nullptr;
   const retcon_game_module* m = nullptr;
   ~Module() {
-    if (handle) dlclose(handle);
+    if (handle) retcon::tools::close_shared_library(handle);
   }
 };
 
@@ -123,12 +121,13 @@ bool load_module(const std::string& path, Module* out) {
     std::fprintf(stderr, "no game module: give --game MODULE.so or set RETCON_GAME_MODULE\n");
     return false;
   }
-  out->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string error;
+  out->handle = retcon::tools::open_shared_library(path, &error);
   if (out->handle == nullptr) {
-    std::fprintf(stderr, "cannot load game module %s: %s\n", path.c_str(), dlerror());
+    std::fprintf(stderr, "cannot load game module %s: %s\n", path.c_str(), error.c_str());
     return false;
   }
-  void* entry = dlsym(out->handle, RETCON_GAME_MODULE_ENTRY_POINT);
+  void* entry = retcon::tools::find_shared_library_symbol(out->handle, RETCON_GAME_MODULE_ENTRY_POINT);
   if (entry == nullptr) {
     std::fprintf(stderr, "%s does not export %s: not a retcon game module\n", path.c_str(), RETCON_GAME_MODULE_ENTRY_POINT);
     return false;
@@ -538,7 +537,7 @@ int bisect(const Options& o) {
   retcon_replay_run_config c = run_config(module);
   c.from_frame = o.from;
   // A bar on long replays when someone watches (or when asked).
-  if (o.progress || (isatty(2) && l.info.frame_count >= 3600)) c.progress = progress_bar;
+  if (o.progress || (retcon::tools::stderr_is_terminal() && l.info.frame_count >= 3600)) c.progress = progress_bar;
   retcon_replay_report r;
   retcon_replay_report_init(&r);
   const auto start = Clock::now();

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#ifndef RETCON_NO_RAPIDCHECK
 #include <rapidcheck/gtest.h>
+#endif
 
 #include "capi/c_test_game.h"
 #include "retcon.h"
@@ -391,6 +393,7 @@ TEST(CapiReplay, ProgressIsReportedUpToTheEnd) {
 
 // ------------------------------------------------------------------------------ C vs C++
 
+#ifndef RETCON_NO_RAPIDCHECK  // RapidCheck is Linux-only (tests/CMakeLists.txt)
 RC_GTEST_PROP(CapiReplayProperty, CRecordingPlaybackAndBisectEqualCpp, ()) {
   const uint32_t players = *rc::gen::inRange<uint32_t>(1, 5);
   const uint32_t size = *rc::gen::inRange<uint32_t>(1, 9);
@@ -496,5 +499,6 @@ RC_GTEST_PROP(CapiReplayProperty, CRecordingPlaybackAndBisectEqualCpp, ()) {
     RC_ASSERT(rep.first_bad == (expected_bad ? expected_bad->frame : RETCON_NULL_FRAME));
   }
 }
+#endif
 
 }  // namespace
