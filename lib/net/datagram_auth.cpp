@@ -151,7 +151,9 @@ void DatagramAuth::bind(uint32_t local_nonce, uint32_t remote_nonce,
   send_checksum_key_ = connection_checksum_key(local_nonce, remote_nonce);
   receive_checksum_key_ = connection_checksum_key(remote_nonce, local_nonce);
   if (!keyed_) return;
-#if RETCON_WITH_SODIUM
+#if !RETCON_WITH_SODIUM
+  (void)peer_offers_aes256gcm;  // never keyed without libsodium
+#else
   algorithm_ = offer_aes_ && peer_offers_aes256gcm ? AeadAlgorithm::aes256gcm
                                                    : AeadAlgorithm::chacha20poly1305_ietf;
   derive(send_key_, match_key_, "retcon/3 data", uint8_t(algorithm_), local_nonce, remote_nonce);
@@ -233,6 +235,7 @@ DecodeError DatagramAuth::open(const uint8_t* data, size_t size, Message* out) n
   *out = Message{};
   out->header = header;
 #if !RETCON_WITH_SODIUM
+  (void)handshake;
   return DecodeError::bad_checksum;  // unreachable: configure() refuses keys without libsodium
 #else
   const size_t overhead = handshake ? kPublicHeaderSize + kHandshakeNonceSize + kAuthTagSize

@@ -18,6 +18,7 @@
 #include "retcon.h"
 #include "support/alloc_counter.h"
 #include "support/match_harness.h"
+#include "support/match_keys.h"
 
 namespace retcon::test {
 namespace {
@@ -649,6 +650,7 @@ RC_GTEST_PROP(CapiP2PProperty, CApiMatchEqualsCppMatchAndLockstep, ()) {
 // A match key through the C API: both machines with the same key play and agree, with no
 // allocation per frame; an all-zero key is refused, and the config init leaves none.
 TEST(CapiNetMatch, MatchKeyAuthenticatesEveryDatagram) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(true);
   retcon_memory_network* network = nullptr;
   ASSERT_EQ(retcon_memory_network_create(&network), RETCON_RESULT_OK);
   retcon_transport* wire[2] = {};
@@ -678,6 +680,49 @@ TEST(CapiNetMatch, MatchKeyAuthenticatesEveryDatagram) {
 
   const uint8_t zeros[RETCON_MATCH_KEY_SIZE] = {};
   EXPECT_EQ(play_pair(wire, addr, 10, games, hashes, nullptr, zeros), -1) << "an all-zero key";
+  for (retcon_transport* w : wire) EXPECT_EQ(retcon_transport_destroy(w), RETCON_RESULT_OK);
+  EXPECT_EQ(retcon_memory_network_destroy(network), RETCON_RESULT_OK);
+}
+
+// Without libsodium (RETCON_WITH_SODIUM=OFF: the Windows build) a match key is refused with a
+// clear error instead of the match running unprotected; with it, the key is accepted.
+TEST(CapiNetMatch, MatchKeyIsRefusedOnlyWithoutLibsodium) {
+  retcon_memory_network* network = nullptr;
+  ASSERT_EQ(retcon_memory_network_create(&network), RETCON_RESULT_OK);
+  retcon_transport* wire[2] = {};
+  retcon_peer_address addr[2] = {};
+  for (int m = 0; m < 2; ++m) {
+    ASSERT_EQ(retcon_memory_network_add_endpoint(network, &wire[m]), RETCON_RESULT_OK);
+    ASSERT_EQ(retcon_transport_address(wire[m], &addr[m]), RETCON_RESULT_OK);
+  }
+  ctg_game game;
+  ctg_init(&game);
+  retcon_session_config c;
+  retcon_session_config_init(&c);
+  c.input_size = 2;
+  c.max_state_size = 256;
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  ctg_bind(&game, &cb, 0);
+  retcon_p2p_config p;
+  retcon_p2p_config_init(&p);
+  p.has_match_key = 1;
+  for (int i = 0; i < RETCON_MATCH_KEY_SIZE; ++i) p.match_key[i] = uint8_t(0x30 + i);
+  for (int q = 0; q < 2; ++q) {
+    p.player_kinds[q] = q == 0 ? RETCON_PLAYER_LOCAL : RETCON_PLAYER_REMOTE;
+    p.player_addresses[q] = addr[q];
+  }
+  retcon_session* s = nullptr;
+  const retcon_result r = retcon_p2p_session_create(&c, &p, &cb, wire[0], &s);
+  if (detail::match_keys_supported()) {
+    EXPECT_EQ(r, RETCON_RESULT_OK);
+    EXPECT_NE(s, nullptr);
+  } else {
+    EXPECT_EQ(r, RETCON_RESULT_UNSUPPORTED);
+    EXPECT_STREQ(retcon_result_name(r), "unsupported");
+    EXPECT_EQ(s, nullptr);
+  }
+  if (s != nullptr) EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_OK);
   for (retcon_transport* w : wire) EXPECT_EQ(retcon_transport_destroy(w), RETCON_RESULT_OK);
   EXPECT_EQ(retcon_memory_network_destroy(network), RETCON_RESULT_OK);
 }

@@ -13,6 +13,7 @@
 #include "net/endpoint.h"
 #include "net/endpoint_pair.h"
 #include "net/wire.h"
+#include "support/match_keys.h"
 
 namespace retcon {
 namespace {
@@ -127,6 +128,7 @@ INSTANTIATE_TEST_SUITE_P(Key, Modes, ::testing::Values(false, true),
 // sequence numbers near 0 and 0xffffffff, other versions) from the handshake to the end of
 // play: the handshake completes, every input arrives intact, nobody is disconnected.
 TEST_P(Modes, BlindSpoofingOfEveryTypeNeverStopsTheConnection) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
   EndpointPair pair(config(101, GetParam()), config(102, GetParam()));
   std::mt19937_64 rng(7);
   uint8_t d[detail::kMaxDatagramSize];
@@ -161,6 +163,7 @@ TEST_P(Modes, BlindSpoofingOfEveryTypeNeverStopsTheConnection) {
 // The first request does not claim the connection: a spoofed request (and a spoofed
 // disconnect from the nonce it named) reaching A before B starts changes nothing.
 TEST_P(Modes, SpoofedRequestAndDisconnectBeforeThePeerStartsClaimNothing) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
   EndpointPair pair(config(103, GetParam()), config(104, GetParam()));
   ASSERT_EQ(pair.a().endpoint.start(pair.now), Result::ok);
   std::mt19937_64 rng(8);
@@ -186,6 +189,7 @@ TEST_P(Modes, SpoofedRequestAndDisconnectBeforeThePeerStartsClaimNothing) {
 
 // Replies that guess the challenge are dropped, and never name the peer.
 TEST_P(Modes, GuessedRepliesAreDropped) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
   EndpointPair pair(config(105, GetParam()), config(106, GetParam()));
   ASSERT_EQ(pair.a().endpoint.start(pair.now), Result::ok);
   std::mt19937_64 rng(9);
@@ -209,6 +213,7 @@ TEST_P(Modes, GuessedRepliesAreDropped) {
 // datagrams replayed, altered, or forged with B's clear header but without the key are all
 // dropped, and the stream is untouched.
 TEST(EndpointAttack, OnPathForgeriesAndReplaysFailWithAKey) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(true);
   EndpointPair pair(config(107, true), config(108, true));
   pair.b().recorder->recording = true;
   pair.start();
@@ -368,6 +373,7 @@ TEST(EndpointAttack, MidMatchHandshakesWithAnotherShapeChangeNothing) {
 
 // Both sides pick the same AEAD: AES-256-GCM only when both offer it.
 TEST(EndpointAttack, BothSidesAgreeOnTheAead) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(true);
   for (const bool aes_a : {false, true}) {
     for (const bool aes_b : {false, true}) {
       EndpointPair pair(config(111, true, aes_a), config(112, true, aes_b));
@@ -385,6 +391,7 @@ TEST(EndpointAttack, BothSidesAgreeOnTheAead) {
 
 // Another key, or a key against none: never synchronized, the handshake timeout says so.
 TEST(EndpointAttack, DifferentKeysNeverConnect) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(true);
   for (const bool second_keyed : {false, true}) {
     EndpointConfig ca = config(113, true), cb = config(114, second_keyed, true, 0x33);
     ca.handshake_timeout_us = cb.handshake_timeout_us = 3000000;
@@ -403,6 +410,7 @@ TEST(EndpointAttack, DifferentKeysNeverConnect) {
 // not after the 200 ms retry.
 TEST(EndpointAttack, LateStarterIsAnsweredAtOnce) {
   for (const bool key : {false, true}) {
+    if (key && !detail::match_keys_supported()) continue;  // no libsodium (Windows)
     EndpointPair pair(config(115, key), config(116, key));
     LinkProfile lan;
     lan.latency_us = 500;  // 1 ms round trip

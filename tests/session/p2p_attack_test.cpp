@@ -9,6 +9,7 @@
 #include "net/wire.h"
 #include "support/match_checks.h"
 #include "support/match_harness.h"
+#include "support/match_keys.h"
 
 namespace retcon::test {
 namespace {
@@ -46,6 +47,7 @@ INSTANTIATE_TEST_SUITE_P(Key, MatchModes, ::testing::Values(false, true),
                          });
 
 TEST_P(MatchModes, BlindSpoofingFromThePeersAddressNeverStopsTheMatch) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
   MatchOptions o;
   o.frames = 600;
   o.link.latency_us = 20000;
@@ -86,6 +88,7 @@ TEST_P(MatchModes, BlindSpoofingFromThePeersAddressNeverStopsTheMatch) {
 // (naming a nonce) and a disconnect from that nonce. Machine 0 must not play alone: both
 // run once machine 1 starts, and agree.
 TEST_P(MatchModes, SpoofedRequestAndDisconnectBeforeThePeerStartsCannotMakeAPeerPlayAlone) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
   MatchOptions o;
   o.frames = 300;
   o.match_key = GetParam();
@@ -117,6 +120,7 @@ TEST_P(MatchModes, SpoofedRequestAndDisconnectBeforeThePeerStartsCannotMakeAPeer
 }
 
 TEST(P2PAttack, KeyedMatchWithLossAndASpectatorAgrees) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(true);
   MatchOptions o;
   o.machines = 3;
   o.spectators = 1;
@@ -136,6 +140,7 @@ TEST(P2PAttack, KeyedMatchWithLossAndASpectatorAgrees) {
 // A machine holding another key never joins: the others never run (nothing is forged into
 // the match), and nobody desyncs.
 TEST(P2PAttack, AMachineWithAnotherKeyNeverJoins) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(true);
   MatchOptions o;
   o.frames = 60;
   o.match_key = true;
