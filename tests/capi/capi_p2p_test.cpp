@@ -722,7 +722,9 @@ TEST(CapiNetMatch, MatchKeyIsRefusedOnlyWithoutLibsodium) {
     EXPECT_STREQ(retcon_result_name(r), "unsupported");
     EXPECT_EQ(s, nullptr);
   }
-  if (s != nullptr) EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_OK);
+  if (s != nullptr) {
+    EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_OK);
+  }
   for (retcon_transport* w : wire) EXPECT_EQ(retcon_transport_destroy(w), RETCON_RESULT_OK);
   EXPECT_EQ(retcon_memory_network_destroy(network), RETCON_RESULT_OK);
 }
