@@ -51,11 +51,12 @@ IoError = _make("IoError", 17, "A file could not be read or written (io_error)."
 CorruptData = _make("CorruptData", 18, "A damaged replay file (corrupt_data).")
 VersionMismatch = _make("VersionMismatch", 19, "A newer format or protocol (version_mismatch).")
 InternalError = _make("InternalError", 20, "A bug in retcon, reported instead of crashing (internal_error).")
+Unsupported = _make("Unsupported", 21, "A feature this build lacks: a match key without libsodium (unsupported).")
 
 _BY_CODE: Dict[int, Type[Error]] = {cls.code: cls for cls in (
     InvalidArgument, InvalidPlayer, InvalidInputSize, WrongState, PredictionLimit, SaveFailed, InputAlreadyAdded,
     MissingLocalInput, InputOutOfWindow, OutOfMemory, NotSynchronized, TooManyPlayers, TransportError, BadPacket,
-    PlayerDisconnected, NotFound, IoError, CorruptData, VersionMismatch, InternalError)}
+    PlayerDisconnected, NotFound, IoError, CorruptData, VersionMismatch, InternalError, Unsupported)}
 
 
 def result_name(code: int) -> str:
