@@ -3,6 +3,7 @@
 // once at the end instead of before every field, and never reads out of bounds.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -60,7 +61,11 @@ class ByteWriter {
   }
   void put(uint64_t v, size_t n) noexcept {
     if (!reserve(n)) return;
-    for (size_t i = 0; i < n; ++i) data_[size_ + i] = static_cast<uint8_t>(v >> (8 * i));
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(data_ + size_, &v, n);  // the low n bytes, one store
+    } else {
+      for (size_t i = 0; i < n; ++i) data_[size_ + i] = static_cast<uint8_t>(v >> (8 * i));
+    }
     size_ += n;
   }
 
@@ -84,6 +89,23 @@ class ByteReader {
   // encoding. A truncated one sets failed() and returns true (the caller reports truncation).
   bool varint(uint32_t* out) noexcept {
     *out = 0;
+    if (!failed_ && size_ - pos_ >= 5) {
+      // Fast path: all 5 bytes a varint may take are there, so one bounds check covers it.
+      const uint8_t* p = data_ + pos_;
+      uint64_t v = 0;
+      for (int i = 0; i < 5; ++i) {
+        const uint8_t b = p[i];
+        v |= uint64_t{b & 0x7Fu} << (7 * i);
+        if ((b & 0x80) == 0) {
+          pos_ += size_t(i) + 1;
+          if ((b == 0 && i > 0) || v > 0xFFFFFFFFu) return false;
+          *out = static_cast<uint32_t>(v);
+          return true;
+        }
+      }
+      pos_ += 5;
+      return false;
+    }
     uint64_t v = 0;
     for (int i = 0; i < 5; ++i) {
       const uint8_t b = u8();
@@ -119,7 +141,11 @@ class ByteReader {
       return 0;
     }
     uint64_t v = 0;
-    for (size_t i = 0; i < n; ++i) v |= uint64_t{data_[pos_ + i]} << (8 * i);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&v, data_ + pos_, n);  // one load per field, bounds checked once above
+    } else {
+      for (size_t i = 0; i < n; ++i) v |= uint64_t{data_[pos_ + i]} << (8 * i);
+    }
     pos_ += n;
     return v;
   }

@@ -129,6 +129,9 @@ Result Endpoint::init(const EndpointConfig& config) {
 
   send_capacity_ = config.send_queue_frames;
   send_ring_.assign(size_t(send_capacity_) * config.send_blob_size, 0);
+  encoded_stride_ = max_encoded_delta_size(config.send_blob_size);
+  encoded_ring_.assign(size_t(send_capacity_) * encoded_stride_, 0);
+  encoded_.assign(send_capacity_, EncodedDelta{});
   last_sent_ = last_acked_ = last_flushed_ = kNullFrame;
   inputs_dirty_ = false;
   urgent_ = stalled_ = false;
@@ -534,9 +537,13 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     return false;
   }
   InputsReader reader(body, reference);
-  for (Frame f = start; f <= end && f <= window_end; ++f) {
+  // Frames we hold already are skipped unexpanded; ours is the next one's reference.
+  if (start <= last_received_ &&
+      !reader.skip(uint16_t(last_received_ - start + 1), received_input(last_received_))) {
+    return true;  // validated by the codec; defensive only
+  }
+  for (Frame f = last_received_ + 1; f <= end && f <= window_end; ++f) {
     if (!reader.next(scratch_.data())) break;  // validated by the codec; defensive only
-    if (f <= last_received_) continue;
     std::memcpy(receive_slot(f), scratch_.data(), config_.receive_blob_size);
     last_received_ = f;
   }
@@ -561,6 +568,16 @@ void Endpoint::handle_rtt_sample(uint64_t rtt_us) noexcept {
 
 uint8_t* Endpoint::send_slot(Frame frame) noexcept {
   return send_ring_.data() + size_t(uint32_t(frame) % send_capacity_) * config_.send_blob_size;
+}
+
+uint8_t* Endpoint::encoded_slot(Frame frame) noexcept {
+  return encoded_ring_.data() + size_t(uint32_t(frame) % send_capacity_) * encoded_stride_;
+}
+
+void Endpoint::encode_queued(Frame frame) noexcept {
+  const uint8_t* previous = frame == 0 ? zeros_.data() : send_slot(frame - 1);
+  encoded_[uint32_t(frame) % send_capacity_] =
+      encode_delta(send_slot(frame), previous, config_.send_blob_size, encoded_slot(frame));
 }
 
 uint8_t* Endpoint::receive_slot(Frame frame) noexcept {
@@ -593,7 +610,16 @@ Result Endpoint::grow_send_ring() {
   for (Frame f = last_acked_ < 0 ? 0 : last_acked_; f <= last_sent_; ++f) {
     std::memcpy(ring.data() + size_t(uint32_t(f) % bigger) * blob, send_slot(f), blob);
   }
+  std::vector<uint8_t> encoded_ring(size_t(bigger) * encoded_stride_, 0);
+  std::vector<EncodedDelta> encoded(bigger);
+  for (Frame f = last_acked_ < 0 ? 0 : last_acked_; f <= last_sent_; ++f) {
+    const uint32_t from = uint32_t(f) % send_capacity_, to = uint32_t(f) % bigger;
+    std::memcpy(encoded_ring.data() + size_t(to) * encoded_stride_, encoded_slot(f), encoded_stride_);
+    encoded[to] = encoded_[from];
+  }
   send_ring_ = std::move(ring);
+  encoded_ring_ = std::move(encoded_ring);
+  encoded_ = std::move(encoded);
   send_capacity_ = bigger;
   log(LogLevel::debug, "send queue grown to %u frames", bigger);
   return Result::ok;
@@ -610,12 +636,12 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
     const Result grown = grow_send_ring();
     if (grown != Result::ok) return grown;
   }
+  std::memcpy(send_slot(frame), blob, config_.send_blob_size);
+  encode_queued(frame);
   // A changed input goes out at once; an unchanged one may wait to share a datagram.
-  const uint8_t* previous = frame == 0 ? zeros_.data() : send_slot(frame - 1);
-  if (std::memcmp(previous, blob, config_.send_blob_size) != 0) {
+  if (encoded_[uint32_t(frame) % send_capacity_].lead_zeros != config_.send_blob_size) {
     inputs_dirty_ = true;
   }
-  std::memcpy(send_slot(frame), blob, config_.send_blob_size);
   last_sent_ = frame;
   return Result::ok;
 }
@@ -743,7 +769,8 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
                       last_received_, config_.send_blob_size, local_status_,
                       uint8_t(config_.shape.num_players), reference);
   for (Frame f = start; f <= last_sent_; ++f) {
-    if (!writer.append(send_slot(f))) break;  // oldest first: the rest goes next time
+    // Oldest first: the rest goes next time.
+    if (!writer.append_encoded(encoded_[uint32_t(f) % send_capacity_], encoded_slot(f))) break;
   }
   if (writer.count() == 0) {
     ++stats_.oversized_blobs;

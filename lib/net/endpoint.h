@@ -241,6 +241,8 @@ class Endpoint {
   Result send_inputs(Transport& transport, const PeerAddress& to);
   Result grow_send_ring();
   uint8_t* send_slot(Frame frame) noexcept;
+  uint8_t* encoded_slot(Frame frame) noexcept;
+  void encode_queued(Frame frame) noexcept;
   uint8_t* receive_slot(Frame frame) noexcept;
   void log(LogLevel level, const char* format, ...) const noexcept
 // MinGW: libstdc++ formats like C99 (__USE_MINGW_ANSI_STDIO), not like msvcrt.
@@ -296,6 +298,11 @@ class Endpoint {
   // Outgoing inputs: frames [max(last_acked_, 0), last_sent_] live in the ring; the acked
   // one stays as the reference the next datagram's first delta is taken against.
   std::vector<uint8_t> send_ring_;
+  // Beside each queued blob, its delta against the frame before, coded once when it is queued
+  // (datagrams splice these; see InputsWriter::append_encoded).
+  std::vector<uint8_t> encoded_ring_;
+  std::vector<EncodedDelta> encoded_;
+  size_t encoded_stride_ = 0;
   uint32_t send_capacity_ = 0;
   Frame last_sent_ = kNullFrame;
   Frame last_acked_ = kNullFrame;

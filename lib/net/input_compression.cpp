@@ -1,6 +1,8 @@
 // retcon: see input_compression.h for the token format.
 #include "net/input_compression.h"
 
+#include <cstring>
+
 namespace retcon::detail {
 
 namespace {
@@ -76,27 +78,108 @@ bool DeltaRunEncoder::append(const uint8_t* blob, const uint8_t* previous, size_
   return true;
 }
 
+EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
+                          uint8_t* out) noexcept {
+  ByteWriter writer(out, max_encoded_delta_size(size));
+  DeltaRunEncoder encoder(writer);
+  encoder.append(blob, previous, size);  // always fits: at most a token per byte
+  EncodedDelta d;
+  d.size = uint32_t(writer.size());
+  while (d.lead_zeros < size && delta_at(blob, previous, d.lead_zeros) == 0) ++d.lead_zeros;
+  d.lead_bytes = uint32_t((d.lead_zeros + kMaxToken - 1) / kMaxToken);
+  d.open_tail = int32_t(encoder.open_run());
+  return d;
+}
+
+bool DeltaRunEncoder::append_encoded(const EncodedDelta& delta, const uint8_t* tokens) noexcept {
+  const size_t before = writer_.size();
+  const long saved_open = open_run_;
+  const uint8_t saved_token = saved_open >= 0 ? writer_.data()[saved_open] : 0;
+  // The leading zeros continue an open run exactly as append() would; the rest is verbatim,
+  // since a literal token always follows them and closes the run.
+  if (delta.lead_zeros != 0) zero_run(delta.lead_zeros);
+  if (delta.size > delta.lead_bytes) {
+    const size_t at = writer_.size();
+    writer_.bytes(tokens + delta.lead_bytes, delta.size - delta.lead_bytes);
+    open_run_ = delta.open_tail >= 0 ? long(at + size_t(delta.open_tail) - delta.lead_bytes) : -1;
+  }
+  if (writer_.overflowed()) {
+    writer_.truncate(before);
+    open_run_ = saved_open;
+    if (saved_open >= 0) writer_.data()[saved_open] = saved_token;
+    return false;
+  }
+  return true;
+}
+
 bool DeltaRunDecoder::next(uint8_t* delta, size_t size) noexcept {
-  for (size_t i = 0; i < size; ++i) {
-    if (zeros_left_ == 0 && literal_left_ == 0) {
-      const uint8_t token = reader_.u8();
-      if (reader_.failed()) return false;
-      if (token < 0x80) {
-        zeros_left_ = size_t{token} + 1;
-      } else {
-        literal_left_ = size_t{token} - 0x80 + 1;
-      }
-    }
+  size_t i = 0;
+  while (i < size) {
+    if (!refill()) return false;
     if (zeros_left_ != 0) {
-      delta[i] = 0;
-      --zeros_left_;
+      const size_t n = zeros_left_ < size - i ? zeros_left_ : size - i;
+      std::memset(delta + i, 0, n);
+      zeros_left_ -= n;
+      i += n;
     } else {
-      delta[i] = reader_.u8();
-      if (reader_.failed()) return false;
-      --literal_left_;
+      const size_t n = literal_left_ < size - i ? literal_left_ : size - i;
+      const uint8_t* bytes = reader_.skip(n);
+      if (bytes == nullptr) return false;
+      std::memcpy(delta + i, bytes, n);
+      literal_left_ -= n;
+      i += n;
     }
   }
   return true;
+}
+
+bool DeltaRunDecoder::apply(uint8_t* blob, const uint8_t* previous, size_t size) noexcept {
+  size_t i = 0;
+  while (i < size) {
+    if (!refill()) return false;
+    if (zeros_left_ != 0) {
+      const size_t n = zeros_left_ < size - i ? zeros_left_ : size - i;
+      std::memcpy(blob + i, previous + i, n);
+      zeros_left_ -= n;
+      i += n;
+    } else {
+      const size_t n = literal_left_ < size - i ? literal_left_ : size - i;
+      const uint8_t* bytes = reader_.skip(n);
+      if (bytes == nullptr) return false;
+      for (size_t k = 0; k < n; ++k) blob[i + k] = static_cast<uint8_t>(previous[i + k] ^ bytes[k]);
+      literal_left_ -= n;
+      i += n;
+    }
+  }
+  return true;
+}
+
+bool DeltaRunDecoder::discard(size_t size) noexcept {
+  while (size != 0) {
+    if (!refill()) return false;
+    size_t& left = zeros_left_ != 0 ? zeros_left_ : literal_left_;
+    const size_t n = left < size ? left : size;
+    if (zeros_left_ == 0 && reader_.skip(n) == nullptr) return false;
+    left -= n;
+    size -= n;
+  }
+  return true;
+}
+
+bool delta_tokens_valid(const uint8_t* payload, size_t size, size_t delta_bytes) noexcept {
+  if (payload == nullptr) return size == 0 && delta_bytes == 0;
+  size_t at = 0;
+  while (at < size) {
+    const uint8_t token = payload[at++];
+    const size_t n = size_t{token & 0x7Fu} + 1;
+    if (n > delta_bytes) return false;  // a run past the last blob
+    delta_bytes -= n;
+    if (token >= 0x80) {
+      if (n > size - at) return false;  // literal bytes missing
+      at += n;
+    }
+  }
+  return delta_bytes == 0;
 }
 
 }  // namespace retcon::detail

@@ -14,12 +14,33 @@
 
 namespace retcon::detail {
 
+// One frame's delta (its blob XOR the previous frame's blob) coded on its own, once, when the
+// frame is queued. A datagram then splices the coded deltas of its frames one after another
+// (DeltaRunEncoder::append_encoded) instead of re-coding every unacknowledged blob byte by
+// byte for every datagram; the result is byte for byte what append() would have written.
+struct EncodedDelta {
+  uint32_t size = 0;        // bytes of tokens
+  uint32_t lead_zeros = 0;  // zero delta bytes its leading zero-run tokens stand for
+  uint32_t lead_bytes = 0;  // bytes of those leading tokens (merged into an open run)
+  int32_t open_tail = -1;   // offset of its last token when that is a zero run < 128, else -1
+};
+
+// The most bytes the tokens of one `blob_size`-byte delta take (a token per byte at worst).
+constexpr size_t max_encoded_delta_size(size_t blob_size) noexcept { return 2 * blob_size + 2; }
+
+// Codes blob XOR previous (`size` bytes each) into `out` (max_encoded_delta_size(size) bytes).
+EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
+                          uint8_t* out) noexcept;
+
 class DeltaRunEncoder {
  public:
   explicit DeltaRunEncoder(ByteWriter& writer) noexcept : writer_(writer) {}
   // Appends the tokens of blob XOR previous (`size` bytes each). When they do not fit,
   // nothing is written, the writer is restored, and false is returned.
   bool append(const uint8_t* blob, const uint8_t* previous, size_t size) noexcept;
+  // The same for a delta coded by encode_delta (`tokens` are its bytes).
+  bool append_encoded(const EncodedDelta& delta, const uint8_t* tokens) noexcept;
+  long open_run() const noexcept { return open_run_; }
 
  private:
   void zero_run(size_t length) noexcept;
@@ -34,6 +55,11 @@ class DeltaRunDecoder {
   DeltaRunDecoder(const uint8_t* payload, size_t size) noexcept : reader_(payload, size) {}
   // Writes the next `size` bytes of the delta stream. False when the payload ends early.
   bool next(uint8_t* delta, size_t size) noexcept;
+  // Writes previous XOR the next `size` delta bytes into `blob`: one bounds check per token,
+  // whole runs copied at once. False when the payload ends early.
+  bool apply(uint8_t* blob, const uint8_t* previous, size_t size) noexcept;
+  // Consumes the next `size` delta bytes without writing them.
+  bool discard(size_t size) noexcept;
   // True when every token was consumed exactly (no trailing bytes, no unfinished run).
   bool finished() const noexcept {
     return reader_.remaining() == 0 && !reader_.failed() && zeros_left_ == 0 &&
@@ -41,9 +67,23 @@ class DeltaRunDecoder {
   }
 
  private:
+  // Starts the next token when the current one is used up. False at the payload's end.
+  bool refill() noexcept {
+    if (zeros_left_ != 0 || literal_left_ != 0) return true;
+    const uint8_t* token = reader_.skip(1);
+    if (token == nullptr) return false;
+    if (*token < 0x80) zeros_left_ = size_t{*token} + 1;
+    else literal_left_ = size_t{*token} - 0x80 + 1;
+    return true;
+  }
+
   ByteReader reader_;
   size_t zeros_left_ = 0;
   size_t literal_left_ = 0;
 };
+
+// Checks a payload's tokens stand for exactly `delta_bytes` bytes, with no trailing byte and no
+// unfinished run, by walking the tokens (no byte is decoded).
+bool delta_tokens_valid(const uint8_t* payload, size_t size, size_t delta_bytes) noexcept;
 
 }  // namespace retcon::detail

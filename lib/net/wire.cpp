@@ -276,7 +276,16 @@ bool InputsWriter::append(const uint8_t* blob) noexcept {
   return true;
 }
 
-size_t InputsWriter::finish() noexcept {
+bool InputsWriter::append_encoded(const EncodedDelta& delta, const uint8_t* tokens,
+                                  const uint8_t* blob) noexcept {
+  if (writer_.overflowed() || count_ == std::numeric_limits<uint16_t>::max()) return false;
+  if (!encoder_.append_encoded(delta, tokens)) return false;
+  if (blob != nullptr) previous_ = blob;
+  ++count_;
+  return true;
+}
+
+size_t InputsWriter::finish(Seal seal) noexcept {
   if (writer_.overflowed() || count_ == 0) return 0;
   // Write the count's varint and close the room left for a longer one.
   uint8_t count[kCountRoom];
@@ -287,7 +296,7 @@ size_t InputsWriter::finish() noexcept {
   std::memmove(at + cw.size(), at + kCountRoom, tail);
   std::memcpy(at, count, cw.size());
   writer_.truncate(writer_.size() - (kCountRoom - cw.size()));
-  seal_datagram(writer_.data(), writer_.size());
+  if (seal == Seal::checksum) seal_datagram(writer_.data(), writer_.size());
   return writer_.size();
 }
 
@@ -302,30 +311,29 @@ InputsReader::InputsReader(const InputsBody& body, const uint8_t* reference) noe
 
 bool InputsReader::next(uint8_t* blob) noexcept {
   if (left_ == 0 || blob_size_ == 0) return false;
-  if (!decoder_.next(blob, blob_size_)) {
+  if (!decoder_.apply(blob, previous_, blob_size_)) {
     left_ = 0;
     return false;
   }
-  for (uint16_t i = 0; i < blob_size_; ++i) {
-    blob[i] = static_cast<uint8_t>(blob[i] ^ previous_[i]);
-    previous_[i] = blob[i];
-  }
+  std::memcpy(previous_, blob, blob_size_);
   --left_;
+  return true;
+}
+
+bool InputsReader::skip(uint16_t frames, const uint8_t* last) noexcept {
+  if (frames == 0) return true;
+  if (frames > left_ || last == nullptr || !decoder_.discard(size_t(frames) * blob_size_)) {
+    left_ = 0;
+    return false;
+  }
+  std::memcpy(previous_, last, blob_size_);
+  left_ = uint16_t(left_ - frames);
   return true;
 }
 
 bool inputs_payload_valid(const uint8_t* payload, size_t size, uint16_t count,
                           uint16_t blob_size) noexcept {
-  if (payload == nullptr && size != 0) return false;
-  DeltaRunDecoder decoder(payload, size);
-  uint8_t scratch[256];
-  size_t left = size_t(count) * blob_size;
-  while (left != 0) {
-    const size_t n = left < sizeof scratch ? left : sizeof scratch;
-    if (!decoder.next(scratch, n)) return false;
-    left -= n;
-  }
-  return decoder.finished();
+  return delta_tokens_valid(payload, size, size_t(count) * blob_size);
 }
 
 }  // namespace retcon::detail

@@ -160,6 +160,11 @@ DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
 // does not fit `capacity` or the type is inputs.
 size_t encode_message(const Message& message, uint8_t* out, size_t capacity) noexcept;
 
+// Whether an encoder writes the checksum field. A datagram that travels sealed by an AEAD
+// (authenticated sessions) needs no checksum of its own: its encoder skips the XXH3 pass
+// (Seal::none leaves the field 0) and the receiver skips the check (see decode_message).
+enum class Seal : uint8_t { checksum, none };
+
 // Builds an inputs datagram blob by blob, oldest first, until one does not fit.
 class InputsWriter {
  public:
@@ -171,9 +176,15 @@ class InputsWriter {
                uint8_t status_count, const uint8_t* reference) noexcept;
   // False when the blob did not fit (the datagram is unchanged) or the header did not.
   bool append(const uint8_t* blob) noexcept;
+  // The same for a blob whose delta against the blob before it was coded once by
+  // encode_delta (the endpoint does this when a frame is queued): bytes are spliced, not
+  // re-coded. Gives the same datagram as append(blob). Do not mix with append() afterwards
+  // unless `blob` is given (the reference of a later append).
+  bool append_encoded(const EncodedDelta& delta, const uint8_t* tokens,
+                      const uint8_t* blob = nullptr) noexcept;
   uint16_t count() const noexcept { return count_; }
   // Finishes the datagram and returns its size (0 if even the header did not fit).
-  size_t finish() noexcept;
+  size_t finish(Seal seal = Seal::checksum) noexcept;
 
  private:
   ByteWriter writer_;
@@ -192,6 +203,9 @@ class InputsReader {
   InputsReader(const InputsBody& body, const uint8_t* reference) noexcept;
   // Writes the next blob (body.blob_size bytes). False after the last one.
   bool next(uint8_t* blob) noexcept;
+  // Skips `frames` blobs the caller already holds, without expanding them; `last` is the
+  // caller's copy of the last skipped blob (the reference of the next). False past the end.
+  bool skip(uint16_t frames, const uint8_t* last) noexcept;
 
  private:
   DeltaRunDecoder decoder_;
@@ -201,6 +215,8 @@ class InputsReader {
 };
 
 // Checks an inputs payload decodes to exactly count * blob_size bytes, without a reference.
+// Walks the tokens only (no byte is expanded), so decode_message can afford it before the
+// endpoint expands the payload once.
 bool inputs_payload_valid(const uint8_t* payload, size_t size, uint16_t count,
                           uint16_t blob_size) noexcept;
 

@@ -1,0 +1,453 @@
+// retcon_perf: the scenarios of docs/PERFORMANCE.md as one small program, meant to run under
+// callgrind (scripts/bench does that) or, for the time and syscall rows, on its own.
+//
+//   retcon_perf p2p PEERS STATE_BYTES [key]   in-memory mesh, 50 ms one way, window 8
+//   retcon_perf local STATE_BYTES             local session, every frame saved
+//   retcon_perf synctest D N STATE_BYTES      sync test, check_distance D, check_interval N
+//   retcon_perf raw STATE_BYTES               1 save + 1 load + 1 XXH3 + 1 step per frame, no retcon
+//   retcon_perf udp PEERS FRAMES              real UDP on loopback, paced at 60 fps
+//   retcon_perf time REPS STATE_BYTES D       interleaved timing: sync test d=D vs raw (median, spread)
+//
+// Instruction counts. Collection is off until the measured frames start (run callgrind with
+// --collect-atstart=no) and is switched off inside every game callback, so the count is the
+// library's own work: retcon's code, the transport and simulator it runs over, the checksums it
+// takes, libc calls it makes. The program prints `frames=` (peer-frames measured) and
+// `allocations=` (heap allocations during them); scripts/bench divides callgrind's total by frames.
+// Outside valgrind the client requests are a few no-op instructions.
+#include <time.h>
+#include <valgrind/callgrind.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "alloc_counter.h"
+#include "retcon/p2p.h"
+#include "retcon/session.h"
+#include "retcon/transport.h"
+
+namespace {
+
+using namespace retcon;
+
+constexpr uint64_t kTickUs = 16667;
+constexpr int32_t kWindow = 8;
+constexpr int kWarmupFrames = 600;
+constexpr int kMeasuredFrames = 3000;
+
+// Collection on around the measured frames, off inside the game's callbacks unless
+// RETCON_PERF_COUNT_GAME is set (then the count is everything a frame costs).
+bool g_measuring = false;
+bool g_count_game = false;
+struct GameScope {
+  GameScope() noexcept {
+    if (g_measuring && !g_count_game) CALLGRIND_TOGGLE_COLLECT;
+  }
+  ~GameScope() {
+    if (g_measuring && !g_count_game) CALLGRIND_TOGGLE_COLLECT;
+  }
+};
+void start_measuring() {
+  g_measuring = true;
+  CALLGRIND_TOGGLE_COLLECT;
+}
+void stop_measuring() {
+  CALLGRIND_TOGGLE_COLLECT;
+  g_measuring = false;
+}
+
+// A pad that changes every 1..7 frames (a button pressed or released).
+class Pad {
+ public:
+  explicit Pad(uint32_t seed) : inputs_(4096) {
+    std::mt19937 rng(seed);
+    uint32_t buttons = 0;
+    int hold = 0;
+    for (auto& in : inputs_) {
+      if (--hold <= 0) {
+        buttons ^= 1u << (rng() % 12);
+        hold = 1 + int(rng() % 7);
+      }
+      in = buttons;
+    }
+  }
+  uint32_t at(Frame f) const noexcept { return inputs_[size_t(f) % inputs_.size()]; }
+
+ private:
+  std::vector<uint32_t> inputs_;
+};
+
+// The game: a state of `size` bytes saved and loaded with memcpy; a step adds the inputs.
+class Game {
+ public:
+  explicit Game(size_t size) : state_(size) {
+    for (size_t i = 0; i < size; ++i) state_[i] = uint8_t(i * 131u + 17u);
+  }
+  size_t save_state(Frame, uint8_t* buffer, size_t capacity) noexcept {
+    GameScope scope;
+    if (state_.size() <= capacity) std::memcpy(buffer, state_.data(), state_.size());
+    return state_.size();
+  }
+  void load_state(Frame, const uint8_t* buffer, size_t length) noexcept {
+    GameScope scope;
+    std::memcpy(state_.data(), buffer, std::min(length, state_.size()));
+  }
+  void advance_frame(Frame, const FrameInputs& inputs, uint32_t) noexcept {
+    GameScope scope;
+    step(inputs);
+  }
+  void step(const FrameInputs& inputs) noexcept {
+    for (uint32_t p = 0; p < inputs.player_count; ++p) {
+      uint32_t word, in = 0;
+      std::memcpy(&in, inputs.player(PlayerIndex(p)), std::min<size_t>(inputs.input_size, 4));
+      std::memcpy(&word, state_.data() + 4 * (p % 16), 4);
+      word += in;
+      std::memcpy(state_.data() + 4 * (p % 16), &word, 4);
+    }
+  }
+  void on_event(const Event& e) noexcept {
+    if (e.type == EventType::timesync) wait_ = e.count;
+  }
+  std::vector<uint8_t> state_;
+  int32_t wait_ = 0;
+};
+
+void print_result(const char* scenario, uint64_t frames, uint64_t allocations,
+                  const std::string& extra = "") {
+  std::printf("scenario=%s frames=%llu allocations=%llu%s%s\n", scenario,
+              static_cast<unsigned long long>(frames), static_cast<unsigned long long>(allocations),
+              extra.empty() ? "" : " ", extra.c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// P2P over an in-memory network with 50 ms one way (3 frames at 60 fps).
+
+struct Machine {
+  Machine(size_t size, uint32_t index) : game(size), pad(1000 + index) {}
+  Game game;
+  Pad pad;
+  InMemoryTransport* wire = nullptr;
+  std::unique_ptr<NetworkSimulator> sim;
+  std::unique_ptr<P2PSession> session;
+};
+
+int run_p2p(uint32_t peers, size_t size, bool key) {
+  (void)key;  // a match key is taken once the session API offers one
+  InMemoryNetwork net;
+  std::vector<std::unique_ptr<Machine>> machines;
+  LinkProfile link;
+  link.latency_us = 50000;
+  for (uint32_t m = 0; m < peers; ++m) {
+    auto machine = std::make_unique<Machine>(size, m);
+    machine->wire = net.add_endpoint();
+    machine->sim = std::make_unique<NetworkSimulator>(*machine->wire, 7919 + m);
+    machine->sim->set_outgoing(link);
+    machines.push_back(std::move(machine));
+  }
+  for (uint32_t m = 0; m < peers; ++m) {
+    Machine& me = *machines[m];
+    P2PConfig c;
+    c.session.num_players = peers;
+    c.session.input_size = 4;
+    c.session.max_prediction = kWindow;
+    c.session.max_state_size = size;
+    c.session.save_mode = SaveMode::every_frame;
+    c.session.callbacks = bind_game(me.game);
+    c.network.transport = me.sim.get();
+    c.network.rng_seed = 31 + m;
+    c.desync_interval = 0;
+    for (uint32_t p = 0; p < peers; ++p) {
+      c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
+      c.players[p].address = machines[p]->wire->address();
+    }
+    if (create_p2p_session(c, &me.session) != Result::ok) {
+      std::fprintf(stderr, "p2p: create failed\n");
+      return 1;
+    }
+  }
+  uint64_t now = 0, errors = 0, frames = 0;
+  auto tick = [&] {
+    now += kTickUs;
+    for (uint32_t m = 0; m < peers; ++m) {
+      Machine& me = *machines[m];
+      me.sim->set_time(now);
+      me.session->poll(now);
+      if (!me.session->running()) continue;
+      if (me.game.wait_ > 0) {
+        --me.game.wait_;
+        continue;
+      }
+      const uint32_t in = me.pad.at(me.session->current_frame());
+      const Result r = me.session->add_local_input(PlayerIndex(m), &in, sizeof in);
+      if (r != Result::ok && r != Result::input_already_added) ++errors;
+      const Result a = me.session->advance_frame();
+      if (a == Result::ok) ++frames;
+      else if (a != Result::prediction_limit) ++errors;
+    }
+  };
+  for (int t = 0; t < kWarmupFrames; ++t) tick();
+  for (auto& m : machines) {
+    if (!m->session->running() || m->session->current_frame() < kWarmupFrames / 2) {
+      std::fprintf(stderr, "p2p: the match did not start\n");
+      return 1;
+    }
+  }
+  frames = 0;
+  const uint64_t allocations = bench::allocation_count();
+  start_measuring();
+  for (int t = 0; t < kMeasuredFrames; ++t) tick();
+  stop_measuring();
+  const uint64_t allocated = bench::allocation_count() - allocations;
+  if (errors != 0) {
+    std::fprintf(stderr, "p2p: %llu session calls failed\n", static_cast<unsigned long long>(errors));
+    return 1;
+  }
+  uint64_t rollbacks = 0, resimulated = 0;
+  for (auto& m : machines) {
+    rollbacks += m->session->stats().rollbacks;
+    resimulated += m->session->stats().frames_resimulated;
+  }
+  print_result("p2p", frames, allocated,
+               "rollbacks=" + std::to_string(rollbacks) + " resimulated=" + std::to_string(resimulated));
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local session and sync test, all players local.
+
+SessionConfig local_config(Game& game, size_t size, int32_t prediction) {
+  SessionConfig c;
+  c.num_players = 2;
+  c.input_size = 4;
+  c.max_prediction = prediction;
+  c.max_state_size = size;
+  c.save_mode = SaveMode::every_frame;
+  c.callbacks = bind_game(game);
+  return c;
+}
+
+int drive(Session& session, const char* name) {
+  Pad pad0(1), pad1(2);
+  uint64_t errors = 0;
+  auto frame = [&] {
+    const Frame f = session.current_frame();
+    const uint32_t a = pad0.at(f), b = pad1.at(f);
+    if (session.add_local_input(0, &a, sizeof a) != Result::ok) ++errors;
+    if (session.add_local_input(1, &b, sizeof b) != Result::ok) ++errors;
+    if (session.advance_frame() != Result::ok) ++errors;
+  };
+  for (int i = 0; i < kWarmupFrames; ++i) frame();
+  const uint64_t allocations = bench::allocation_count();
+  start_measuring();
+  for (int i = 0; i < kMeasuredFrames; ++i) frame();
+  stop_measuring();
+  const uint64_t allocated = bench::allocation_count() - allocations;
+  if (errors != 0) {
+    std::fprintf(stderr, "%s: %llu session calls failed\n", name,
+                 static_cast<unsigned long long>(errors));
+    return 1;
+  }
+  const SessionStats s = session.stats();
+  print_result(name, kMeasuredFrames, allocated,
+               "saves=" + std::to_string(s.saves) + " loads=" + std::to_string(s.loads) +
+                   " checksums=" + std::to_string(s.checksums) +
+                   " resimulated=" + std::to_string(s.frames_resimulated));
+  return 0;
+}
+
+int run_local(size_t size) {
+  Game game(size);
+  std::unique_ptr<Session> session;
+  if (create_local_session(local_config(game, size, kWindow), &session) != Result::ok) return 1;
+  return drive(*session, "local");
+}
+
+Result make_sync_test(Game& game, size_t size, int32_t distance, int32_t interval,
+                      std::unique_ptr<Session>* out) {
+  SyncTestConfig c;
+  c.session = local_config(game, size, std::max(distance, 1));
+  c.check_distance = distance;
+#ifdef RETCON_PERF_HAS_CHECK_INTERVAL
+  c.check_interval = interval;
+#else
+  if (interval != 1) return Result::invalid_argument;
+#endif
+  return create_sync_test_session(c, out);
+}
+
+int run_sync_test(int32_t distance, int32_t interval, size_t size) {
+  Game game(size);
+  std::unique_ptr<Session> session;
+  if (make_sync_test(game, size, distance, interval, &session) != Result::ok) {
+    std::fprintf(stderr, "synctest: create failed\n");
+    return 1;
+  }
+  return drive(*session, "synctest");
+}
+
+// The work a sync test at d=1 cannot avoid per frame: save, load, hash, step; nothing else.
+struct RawFrame {
+  explicit RawFrame(size_t size) : game(size), slot(size) {}
+  void run(Frame f, const Pad& a, const Pad& b) noexcept {
+    std::memcpy(slot.data(), game.state_.data(), slot.size());
+    sum ^= XXH3_64bits(slot.data(), slot.size());
+    std::memcpy(game.state_.data(), slot.data(), slot.size());
+    uint32_t in[2] = {a.at(f), b.at(f)};
+    FrameInputs inputs{};
+    inputs.bytes = reinterpret_cast<const uint8_t*>(in);
+    inputs.player_count = 2;
+    inputs.input_size = 4;
+    game.step(inputs);
+  }
+  Game game;
+  std::vector<uint8_t> slot;
+  uint64_t sum = 0;
+};
+
+int run_raw(size_t size) {
+  RawFrame raw(size);
+  Pad a(1), b(2);
+  // Everything counts here: the copies, the hash and the step are the whole frame.
+  start_measuring();
+  for (int i = 0; i < kMeasuredFrames; ++i) raw.run(Frame(i), a, b);
+  stop_measuring();
+  print_result("raw", kMeasuredFrames, 0, "sum=" + std::to_string(raw.sum & 0xff));
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time rows: interleaved repetitions of the sync test and the raw frame, CPU time per frame.
+
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
+}
+
+void print_spread(const char* name, std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const double median = v[v.size() / 2];
+  std::printf("time=%s median_ns=%.1f min_ns=%.1f max_ns=%.1f reps=%zu\n", name, median, v.front(),
+              v.back(), v.size());
+}
+
+int run_time(int reps, size_t size, int32_t distance) {
+  Game game(size);
+  std::unique_ptr<Session> session;
+  if (make_sync_test(game, size, distance, 1, &session) != Result::ok) return 1;
+  RawFrame raw(size);
+  Pad a(1), b(2);
+  constexpr int kFramesPerRep = 200;
+  std::vector<double> session_ns, raw_ns;
+  Frame raw_frame = 0;
+  for (int r = 0; r < reps; ++r) {
+    double t0 = thread_cpu_ns();
+    for (int i = 0; i < kFramesPerRep; ++i) {
+      const Frame f = session->current_frame();
+      const uint32_t x = a.at(f), y = b.at(f);
+      session->add_local_input(0, &x, sizeof x);
+      session->add_local_input(1, &y, sizeof y);
+      session->advance_frame();
+    }
+    session_ns.push_back((thread_cpu_ns() - t0) / kFramesPerRep);
+    t0 = thread_cpu_ns();
+    for (int i = 0; i < kFramesPerRep; ++i) raw.run(raw_frame++, a, b);
+    raw_ns.push_back((thread_cpu_ns() - t0) / kFramesPerRep);
+  }
+  print_spread("synctest", session_ns);
+  print_spread("raw", raw_ns);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real UDP on loopback, paced at 60 fps. Library time = thread CPU time inside poll,
+// add_local_input and advance_frame (the game's step is a few additions).
+
+int run_udp(uint32_t peers, int frames) {
+  std::vector<std::unique_ptr<UdpTransport>> sockets(peers);
+  std::vector<std::unique_ptr<Game>> games;
+  std::vector<std::unique_ptr<P2PSession>> sessions(peers);
+  std::vector<Pad> pads;
+  for (uint32_t m = 0; m < peers; ++m) {
+    if (UdpTransport::open("127.0.0.1", 0, &sockets[m]) != Result::ok) return 1;
+    games.push_back(std::make_unique<Game>(64));
+    pads.emplace_back(1000 + m);
+  }
+  for (uint32_t m = 0; m < peers; ++m) {
+    P2PConfig c;
+    c.session = local_config(*games[m], 64, kWindow);
+    c.session.num_players = peers;
+    c.network.transport = sockets[m].get();
+    c.network.rng_seed = 77 + m;
+    c.desync_interval = 0;
+    for (uint32_t p = 0; p < peers; ++p) {
+      c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
+      c.players[p].address = sockets[p]->local_address();
+    }
+    if (create_p2p_session(c, &sessions[m]) != Result::ok) return 1;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto now_us = [&] {
+    return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::steady_clock::now() - start).count());
+  };
+  uint64_t advanced = 0;
+  double library_ns = 0;
+  std::vector<double> per_rep;
+  int tick = 0;
+  for (; tick < 600 + frames; ++tick) {
+    const bool measured = tick >= 600;
+    const double t0 = thread_cpu_ns();
+    for (uint32_t m = 0; m < peers; ++m) {
+      P2PSession& s = *sessions[m];
+      s.poll(now_us());
+      if (!s.running()) continue;
+      if (games[m]->wait_ > 0) {
+        --games[m]->wait_;
+        continue;
+      }
+      const uint32_t in = pads[m].at(s.current_frame());
+      s.add_local_input(PlayerIndex(m), &in, sizeof in);
+      if (s.advance_frame() == Result::ok && measured) ++advanced;
+    }
+    if (measured) library_ns += thread_cpu_ns() - t0;
+    if (tick == 599) std::printf("udp_measure_start\n"), std::fflush(stdout);
+    // Pace at 60 fps: sleep until the next tick's deadline.
+    std::this_thread::sleep_until(start + std::chrono::microseconds(uint64_t(tick + 1) * kTickUs));
+  }
+  for (auto& s : sessions) {
+    if (!s->running()) {
+      std::fprintf(stderr, "udp: a session is not running\n");
+      return 1;
+    }
+  }
+  char extra[96];
+  std::snprintf(extra, sizeof extra, "library_ns_per_peer_frame=%.1f",
+                advanced ? library_ns / double(advanced) : 0.0);
+  print_result("udp", advanced, 0, extra);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  g_count_game = std::getenv("RETCON_PERF_COUNT_GAME") != nullptr;
+  auto arg = [&](int i, long fallback) { return argc > i ? std::strtol(argv[i], nullptr, 10) : fallback; };
+  if (mode == "p2p") return run_p2p(uint32_t(arg(2, 2)), size_t(arg(3, 64)), argc > 4);
+  if (mode == "local") return run_local(size_t(arg(2, 64)));
+  if (mode == "synctest") return run_sync_test(int32_t(arg(2, 1)), int32_t(arg(3, 1)), size_t(arg(4, 64)));
+  if (mode == "raw") return run_raw(size_t(arg(2, 64)));
+  if (mode == "udp") return run_udp(uint32_t(arg(2, 2)), int(arg(3, 600)));
+  if (mode == "time") return run_time(int(arg(2, 9)), size_t(arg(3, 1 << 20)), int32_t(arg(4, 1)));
+  std::fprintf(stderr, "usage: retcon_perf p2p|local|synctest|raw|udp|time ... (see perf_counts.cpp)\n");
+  return 2;
+}
