@@ -275,11 +275,7 @@ Result make_sync_test(Game& game, size_t size, int32_t distance, int32_t interva
   SyncTestConfig c;
   c.session = local_config(game, size, std::max(distance, 1));
   c.check_distance = distance;
-#ifdef RETCON_PERF_HAS_CHECK_INTERVAL
   c.check_interval = interval;
-#else
-  if (interval != 1) return Result::invalid_argument;
-#endif
   return create_sync_test_session(c, out);
 }
 

@@ -91,11 +91,17 @@ class Session {
 // All players on this machine (couch play). Runs at once; no prediction, no rollback.
 Result create_local_session(const SessionConfig& config, std::unique_ptr<Session>* out);
 
+inline constexpr int32_t kMaxCheckInterval = 3600;
+
 struct SyncTestConfig {
   SessionConfig session;
-  // Every frame, roll back this many frames and re-simulate, then compare checksums with the
-  // first simulation. 1..session.max_prediction.
+  // Every check_interval frames, roll back this many frames and re-simulate, then compare
+  // with the first simulation. 1..session.max_prediction.
   int32_t check_distance = 2;
+  // Check every this many frames (1: every frame). An expensive game can sync-test cheaply
+  // with check_interval == check_distance: each frame is still re-simulated once, and a
+  // checked frame costs two saves, a load and a comparison. 1..kMaxCheckInterval.
+  int32_t check_interval = 1;
 };
 
 // Sync test: finds non-determinism in the game's save/load/advance. All players local.

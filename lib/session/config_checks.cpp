@@ -27,6 +27,8 @@ const char* validate_sync_test_config(const SyncTestConfig& config) noexcept {
   if (const char* why = validate_session_config(config.session)) return why;
   if (config.check_distance < 1 || config.check_distance > config.session.max_prediction)
     return "check_distance must be 1..max_prediction";
+  if (config.check_interval < 1 || config.check_interval > kMaxCheckInterval)
+    return "check_interval must be 1..3600";
   return nullptr;
 }
 

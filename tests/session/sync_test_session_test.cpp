@@ -17,7 +17,8 @@ struct SyncTestRun {
   TestGame game;
   std::unique_ptr<Session> session;
 
-  Result start(uint32_t players, uint32_t input_size, int32_t max_prediction, int32_t distance) {
+  Result start(uint32_t players, uint32_t input_size, int32_t max_prediction, int32_t distance,
+               int32_t interval = 1) {
     game.events.reserve(4096);
     SyncTestConfig c;
     c.session.num_players = players;
@@ -26,6 +27,7 @@ struct SyncTestRun {
     c.session.max_state_size = 128;
     c.session.callbacks = bind_game(game);
     c.check_distance = distance;
+    c.check_interval = interval;
     return create_sync_test_session(c, &session);
   }
   // Random inputs, as a game's scripted or random players would give.
@@ -96,7 +98,99 @@ TEST(SyncTest, CostsOneLoadPerFrame) {
   EXPECT_EQ(s.max_rollback_depth, 7u);
 }
 
+// check_interval N: roll back every N frames only. A deterministic game still passes.
+TEST(SyncTest, DeterministicGamePassesWithEveryInterval) {
+  for (int32_t d = 1; d <= kMaxPredictionFrames; ++d) {
+    for (int32_t n : {2, 3, d, 7, 16}) {
+      SyncTestRun run;
+      ASSERT_EQ(run.start(2, 4, kMaxPredictionFrames, d, n), Result::ok);
+      run.run(d + 3 * n + 5, uint64_t(d * 100 + n));
+      EXPECT_EQ(run.mismatches(), 0u) << "distance " << d << " interval " << n;
+      EXPECT_EQ(run.game.frame_errors, 0) << d << " " << n;
+    }
+  }
+}
+
+// ... and injected non-determinism is still found, by the first check whose re-simulation
+// covers the bad frame, which names a frame after it and no later than itself.
+TEST(SyncTest, DetectsInjectedNonDeterminismWithIntervals) {
+  for (int32_t d = 1; d <= kMaxPredictionFrames; ++d) {
+    for (int32_t n : {2, 3, d, 7}) {
+      SyncTestRun run;
+      ASSERT_EQ(run.start(2, 4, kMaxPredictionFrames, d, n), Result::ok);
+      const Frame bad = 10 + d;
+      run.game.nondeterministic_from = bad;
+      Frame first_check = bad + 1;  // the first check at or after bad + 1 re-simulates bad
+      while (first_check % n != 0) ++first_check;
+      run.run(first_check + 1, 11);
+      ASSERT_GT(run.mismatches(), 0u) << "distance " << d << " interval " << n;
+      const Event& e = run.game.events.front();
+      EXPECT_GT(e.frame, bad) << d << " " << n;
+      EXPECT_LE(e.frame, first_check) << d << " " << n;
+      EXPECT_NE(e.checksum_local, e.checksum_remote);
+    }
+  }
+}
+
+// With interval == distance each frame is re-simulated once: per check one load, d steps and
+// two saves (the checked frame, which is the next check's source, and its re-simulation).
+TEST(SyncTest, IntervalEqualToDistanceResimulatesEachFrameOnce) {
+  SyncTestRun run;
+  ASSERT_EQ(run.start(2, 4, 8, 7, 7), Result::ok);
+  run.run(70, 5);
+  // Checks at 7, 14, ..., 63.
+  EXPECT_EQ(run.game.loads, 9u);
+  EXPECT_EQ(run.game.resimulated, 63u);
+  EXPECT_EQ(run.game.saves, 10u + 9u) << "frames 0, 7, ..., 63 and 9 re-simulated states";
+  const SessionStats s = run.session->stats();
+  EXPECT_EQ(s.rollbacks, 9u);
+  EXPECT_EQ(s.frames_resimulated, 63u);
+}
+
+// At interval 1 and distance 1 a frame costs two saves, one load and no hash at all: the
+// re-simulated bytes are compared with the first simulation's directly.
+TEST(SyncTest, DistanceOneCostsTwoSavesOneLoadNoHash) {
+  SyncTestRun run;
+  ASSERT_EQ(run.start(2, 4, 8, 1, 1), Result::ok);
+  run.run(50, 6);
+  EXPECT_EQ(run.game.loads, 49u);
+  EXPECT_EQ(run.game.saves, 50u + 49u);
+  EXPECT_EQ(run.session->stats().checksums, 0u);
+}
+
+TEST(SyncTest, RejectsIntervalOutsideOneTo3600) {
+  SyncTestRun run;
+  EXPECT_EQ(run.start(2, 4, 8, 2, 0), Result::invalid_argument);
+  EXPECT_EQ(run.start(2, 4, 8, 2, -1), Result::invalid_argument);
+  EXPECT_EQ(run.start(2, 4, 8, 2, kMaxCheckInterval + 1), Result::invalid_argument);
+  EXPECT_EQ(run.start(2, 4, 8, 2, kMaxCheckInterval), Result::ok);
+}
+
 #ifndef RETCON_NO_RAPIDCHECK  // RapidCheck is Linux-only (tests/CMakeLists.txt)
+RC_GTEST_PROP(SyncTestProperty, IntervalsFlagInjectedNonDeterminismNeverADeterministicGame, ()) {
+  const int32_t max_prediction = *rc::gen::inRange(1, kMaxPredictionFrames + 1);
+  const int32_t distance = *rc::gen::inRange(1, max_prediction + 1);
+  const int32_t interval = *rc::gen::inRange(1, 20);
+  const bool inject = *rc::gen::arbitrary<bool>();
+  const Frame bad = *rc::gen::inRange(0, 40);
+  SyncTestRun run;
+  run.players_ = *rc::gen::inRange(1u, 5u);
+  run.input_size_ = *rc::gen::inRange(1u, 17u);
+  RC_ASSERT(run.start(run.players_, run.input_size_, max_prediction, distance, interval) == Result::ok);
+  if (inject) run.game.nondeterministic_from = bad;
+  Frame first_check = bad + 1;
+  while (first_check % interval != 0) ++first_check;
+  run.run(first_check + 1, *rc::gen::arbitrary<uint64_t>());
+  RC_ASSERT(run.game.frame_errors == 0);
+  if (!inject) {
+    RC_ASSERT(run.mismatches() == 0u);
+  } else {
+    RC_ASSERT(run.mismatches() > 0u);
+    RC_ASSERT(run.game.events.front().frame > bad);
+    RC_ASSERT(run.game.events.front().frame <= first_check);
+  }
+}
+
 RC_GTEST_PROP(SyncTestProperty, FlagsInjectedNonDeterminismNeverADeterministicGame, ()) {
   const int32_t max_prediction = *rc::gen::inRange(1, kMaxPredictionFrames + 1);
   const int32_t distance = *rc::gen::inRange(1, max_prediction + 1);
