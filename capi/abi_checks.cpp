@@ -151,6 +151,13 @@ static_assert(sizeof(retcon_peer_stats) == sizeof(retcon::PeerStats),
 }  // namespace
 
 namespace {
+// The limit retcon.h states, and fields the C inits fill from the C++ defaults.
+static_assert(retcon::kMaxCheckInterval == 3600, "retcon.h documents check_interval 1..3600");
+static_assert(sizeof(retcon_session_config::memory_budget) == sizeof(retcon::SessionConfig::memory_budget));
+static_assert(sizeof(retcon_sync_test_config::check_interval) == sizeof(retcon::SyncTestConfig::check_interval));
+}  // namespace
+
+namespace {
 // The same tripwire for retcon_session_stats, copied field by field in retcon_c.cpp.
 static_assert(sizeof(retcon_session_stats) == sizeof(retcon::SessionStats),
               "SessionStats changed: update retcon_session_stats and retcon_session_get_stats");

@@ -120,6 +120,7 @@ inline const char* convert_config(const retcon_session_config* config, const ret
   out->input_size = config->input_size;
   out->max_prediction = config->max_prediction;
   out->max_state_size = static_cast<size_t>(config->max_state_size);
+  out->memory_budget = config->memory_budget;
   out->save_mode = static_cast<retcon::SaveMode>(config->save_mode);
   out->callbacks = bridge->game_callbacks();
   out->predictor.user = config->predictor.user;

@@ -274,6 +274,9 @@ typedef struct retcon_session_config {
                               default: 0 until the game sets it, which create rejects. */
   retcon_predictor predictor; /* optional (default: zeros = carry forward) */
   retcon_logger logger;       /* optional (default: no logging, min_level INFO) */
+  uint64_t memory_budget;     /* most state memory create may commit, in bytes (default 4 GiB;
+                                 0 = no limit). Beyond it: RETCON_RESULT_OUT_OF_MEMORY and a
+                                 log line saying why. */
 } retcon_session_config;
 
 /* Fills `config` with the defaults above and sets its size. */
@@ -289,7 +292,9 @@ RETCON_API retcon_result retcon_session_config_validate(const retcon_session_con
 /* Sync test settings. */
 typedef struct retcon_sync_test_config {
   uint32_t size;          /* sizeof(retcon_sync_test_config); set by retcon_sync_test_config_init */
-  int32_t check_distance; /* frames re-simulated every frame, 1..max_prediction (default 2) */
+  int32_t check_distance; /* frames re-simulated at each check, 1..max_prediction (default 2) */
+  int32_t check_interval; /* check every this many frames, 1..3600 (default 1: every frame);
+                             = check_distance re-simulates each frame once */
 } retcon_sync_test_config;
 
 RETCON_API retcon_result retcon_sync_test_config_init(retcon_sync_test_config* config);
@@ -365,6 +370,7 @@ typedef struct retcon_session_stats {
   uint64_t checksums;
   uint64_t frames_stalled;     /* advance calls refused by the prediction window */
   uint64_t rollback_depth_histogram[RETCON_MAX_PREDICTION_FRAMES + 1]; /* index = depth */
+  uint64_t committed_bytes;    /* state memory reserved at create (see memory_budget) */
 } retcon_session_stats;
 
 RETCON_API retcon_result retcon_session_stats_init(retcon_session_stats* stats);

@@ -42,6 +42,7 @@ retcon_result retcon_session_config_init(retcon_session_config* config) {
   config->save_mode = static_cast<uint32_t>(defaults.save_mode);
   config->max_state_size = defaults.max_state_size;
   config->logger.min_level = static_cast<uint32_t>(defaults.logger.min_level);
+  config->memory_budget = defaults.memory_budget;
   return RETCON_RESULT_OK;
 }
 
@@ -50,6 +51,7 @@ retcon_result retcon_sync_test_config_init(retcon_sync_test_config* config) {
   *config = retcon_sync_test_config{};
   config->size = sizeof(retcon_sync_test_config);
   config->check_distance = retcon::SyncTestConfig{}.check_distance;
+  config->check_interval = retcon::SyncTestConfig{}.check_interval;
   return RETCON_RESULT_OK;
 }
 
@@ -92,11 +94,14 @@ retcon_result retcon_sync_test_session_create(const retcon_session_config* confi
   if (config != nullptr && known_size(config->size, sizeof(retcon_session_config)) &&
       (sync_test->check_distance < 1 || sync_test->check_distance > config->max_prediction))
     return reject(config, kFunction, "check_distance must be 1..max_prediction");
+  if (sync_test->check_interval < 1 || sync_test->check_interval > retcon::kMaxCheckInterval)
+    return reject(config, kFunction, "check_interval must be 1..3600");
   return create_session(kFunction, config, callbacks, RETCON_SESSION_SYNC_TEST, out,
                         [&](const retcon::SessionConfig& c, retcon_session& s) {
                           retcon::SyncTestConfig st;
                           st.session = c;
                           st.check_distance = sync_test->check_distance;
+                          st.check_interval = sync_test->check_interval;
                           return retcon::create_sync_test_session(st, &s.impl);
                         });
 }
@@ -178,6 +183,7 @@ retcon_result retcon_session_get_stats(const retcon_session* session, retcon_ses
     stats->loads = s.loads;
     stats->checksums = s.checksums;
     stats->frames_stalled = s.frames_stalled;
+    stats->committed_bytes = s.committed_bytes;
     static_assert(sizeof stats->rollback_depth_histogram == sizeof s.rollback_depth_histogram);
     for (size_t i = 0; i < sizeof s.rollback_depth_histogram / sizeof s.rollback_depth_histogram[0]; ++i)
       stats->rollback_depth_histogram[i] = s.rollback_depth_histogram[i];

@@ -31,6 +31,10 @@ struct SessionConfig {
   GameCallbacks callbacks;        // save_state, load_state, advance_frame are required
   Predictor predictor;            // optional; default carry-forward
   Logger logger;                  // optional
+  // The most state memory (save ring, checkpoints, sync-test buffers) create may commit. Known
+  // at create from max_state_size and the window; beyond it create fails with out_of_memory and
+  // logs why, instead of the process being killed later. 0 = no limit.
+  uint64_t memory_budget = uint64_t{4} << 30;
 };
 
 // Per-session counters. Plain numbers, cheap to copy.
@@ -46,6 +50,7 @@ struct SessionStats {
   uint64_t frames_stalled;        // advance_frame calls refused by the prediction window
   uint32_t max_rollback_depth;
   uint64_t rollback_depth_histogram[kMaxPredictionFrames + 1];  // index = depth in frames
+  uint64_t committed_bytes;       // state memory reserved at create (see memory_budget)
 };
 
 class Session {

@@ -32,8 +32,19 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
   frame_inputs_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
   zeros_ = std::make_unique<uint8_t[]>(input_size_);
+  memory_budget_ = config.memory_budget;
+  committed_bytes_ = 0;
   // A rollback loads a frame up to history_ back while frame_ itself is saved: history_ + 2.
-  if (saves_needed_) ring_.init(uint32_t(history_ + 2), config.max_state_size);
+  if (saves_needed_) {
+    const uint32_t slots = uint32_t(history_ + 2);
+    if (Result r = commit_memory(StateRing::bytes_for(slots, config.max_state_size), "the save ring");
+        r != Result::ok) {
+      return r;
+    }
+    ring_.init(slots, config.max_state_size);
+    reporter_.log(LogLevel::info, "save ring: %u slots of %zu bytes (%llu bytes committed)", slots,
+                  config.max_state_size, static_cast<unsigned long long>(committed_bytes_));
+  }
   stats_ = SessionStats{};
   stats_.current_frame = 0;
   stats_.confirmed_frame = kNullFrame;
@@ -43,14 +54,35 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   return Result::ok;
 }
 
-void RollbackDriver::enable_checkpoints(int32_t depth) {
-  if (!saves_needed_ || depth <= 0) return;
+Result RollbackDriver::commit_memory(uint64_t bytes, const char* what) noexcept {
+  const uint64_t total = committed_bytes_ + bytes;
+  if (memory_budget_ != 0 && total > memory_budget_) {
+    reporter_.log(LogLevel::error,
+                  "out of memory budget: %s needs %llu bytes, %llu in all, beyond memory_budget %llu "
+                  "(lower max_state_size or max_prediction, or raise memory_budget)",
+                  what, static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(total),
+                  static_cast<unsigned long long>(memory_budget_));
+    return Result::out_of_memory;
+  }
+  committed_bytes_ = total;
+  return Result::ok;
+}
+
+Result RollbackDriver::enable_checkpoints(int32_t depth) {
+  if (!saves_needed_ || depth <= 0) return Result::ok;
   const int32_t interval = std::max(max_prediction_, 4);
   const uint32_t count = uint32_t((depth + interval - 1) / interval + 2);
+  if (Result r = commit_memory(StateRing::bytes_for(count, ring_.capacity()), "the checkpoints");
+      r != Result::ok) {
+    return r;
+  }
   checkpoints_.init(count, interval, ring_.capacity());
+  reporter_.log(LogLevel::info, "checkpoints: %u of %zu bytes (%llu bytes committed in all)", count,
+                ring_.capacity(), static_cast<unsigned long long>(committed_bytes_));
   // Inputs must reach as far back as the states do.
   const uint32_t queue_frames = std::bit_ceil(uint32_t(2 * history_ + checkpoints_.depth() + 2 * kMaxInputDelay + 16));
   for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
+  return Result::ok;
 }
 
 // ---------------------------------------------------------------- inputs

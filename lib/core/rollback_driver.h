@@ -26,7 +26,12 @@ class RollbackDriver {
   Result init(const SessionConfig& config, int32_t history, SaveMode save_mode);
   // Keeps checkpoints reaching at least `depth` frames back (P2P: for disconnect agreement).
   // Call after init().
-  void enable_checkpoints(int32_t depth);
+  // out_of_memory (logged) when they would exceed the memory budget.
+  Result enable_checkpoints(int32_t depth);
+  // Counts `bytes` more of state memory against config.memory_budget before a session
+  // allocates them; out_of_memory (logged, naming `what`) when they would exceed it.
+  Result commit_memory(uint64_t bytes, const char* what) noexcept;
+  uint64_t committed_bytes() const noexcept { return committed_bytes_; }
 
   void set_local(PlayerIndex player, bool local) noexcept { players_[player].local = local; }
   bool is_local(PlayerIndex player) const noexcept { return players_[player].local; }
@@ -126,6 +131,8 @@ class RollbackDriver {
   Frame frame_ = 0;
   Frame first_incorrect_ = kNullFrame;
   Frame last_saved_ = kNullFrame;
+  uint64_t memory_budget_ = 0;
+  uint64_t committed_bytes_ = 0;
 };
 
 }  // namespace retcon::detail

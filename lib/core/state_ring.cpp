@@ -5,9 +5,10 @@ namespace retcon::detail {
 void StateRing::init(uint32_t slots, size_t capacity) {
   // Round each buffer up to a cache line so every slot starts aligned for the game's memcpy.
   const size_t stride = (capacity + 63) & ~size_t{63};
-  // Value-initialised on purpose: touching the pages now keeps page faults out of the first
-  // frames of the match.
-  memory_ = std::make_unique<uint8_t[]>(stride * slots + 64);
+  // Not zero-filled: every byte is written by a save before anything reads it, and touching
+  // gigabytes at create (256 MiB states, window 64) takes seconds or gets the process killed.
+  // The first saves take the page faults instead.
+  memory_ = std::make_unique_for_overwrite<uint8_t[]>(stride * slots + 64);
   uint8_t* base = memory_.get();
   base += (64 - reinterpret_cast<uintptr_t>(base) % 64) % 64;
   slots_ = std::make_unique<SavedState[]>(slots);

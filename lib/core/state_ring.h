@@ -21,6 +21,10 @@ struct SavedState {
 class StateRing {
  public:
   void init(uint32_t slots, size_t capacity);
+  // The bytes init(slots, capacity) allocates for the states.
+  static uint64_t bytes_for(uint32_t slots, size_t capacity) noexcept {
+    return uint64_t((capacity + 63) & ~size_t{63}) * slots + 64;
+  }
 
   size_t capacity() const noexcept { return capacity_; }
   uint32_t size() const noexcept { return count_; }

@@ -13,6 +13,7 @@ namespace retcon::detail {
 // The driver's counters with the live frame numbers filled in.
 inline SessionStats driver_stats(const RollbackDriver& driver) {
   SessionStats s = driver.stats();
+  s.committed_bytes = driver.committed_bytes();
   s.current_frame = driver.frame();
   s.confirmed_frame = driver.confirmed_frame();
   return s;

@@ -152,7 +152,8 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   if (Result r = driver_.init(s, s.max_prediction, mode); r != Result::ok) return r;
   // A dropped player's agreed last frame can be older than this machine's window: a peer that
   // lost them early reports it only with its next inputs, up to a window and both delays later.
-  driver_.enable_checkpoints(2 * s.max_prediction + kDisconnectDelayAllowance);
+  if (Result r = driver_.enable_checkpoints(2 * s.max_prediction + kDisconnectDelayAllowance); r != Result::ok)
+    return r;
   disconnect_settle_frames_ = 2 * (s.max_prediction + kDisconnectDelayAllowance);
 
   uint16_t local_mask = 0;

@@ -30,7 +30,7 @@ class SpectatorSessionImpl final : public P2PSession {
     // earlier than the host first thought, the host revokes inputs it already streamed. So the
     // spectator keeps a few states (and checkpoints) to re-run those frames.
     if (Result r = driver_.init(s, kRevisionFrames, SaveMode::every_frame); r != Result::ok) return r;
-    driver_.enable_checkpoints(4 * kRevisionFrames);
+    if (Result r = driver_.enable_checkpoints(4 * kRevisionFrames); r != Result::ok) return r;
     for (uint32_t p = 0; p < s.num_players; ++p) driver_.set_local(PlayerIndex(p), false);
     num_players_ = s.num_players;
     input_size_ = s.input_size;

@@ -29,8 +29,11 @@ class SyncTestSession final : public DriverSession {
     if (Result r = driver_.init(config.session, distance_, SaveMode::every_frame); r != Result::ok) return r;
     for (uint32_t p = 0; p < config.session.num_players; ++p) driver_.set_local(PlayerIndex(p), true);
     const size_t capacity = driver_.ring().capacity();
-    resim_memory_ = std::make_unique<uint8_t[]>(capacity);
-    diag_memory_ = std::make_unique<uint8_t[]>(capacity);
+    if (Result r = driver_.commit_memory(2 * uint64_t(capacity), "the sync test's buffers"); r != Result::ok)
+      return r;
+    // Written by a save before every read: not zero-filled.
+    resim_memory_ = std::make_unique_for_overwrite<uint8_t[]>(capacity);
+    diag_memory_ = std::make_unique_for_overwrite<uint8_t[]>(capacity);
     resim_.data = resim_memory_.get();
     diag_.data = diag_memory_.get();
     text_first_.reserve(4096);

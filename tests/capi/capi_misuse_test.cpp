@@ -111,6 +111,46 @@ TEST_F(CapiMisuse, InitFunctionsRejectNullAndFillDefaults) {
   ASSERT_EQ(retcon_sync_test_config_init(&st), RETCON_RESULT_OK);
   EXPECT_EQ(st.size, sizeof st);
   EXPECT_EQ(st.check_distance, 2);
+  EXPECT_EQ(st.check_interval, 1);
+}
+
+TEST(CapiMemoryBudget, TakesTheBudgetAndReportsTheCommitment) {
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  cb.save_state = [](void*, int32_t, uint8_t*, size_t) -> size_t { return 1; };
+  cb.load_state = [](void*, int32_t, const uint8_t*, size_t) {};
+  cb.advance_frame = [](void*, int32_t, const retcon_frame_inputs*, uint32_t) {};
+  retcon_session_config c;
+  ASSERT_EQ(retcon_session_config_init(&c), RETCON_RESULT_OK);
+  EXPECT_EQ(c.memory_budget, uint64_t{4} << 30);
+  c.max_state_size = RETCON_MAX_STATE_SIZE;
+  c.max_prediction = RETCON_MAX_PREDICTION_FRAMES;
+  c.save_mode = RETCON_SAVE_EVERY_FRAME;
+  retcon_session* s = nullptr;
+  retcon_sync_test_config st;
+  retcon_sync_test_config_init(&st);
+  st.check_distance = RETCON_MAX_PREDICTION_FRAMES;
+  EXPECT_EQ(retcon_sync_test_session_create(&c, &st, &cb, &s), RETCON_RESULT_OUT_OF_MEMORY);
+  EXPECT_EQ(s, nullptr);
+  c.max_state_size = 1000;
+  c.max_prediction = 8;
+  ASSERT_EQ(retcon_local_session_create(&c, &cb, &s), RETCON_RESULT_OK);
+  retcon_session_stats stats;
+  retcon_session_stats_init(&stats);
+  ASSERT_EQ(retcon_session_get_stats(s, &stats), RETCON_RESULT_OK);
+  EXPECT_EQ(stats.committed_bytes, 2 * uint64_t{1024} + 64);  // a local session keeps 2 slots
+  EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_OK);
+}
+
+TEST_F(CapiMisuse, SyncTestCheckIntervalOutOfRange) {
+  for (int32_t bad : {0, -1, 3601, INT32_MIN, INT32_MAX}) {
+    sync.check_interval = bad;
+    retcon_session* s = reinterpret_cast<retcon_session*>(&game);  // garbage that must be cleared
+    EXPECT_EQ(retcon_sync_test_session_create(&config, &sync, &callbacks, &s), RETCON_RESULT_INVALID_ARGUMENT) << bad;
+    EXPECT_EQ(s, nullptr);
+  }
+  sync.check_interval = 3600;
+  ASSERT_EQ(create_sync(), RETCON_RESULT_OK);
 }
 
 TEST_F(CapiMisuse, NullArgumentsToCreate) {
