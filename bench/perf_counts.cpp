@@ -395,7 +395,7 @@ int run_udp(uint32_t peers, int frames) {
     return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
                         std::chrono::steady_clock::now() - start).count());
   };
-  uint64_t advanced = 0;
+  uint64_t advanced = 0, total_advanced = 0;
   double library_ns = 0;
   std::vector<double> per_rep;
   int tick = 0;
@@ -412,7 +412,10 @@ int run_udp(uint32_t peers, int frames) {
       }
       const uint32_t in = pads[m].at(s.current_frame());
       s.add_local_input(PlayerIndex(m), &in, sizeof in);
-      if (s.advance_frame() == Result::ok && measured) ++advanced;
+      if (s.advance_frame() == Result::ok) {
+        ++total_advanced;
+        if (measured) ++advanced;
+      }
     }
     if (measured) library_ns += thread_cpu_ns() - t0;
     if (tick == 599) std::printf("udp_measure_start\n"), std::fflush(stdout);
@@ -425,9 +428,13 @@ int run_udp(uint32_t peers, int frames) {
       return 1;
     }
   }
-  char extra[96];
-  std::snprintf(extra, sizeof extra, "library_ns_per_peer_frame=%.1f",
-                advanced ? library_ns / double(advanced) : 0.0);
+  uint64_t calls = 0;
+  for (auto& sock : sockets) calls += sock->system_calls();
+  char extra[160];
+  std::snprintf(extra, sizeof extra, "library_ns_per_peer_frame=%.1f total_frames=%llu system_calls=%llu",
+                advanced ? library_ns / double(advanced) : 0.0,
+                static_cast<unsigned long long>(total_advanced),
+                static_cast<unsigned long long>(calls));
   print_result("udp", advanced, 0, extra);
   return 0;
 }

@@ -61,6 +61,9 @@ class Transport {
   // `capacity` is dropped (or, on UDP, truncated to `capacity`): give a buffer larger than
   // the biggest datagram you expect, so an oversized one is recognisable by its length.
   virtual bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) = 0;
+  // Hand over what send() queued. Sessions call it once per tick after their sends; a transport
+  // that batches sends (UdpTransport on Linux: one sendmmsg per tick) sends them here.
+  virtual void flush() {}
 
  protected:
   Transport() = default;
@@ -204,6 +207,7 @@ class NetworkSimulator final : public Transport {
 
   Result send(const PeerAddress& to, const uint8_t* data, size_t length) override;
   bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override;
+  void flush() override;  // flushes the inner transport
 
   const SimulatorStats& outgoing_stats() const noexcept;
   const SimulatorStats& incoming_stats() const noexcept;
@@ -232,10 +236,24 @@ class UdpTransport final : public Transport {
   uint16_t local_port() const noexcept;
   PeerAddress local_address() const noexcept;
 
+  // On Linux, once flush() was called (sessions call it every tick), send() queues (up to 32
+  // datagrams, then sends them) and flush() sends the queue in one sendmmsg; a failure there
+  // is counted in send_errors(), as a loss. Before the first flush() every send goes at once.
   Result send(const PeerAddress& to, const uint8_t* data, size_t length) override;
+  // At most receive_budget datagrams between two `false` returns (one poll of a session):
+  // under a flood the rest waits for the next poll. On Linux one recvmmsg fetches up to 32; a
+  // short batch means nothing more waited, so the next call returns false without asking.
   bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override;
+  void flush() override;
   uint64_t send_errors() const noexcept;
   uint64_t receive_errors() const noexcept;
+  static constexpr uint32_t kDefaultReceiveBudget = 256;
+  // invalid_argument for 0.
+  Result set_receive_budget(uint32_t datagrams) noexcept;
+  // Polls cut short by the budget (datagrams were left for the next poll).
+  uint64_t receive_budget_stops() const noexcept;
+  // Socket system calls made (sends, receives), for measuring.
+  uint64_t system_calls() const noexcept;
 
  private:
   struct Impl;

@@ -778,7 +778,8 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
         unsigned(config_.send_blob_size));
     return Result::internal_error;
   }
-  return send(transport, to, writer.finish());
+  // DatagramAuth::seal writes the checksum (keyed) or seals it with an AEAD: no XXH3 here.
+  return send(transport, to, writer.finish(Seal::none));
 }
 
 Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& to) {

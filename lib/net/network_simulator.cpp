@@ -105,6 +105,8 @@ Result NetworkSimulator::send(const PeerAddress& to, const uint8_t* data, size_t
   return Result::ok;
 }
 
+void NetworkSimulator::flush() { impl_->inner.flush(); }
+
 bool NetworkSimulator::receive(PeerAddress* from, uint8_t* buffer, size_t capacity,
                                size_t* length) {
   Impl& s = *impl_;

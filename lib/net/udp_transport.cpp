@@ -1,11 +1,28 @@
 // retcon: UdpTransport on standalone asio. Only the synchronous, non-blocking socket calls are
 // used, so no io_context ever runs and no thread is started. Every call takes an error_code:
 // no asio exception can escape into the game.
+//
+// System calls. On Linux, datagrams are received in batches with recvmmsg and the datagrams of
+// a tick are sent together with sendmmsg at flush() (the sessions flush once per tick; until
+// the first flush(), every send is its own send_to, so direct callers need no flush). A
+// batch shorter than the batch size means nothing more was waiting, so the next receive()
+// returns false without another system call: one receive call per poll. Elsewhere (and for
+// what the Linux path does not cover) each datagram is one send_to / receive_from.
+//
+// Floods. receive() hands out at most `receive_budget` datagrams between two `false` returns,
+// i.e. per poll of the session draining it: the rest waits in the kernel (or in the batch) for
+// the next poll, and the stop is counted. Memory is fixed at open: two batches of buffers.
 #include <asio/io_context.hpp>
 #include <asio/ip/v6_only.hpp>
 #include <asio/ip/udp.hpp>
+#include <cstring>
 #include <new>
 #include <system_error>
+
+#if defined(__linux__)
+#include <sys/socket.h>
+#include <cerrno>
+#endif
 
 #include "net/ip_address.h"
 #include "retcon/transport.h"
@@ -19,6 +36,10 @@ namespace retcon {
 namespace {
 // ICMP errors surface on later receive calls (e.g. connection_refused); skip a few per poll.
 constexpr int kMaxErrorsPerReceive = 8;
+#if defined(__linux__)
+constexpr unsigned kBatch = 32;         // datagrams per recvmmsg / sendmmsg
+constexpr size_t kSlotSize = 2048;      // above the protocol's 1200; longer ones are truncated
+#endif
 }  // namespace
 
 struct UdpTransport::Impl {
@@ -29,10 +50,80 @@ struct UdpTransport::Impl {
   PeerAddress local;
   uint64_t send_errors = 0;
   uint64_t receive_errors = 0;
+  uint64_t system_calls = 0;
+  uint64_t budget_stops = 0;
+  uint32_t receive_budget = kDefaultReceiveBudget;
+  uint32_t handed_out = 0;  // since receive() last returned false
+
+#if defined(__linux__)
+  struct Batch {
+    uint8_t data[kBatch][kSlotSize];
+    sockaddr_storage addresses[kBatch];
+    iovec iov[kBatch];
+    mmsghdr headers[kBatch];
+  };
+  Batch in;
+  Batch out;
+  unsigned in_count = 0;  // datagrams in `in` from the last recvmmsg
+  unsigned in_next = 0;   // the next one to hand out
+  bool in_drained = false;  // the last batch was short: nothing more was waiting
+  unsigned out_count = 0;   // datagrams queued in `out`
+  // Sends are queued only once the owner has shown it flushes (sessions do every tick); a
+  // caller that never calls flush() keeps one send_to per send, as before.
+  bool batching = false;
+
+  int fd() noexcept { return socket.native_handle(); }
+  bool receive_batch() noexcept;
+  void send_batch() noexcept;
+#endif
 };
 
+#if defined(__linux__)
+bool UdpTransport::Impl::receive_batch() noexcept {
+  for (int attempt = 0; attempt < kMaxErrorsPerReceive; ++attempt) {
+    for (unsigned i = 0; i < kBatch; ++i) {
+      in.iov[i] = {in.data[i], kSlotSize};
+      in.headers[i] = mmsghdr{};
+      in.headers[i].msg_hdr.msg_name = &in.addresses[i];
+      in.headers[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+      in.headers[i].msg_hdr.msg_iov = &in.iov[i];
+      in.headers[i].msg_hdr.msg_iovlen = 1;
+    }
+    ++system_calls;
+    const int n = ::recvmmsg(fd(), in.headers, kBatch, MSG_DONTWAIT, nullptr);
+    if (n > 0) {
+      in_count = unsigned(n);
+      in_next = 0;
+      in_drained = in_count < kBatch;
+      return true;
+    }
+    if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK) return false;
+    if (errno != EINTR) ++receive_errors;  // e.g. ECONNREFUSED from an earlier send's ICMP
+  }
+  return false;
+}
+
+void UdpTransport::Impl::send_batch() noexcept {
+  unsigned done = 0;
+  while (done < out_count) {
+    ++system_calls;
+    const int n = ::sendmmsg(fd(), out.headers + done, out_count - done, MSG_DONTWAIT);
+    if (n > 0) {
+      done += unsigned(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    ++send_errors;  // the first one failed (full buffer, unreachable): drop it, like UDP
+    ++done;
+  }
+  out_count = 0;
+}
+#endif
+
 UdpTransport::UdpTransport(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
-UdpTransport::~UdpTransport() = default;
+UdpTransport::~UdpTransport() {
+  if (impl_) flush();
+}
 
 Result UdpTransport::open(const char* host, uint16_t port,
                           std::unique_ptr<UdpTransport>* out) noexcept {
@@ -83,6 +174,14 @@ uint16_t UdpTransport::local_port() const noexcept { return impl_->port; }
 PeerAddress UdpTransport::local_address() const noexcept { return impl_->local; }
 uint64_t UdpTransport::send_errors() const noexcept { return impl_->send_errors; }
 uint64_t UdpTransport::receive_errors() const noexcept { return impl_->receive_errors; }
+uint64_t UdpTransport::system_calls() const noexcept { return impl_->system_calls; }
+uint64_t UdpTransport::receive_budget_stops() const noexcept { return impl_->budget_stops; }
+
+Result UdpTransport::set_receive_budget(uint32_t datagrams) noexcept {
+  if (datagrams == 0) return Result::invalid_argument;
+  impl_->receive_budget = datagrams;
+  return Result::ok;
+}
 
 Result UdpTransport::send(const PeerAddress& to, const uint8_t* data, size_t length) {
   if (data == nullptr && length != 0) return Result::invalid_argument;
@@ -92,7 +191,25 @@ Result UdpTransport::send(const PeerAddress& to, const uint8_t* data, size_t len
     target = asio::ip::udp::endpoint(
         asio::ip::make_address_v6(asio::ip::v4_mapped, target.address().to_v4()), target.port());
   }
+#if defined(__linux__)
+  Impl& s = *impl_;
+  if (s.batching && length <= kSlotSize && target.size() <= sizeof(sockaddr_storage)) {
+    if (s.out_count == kBatch) s.send_batch();
+    const unsigned i = s.out_count++;
+    if (length != 0) std::memcpy(s.out.data[i], data, length);
+    std::memcpy(&s.out.addresses[i], target.data(), target.size());
+    s.out.iov[i] = {s.out.data[i], length};
+    s.out.headers[i] = mmsghdr{};
+    s.out.headers[i].msg_hdr.msg_name = &s.out.addresses[i];
+    s.out.headers[i].msg_hdr.msg_namelen = socklen_t(target.size());
+    s.out.headers[i].msg_hdr.msg_iov = &s.out.iov[i];
+    s.out.headers[i].msg_hdr.msg_iovlen = 1;
+    return Result::ok;  // a failure at flush is counted in send_errors(), as a loss would be
+  }
+  if (impl_->out_count != 0) impl_->send_batch();  // keep the order of what was queued
+#endif
   std::error_code ec;
+  ++impl_->system_calls;
   impl_->socket.send_to(asio::buffer(data, length), target, 0, ec);
   if (ec) {
     ++impl_->send_errors;
@@ -101,22 +218,71 @@ Result UdpTransport::send(const PeerAddress& to, const uint8_t* data, size_t len
   return Result::ok;
 }
 
+void UdpTransport::flush() {
+#if defined(__linux__)
+  impl_->batching = true;
+  if (impl_->out_count != 0) impl_->send_batch();
+#endif
+}
+
 bool UdpTransport::receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) {
   if (buffer == nullptr || length == nullptr) return false;
+  Impl& s = *impl_;
+  if (s.handed_out >= s.receive_budget) {
+    // This poll had its share: the rest waits for the next one.
+    s.handed_out = 0;
+    ++s.budget_stops;
+    return false;
+  }
+#if defined(__linux__)
+  // Anything queued outside a session's tick goes out before we read the replies.
+  if (s.out_count != 0) s.send_batch();
+  if (s.in_next == s.in_count) {
+    if (s.in_drained) {
+      // The last batch was short: nothing more was waiting a moment ago. Next poll asks again.
+      s.in_drained = false;
+      s.in_next = s.in_count = 0;
+      s.handed_out = 0;
+      return false;
+    }
+    if (!s.receive_batch()) {
+      s.in_next = s.in_count = 0;
+      s.handed_out = 0;
+      return false;
+    }
+  }
+  const unsigned i = s.in_next++;
+  const mmsghdr& h = s.in.headers[i];
+  const size_t n = h.msg_len < capacity ? h.msg_len : capacity;  // truncated, as UDP would
+  std::memcpy(buffer, s.in.data[i], n);
+  asio::ip::udp::endpoint sender;
+  if (from != nullptr && h.msg_hdr.msg_namelen <= sender.capacity()) {
+    std::memcpy(sender.data(), &s.in.addresses[i], h.msg_hdr.msg_namelen);
+    sender.resize(h.msg_hdr.msg_namelen);
+    *from = detail::to_peer_address(sender);
+  }
+  *length = n;
+  ++s.handed_out;
+  return true;
+#else
   for (int attempt = 0; attempt < kMaxErrorsPerReceive; ++attempt) {
     asio::ip::udp::endpoint sender;
     std::error_code ec;
-    const size_t n = impl_->socket.receive_from(asio::buffer(buffer, capacity), sender, 0, ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) return false;
+    ++s.system_calls;
+    const size_t n = s.socket.receive_from(asio::buffer(buffer, capacity), sender, 0, ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) break;
     if (ec) {
-      ++impl_->receive_errors;
+      ++s.receive_errors;
       continue;
     }
     if (from) *from = detail::to_peer_address(sender);
     *length = n;
+    ++s.handed_out;
     return true;
   }
+  s.handed_out = 0;
   return false;
+#endif
 }
 
 }  // namespace retcon

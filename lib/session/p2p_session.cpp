@@ -606,6 +606,7 @@ void P2PSessionImpl::send_due() {
                                   remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote));
     peer.endpoint.poll(now_, *transport_, peer.address);
   }
+  transport_->flush();  // this tick's datagrams in one go (one sendmmsg on Linux UDP)
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ class SpectatorSessionImpl final : public P2PSession {
     }
     host_.endpoint.set_local_frame(driver_.frame(), 0);
     host_.endpoint.poll(now_, *transport_, host_.address);
+    transport_->flush();
     return Result::ok;
   }
 
