@@ -54,6 +54,7 @@ retcon_result retcon_sync_test_config_validate(const retcon_session_config* conf
     return answer("sync_test->size is not sizeof(retcon_sync_test_config): fill it with retcon_sync_test_config_init",
                   reason);
   c.check_distance = sync_test->check_distance;
+  c.check_interval = sync_test->check_interval;
   return answer(retcon::validate_sync_test_config(c), reason);
 }
 

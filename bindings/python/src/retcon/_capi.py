@@ -134,18 +134,19 @@ class Logger(ctypes.Structure):
 
 class SessionConfig(ctypes.Structure):
     _fields_ = [("size", U32), ("num_players", U32), ("input_size", U32), ("max_prediction", I32),
-                ("save_mode", U32), ("max_state_size", U64), ("predictor", Predictor), ("logger", Logger)]
+                ("save_mode", U32), ("max_state_size", U64), ("predictor", Predictor), ("logger", Logger),
+                ("memory_budget", U64)]
 
 
 class SyncTestConfig(ctypes.Structure):
-    _fields_ = [("size", U32), ("check_distance", I32)]
+    _fields_ = [("size", U32), ("check_distance", I32), ("check_interval", I32)]
 
 
 class SessionStats(ctypes.Structure):
     _fields_ = [("size", U32), ("current_frame", I32), ("confirmed_frame", I32), ("max_rollback_depth", U32),
                 ("frames_advanced", U64), ("frames_resimulated", U64), ("rollbacks", U64), ("saves", U64),
                 ("loads", U64), ("checksums", U64), ("frames_stalled", U64),
-                ("rollback_depth_histogram", U64 * (MAX_PREDICTION_FRAMES + 1))]
+                ("rollback_depth_histogram", U64 * (MAX_PREDICTION_FRAMES + 1)), ("committed_bytes", U64)]
 
 
 class PeerAddress(ctypes.Structure):
