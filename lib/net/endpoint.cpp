@@ -113,9 +113,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   do local_nonce_ = rng_.next_u32(); while (local_nonce_ == 0);  // 0 means "unknown"
   remote_nonce_ = 0;
   next_sequence_ = 0;
-  seen_sequence_ = false;
-  highest_sequence_ = 0;
-  sequence_bits_ = 0;
+  replay_window_.reset();
   state_ = EndpointState::idle;
   sync_done_ = 0;
   sent_request_ = false;
@@ -231,27 +229,6 @@ bool Endpoint::compatible(const Handshake& remote) const noexcept {
          remote.receive_blob_size == config_.send_blob_size;
 }
 
-bool Endpoint::sequence_fresh(uint32_t sequence) const noexcept {
-  if (!seen_sequence_ || sequence > highest_sequence_) return true;
-  const uint32_t age = highest_sequence_ - sequence;
-  // Older than the bitmap: too old to tell a replay from a late original, so dropped.
-  return age < 64 && (sequence_bits_ & (uint64_t{1} << age)) == 0;
-}
-
-void Endpoint::commit_sequence(uint32_t sequence) noexcept {
-  if (!seen_sequence_) {
-    seen_sequence_ = true;
-    highest_sequence_ = sequence;
-    sequence_bits_ = 1;
-  } else if (sequence > highest_sequence_) {
-    const uint32_t shift = sequence - highest_sequence_;
-    sequence_bits_ = shift >= 64 ? 1 : (sequence_bits_ << shift) | 1;
-    highest_sequence_ = sequence;
-  } else {
-    sequence_bits_ |= uint64_t{1} << (highest_sequence_ - sequence);
-  }
-}
-
 namespace {
 
 DropReason drop_reason_of(DecodeError error) noexcept {
@@ -321,7 +298,7 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
   if (header.type == MessageType::handshake_reply) {
     if (!handle_reply(m, now_us)) return;
   } else {
-    if (!sequence_fresh(header.sequence)) {
+    if (!replay_window_.fresh(header.sequence)) {
       drop(DropReason::replayed);
       return;
     }
@@ -329,7 +306,7 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     // life: a forged one with a far-ahead sequence number must not lock the real peer out.
     if (!handle(m, now_us)) return;
   }
-  commit_sequence(header.sequence);
+  replay_window_.commit(header.sequence);
   last_received_at_ = now_us;
   if (state_ == EndpointState::interrupted) {
     state_ = EndpointState::running;
@@ -372,7 +349,7 @@ bool Endpoint::handle_reply(const Message& m, uint64_t now_us) noexcept {
   if (m.header.nonce != remote_nonce_) {
     if (remote_nonce_ != 0) log(LogLevel::warning, "peer restarted its handshake");
     remote_nonce_ = m.header.nonce;
-    seen_sequence_ = false;
+    replay_window_.reset();
     sync_done_ = 0;
     auth_.bind(local_nonce_, remote_nonce_, m.handshake.aes256gcm);
   }

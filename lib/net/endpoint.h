@@ -18,6 +18,7 @@
 
 #include "net/datagram_auth.h"
 #include "net/random.h"
+#include "net/replay_window.h"
 #include "net/remote_frame_estimator.h"
 #include "net/send_policy.h"
 #include "net/wire.h"
@@ -224,8 +225,6 @@ class Endpoint {
   void handle_request(const Message& message, bool from_peer, uint64_t now_us) noexcept;
   bool handle_reply(const Message& message, uint64_t now_us) noexcept;
   bool plausible_report(const QualityReport& report) const noexcept;
-  bool sequence_fresh(uint32_t sequence) const noexcept;
-  void commit_sequence(uint32_t sequence) noexcept;
   // False when the message was dropped (and counted).
   bool handle(const Message& message, uint64_t now_us);
   bool handle_inputs(const InputsBody& body);
@@ -265,9 +264,7 @@ class Endpoint {
   uint32_t next_sequence_ = 0;
 
   // Replay protection: the highest sequence seen and a bitmap of the 64 below it.
-  bool seen_sequence_ = false;
-  uint32_t highest_sequence_ = 0;
-  uint64_t sequence_bits_ = 0;
+  ReplayWindow replay_window_;
 
   // Handshake. Requests bind nothing: they are answered statelessly (the reply echoes their
   // challenge). Before the peer is known, up to kStrangerReplies requests per poll are answered

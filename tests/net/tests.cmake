@@ -11,3 +11,4 @@ target_compile_definitions(net_protocol_doc_test PRIVATE RETCON_SOURCE_DIR="${PR
 retcon_add_test(net_soak_test ${CMAKE_CURRENT_LIST_DIR}/soak_test.cpp)
 retcon_add_test(net_endpoint_attack_test ${CMAKE_CURRENT_LIST_DIR}/endpoint_attack_test.cpp)
 retcon_add_test(net_send_policy_test ${CMAKE_CURRENT_LIST_DIR}/send_policy_test.cpp)
+retcon_add_test(net_replay_window_test ${CMAKE_CURRENT_LIST_DIR}/replay_window_test.cpp)

@@ -1,0 +1,48 @@
+// Sliding window of the datagram sequence numbers already accepted from one peer, so that a
+// replayed datagram is dropped while a late (reordered) original still gets through.
+//
+// Sequence numbers come from the network: commit() must accept any value, including ones far
+// older than the window (a verified handshake reply is committed without the freshness check,
+// since its challenge already proves it new). Such old values are remembered nowhere and
+// change nothing.
+#pragma once
+
+#include <cstdint>
+
+namespace retcon::detail {
+
+class ReplayWindow {
+ public:
+  static constexpr uint32_t kWidth = 64;  // sequence numbers remembered behind the highest
+
+  void reset() noexcept { *this = ReplayWindow{}; }
+
+  // True when `sequence` was never committed and is recent enough to tell: newer than the
+  // highest seen, or within kWidth behind it and not yet seen.
+  bool fresh(uint32_t sequence) const noexcept {
+    if (!seen_ || sequence > highest_) return true;
+    const uint32_t age = highest_ - sequence;
+    return age < kWidth && (bits_ & (uint64_t{1} << age)) == 0;
+  }
+
+  void commit(uint32_t sequence) noexcept {
+    if (!seen_) {
+      seen_ = true;
+      highest_ = sequence;
+      bits_ = 1;
+    } else if (sequence > highest_) {
+      const uint32_t shift = sequence - highest_;
+      bits_ = shift >= kWidth ? 1 : (bits_ << shift) | 1;
+      highest_ = sequence;
+    } else if (highest_ - sequence < kWidth) {
+      bits_ |= uint64_t{1} << (highest_ - sequence);
+    }
+  }
+
+ private:
+  bool seen_ = false;
+  uint32_t highest_ = 0;
+  uint64_t bits_ = 0;  // bit n: highest_ - n was committed
+};
+
+}  // namespace retcon::detail
