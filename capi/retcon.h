@@ -154,7 +154,7 @@ typedef enum retcon_event_type {
   RETCON_EVENT_RUNNING = 3,
   RETCON_EVENT_CONNECTION_INTERRUPTED = 4,
   RETCON_EVENT_CONNECTION_RESUMED = 5,
-  RETCON_EVENT_DISCONNECTED = 6,
+  RETCON_EVENT_DISCONNECTED = 6,          /* a player left: frame = its last frame, agreed by every peer */
   RETCON_EVENT_TIMESYNC = 7,              /* advice: wait `count` frames */
   RETCON_EVENT_DESYNC_DETECTED = 8,       /* the first in full (total = 1), then a summary
                                              (total = desyncs so far) every 10 more */

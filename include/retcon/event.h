@@ -15,7 +15,8 @@ enum class EventType : uint32_t {
   running = 3,              // every peer is synchronized; the match runs
   connection_interrupted = 4,  // no packets from a peer for the notify delay
   connection_resumed = 5,
-  disconnected = 6,         // a peer timed out or was dropped; `frame` is their last frame
+  disconnected = 6,         // a player left (timed out or dropped); `frame` is its last frame, agreed by every
+                            // peer (the same on every machine; given once the peers agreed)
   timesync = 7,             // advice: wait `frames_ahead` frames to let peers catch up
   desync_detected = 8,      // peers' checksums of a confirmed frame differ
   sync_test_mismatch = 9,   // sync test: re-simulation produced a different state

@@ -132,14 +132,18 @@ Result RollbackDriver::set_input_delay(PlayerIndex player, int32_t frames) noexc
   return Result::ok;
 }
 
-Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after) noexcept {
+Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after, bool agreed) noexcept {
   if (player < 0 || uint32_t(player) >= num_players_) return Result::invalid_player;
   Player& p = players_[player];
-  if (p.disconnected && after >= p.disconnected_after) return Result::ok;
+  if (p.disconnected && after >= p.disconnected_after) {
+    if (agreed) p.cut_agreed = true;
+    return Result::ok;
+  }
   const int32_t reach = std::max(history_, checkpoints_.enabled() ? checkpoints_.depth() : 0);
   if (after < kNullFrame || (after + 1 < frame_ && after + 1 < frame_ - reach)) return Result::input_out_of_window;
   p.disconnected = true;
   p.disconnected_after = after;
+  p.cut_agreed = agreed;
   // Frames after `after` were simulated with other inputs than the zeros they get now.
   note_mispredicted(after + 1);
   return Result::ok;
@@ -152,7 +156,10 @@ Frame RollbackDriver::confirmed_frame() const noexcept {
   for (uint32_t i = 0; i < num_players_; ++i) {
     const Player& p = players_[i];
     const Frame last = p.queue.last_confirmed();
-    if (p.disconnected && last >= p.disconnected_after) continue;  // known forever after
+    if (p.disconnected && last >= p.disconnected_after) {
+      if (!p.cut_agreed) horizon = std::min(horizon, p.disconnected_after);  // may still move
+      continue;  // known forever after
+    }
     horizon = std::min(horizon, last);
   }
   // Inputs may be confirmed ahead of the simulation (delay); a frame counts once simulated.
@@ -166,7 +173,10 @@ bool RollbackDriver::window_full() const noexcept {
     const Player& p = players_[i];
     if (p.local) continue;
     const Frame last = p.queue.last_confirmed();
-    if (p.disconnected && last >= p.disconnected_after) continue;
+    if (p.disconnected && last >= p.disconnected_after) {
+      if (!p.cut_agreed) horizon = std::min(horizon, p.disconnected_after + 1);
+      continue;
+    }
     horizon = std::min(horizon, last + 1);
   }
   if (horizon > frame_) return false;
@@ -267,10 +277,38 @@ uint64_t RollbackDriver::checksum(SavedState& state) noexcept {
 }
 
 Result RollbackDriver::checksum_of(Frame frame, uint64_t* out) noexcept {
+  if (probe_interval_ > 0 && frame >= 0 && frame % probe_interval_ == 0) {
+    const Probe& p = probes_[uint32_t(frame / probe_interval_) % kProbes];
+    if (p.frame == frame) {
+      *out = p.sum;
+      return Result::ok;
+    }
+  }
   SavedState* s = saved(frame);
   if (s == nullptr) return Result::not_found;
   *out = checksum(*s);
   return Result::ok;
+}
+
+Result RollbackDriver::set_checksum_interval(int32_t interval) {
+  if (save_mode_ != SaveMode::sparse || !saves_needed_ || interval <= 0) return Result::ok;
+  if (Result r = commit_memory(ring_.capacity(), "the checksum probe"); r != Result::ok) return r;
+  probe_buffer_ = std::make_unique<uint8_t[]>(ring_.capacity());
+  probe_state_.data = probe_buffer_.get();
+  probe_interval_ = interval;
+  probes_.fill(Probe{});
+  return Result::ok;
+}
+
+void RollbackDriver::probe(Frame frame) noexcept {
+  if (probe_interval_ <= 0 || frame % probe_interval_ != 0) return;
+  Probe& p = probes_[uint32_t(frame / probe_interval_) % kProbes];
+  p.frame = kNullFrame;
+  // Every simulation of the frame overwrites the entry, so the last one (with the final
+  // inputs, once the frame is final) is what peers compare.
+  if (save_into(probe_state_, frame) != Result::ok) return;
+  p.sum = checksum(probe_state_);
+  p.frame = frame;
 }
 
 // ---------------------------------------------------------------- the frame
@@ -301,6 +339,8 @@ Result RollbackDriver::rollback() noexcept {
   }
   checkpoints_.invalidate_after(target);
   if (Result r = load(*from); r != Result::ok) return r;
+  // A cut moved before the newest sparse save: that save no longer holds a final state.
+  if (sparse) last_saved_ = target;
 
   const Frame newest_final = confirmed_frame() + 1;
   Result outcome = Result::ok;
@@ -309,6 +349,7 @@ Result RollbackDriver::rollback() noexcept {
       // A failed save is reported, but re-simulation goes on so the live state stays whole.
       if (Result r = save(f); r != Result::ok) outcome = r;
     }
+    probe(f);
     step(f, kAdvanceResimulating);
   }
   const uint32_t depth = uint32_t(frame_ - target);
@@ -338,6 +379,7 @@ Result RollbackDriver::advance() noexcept {
   if (should_save(frame_)) {
     if (Result r = save(frame_); r != Result::ok) return r;
   }
+  probe(frame_);
   step(frame_, kAdvanceNone);
   finish_frame();
   return Result::ok;

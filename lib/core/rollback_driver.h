@@ -48,11 +48,22 @@ class RollbackDriver {
   // From `after`+1 on, the player's input is zeros with status disconnected. Rolls back if
   // frames after it were already simulated with other inputs. Called again with an earlier
   // frame, it moves the cut earlier (peers agree on the earliest frame any of them reports).
-  Result disconnect_player(PlayerIndex player, Frame after) noexcept;
+  // A cut that is not `agreed` yet is provisional: frames after it are simulated with the
+  // disconnected input but stay unconfirmed (they bound the prediction window and are neither
+  // checksummed nor streamed) until agree_disconnect(), so a cut that other peers lower later
+  // never has to reach back further than the window.
+  Result disconnect_player(PlayerIndex player, Frame after, bool agreed = true) noexcept;
+  void agree_disconnect(PlayerIndex player) noexcept { players_[player].cut_agreed = true; }
   bool is_disconnected(PlayerIndex player, Frame* after = nullptr) const noexcept {
     if (after) *after = players_[player].disconnected_after;
     return players_[player].disconnected;
   }
+  bool cut_agreed(PlayerIndex player) const noexcept { return players_[player].cut_agreed; }
+  // Desync detection under sparse saving, which keeps too few states to checksum the frames
+  // peers compare: every `interval`-th frame is hashed (from a save into a scratch buffer) each
+  // time it is simulated, so checksum_of() knows it once it is final. No-op in other modes.
+  // out_of_memory (logged) when the probe buffer would exceed the memory budget.
+  Result set_checksum_interval(int32_t interval);
   // True when add_remote_input(player, frame) would be stored now (next in order, in window).
   bool can_accept(PlayerIndex player, Frame frame) const noexcept {
     return frame == players_[player].queue.last_confirmed() + 1 && players_[player].queue.fits(frame, oldest_needed());
@@ -102,7 +113,14 @@ class RollbackDriver {
     int32_t delay = 0;
     Frame disconnected_after = kNullFrame;  // valid when disconnected
     bool disconnected = false;
+    bool cut_agreed = false;  // see disconnect_player()
   };
+  struct Probe {
+    Frame frame = kNullFrame;
+    uint64_t sum = 0;
+  };
+  static constexpr uint32_t kProbes = 64;
+  void probe(Frame frame) noexcept;
 
   Result rollback() noexcept;
   bool should_save(Frame frame) const noexcept;
@@ -133,6 +151,10 @@ class RollbackDriver {
   Frame last_saved_ = kNullFrame;
   uint64_t memory_budget_ = 0;
   uint64_t committed_bytes_ = 0;
+  int32_t probe_interval_ = 0;
+  SavedState probe_state_;
+  std::unique_ptr<uint8_t[]> probe_buffer_;
+  std::array<Probe, kProbes> probes_{};
 };
 
 }  // namespace retcon::detail

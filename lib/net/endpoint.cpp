@@ -148,6 +148,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   scratch_.assign(config.receive_blob_size + 1, 0);
 
   for (int i = 0; i < kMaxPlayers; ++i) local_status_[i] = remote_status_[i] = ConnectStatus{};
+  any_disconnected_ = false;
   local_frame_ = 0;
   local_advantage_ = 0;
   echo_due_ = false;
@@ -584,7 +585,8 @@ Result Endpoint::grow_send_ring() {
   if (bigger > config_.max_send_queue_frames) return Result::input_out_of_window;
   std::vector<uint8_t> ring(size_t(bigger) * config_.send_blob_size, 0);
   const size_t blob = config_.send_blob_size;
-  for (Frame f = last_acked_ < 0 ? 0 : last_acked_; f <= last_sent_; ++f) {
+  // From the frame before the acknowledged one: a status-only repeat (send_inputs) uses it.
+  for (Frame f = last_acked_ < 1 ? 0 : last_acked_ - 1; f <= last_sent_; ++f) {
     std::memcpy(ring.data() + size_t(uint32_t(f) % bigger) * blob, send_slot(f), blob);
   }
   std::vector<uint8_t> encoded_ring(size_t(bigger) * encoded_stride_, 0);
@@ -608,7 +610,7 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
       frame == std::numeric_limits<Frame>::max()) {
     return Result::invalid_argument;
   }
-  const Frame oldest_kept = last_acked_ < 0 ? 0 : last_acked_;
+  const Frame oldest_kept = last_acked_ < 1 ? 0 : last_acked_ - 1;
   if (uint32_t(frame - oldest_kept) + 1 > send_capacity_) {
     const Result grown = grow_send_ring();
     if (grown != Result::ok) return grown;
@@ -625,7 +627,11 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
 
 void Endpoint::set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept {
   if (status == nullptr) return;
-  for (uint32_t i = 0; i < count && i < uint32_t(kMaxPlayers); ++i) local_status_[i] = status[i];
+  any_disconnected_ = false;
+  for (uint32_t i = 0; i < count && i < uint32_t(kMaxPlayers); ++i) {
+    local_status_[i] = status[i];
+    any_disconnected_ = any_disconnected_ || status[i].disconnected;
+  }
 }
 
 const ConnectStatus& Endpoint::remote_connect_status(PlayerIndex player) const noexcept {
@@ -739,8 +745,14 @@ Result Endpoint::send_reply(Transport& transport, const PeerAddress& to, uint64_
 }
 
 Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
-  const Frame start = last_acked_ + 1;
+  Frame start = last_acked_ + 1;
   const uint8_t* reference = last_acked_ < 0 ? zeros_.data() : send_slot(last_acked_);
+  if (start > last_sent_ && last_acked_ >= 0) {
+    // Nothing unacknowledged: repeat the last acknowledged frame (the receiver takes it as
+    // redundancy) so that the connect status it carries reaches the peer.
+    start = last_acked_;
+    reference = last_acked_ == 0 ? zeros_.data() : send_slot(last_acked_ - 1);
+  }
   InputsWriter writer(datagram_, auth_.plain_capacity(MessageType::inputs),
                       next_header(MessageType::inputs), start,
                       last_received_, config_.send_blob_size, local_status_,
@@ -864,7 +876,12 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
     const uint64_t resend_after =
         stalled_ ? std::min(config_.resend_interval_us, frame_us_ + frame_us_ / 2) : config_.resend_interval_us;
     const bool resend_due = unacked && !pending && now_us >= last_inputs_sent_at_ + resend_after;
-    if (unacked && ((pending && decision.inputs) || resend_due)) {
+    // A player is disconnected and no frame is on its way: the status alone must still travel,
+    // since peers may be waiting at their prediction limit for exactly that news (to agree on
+    // the player's cut). Repeated as a resend, since the datagram may be lost.
+    const bool status_due = !unacked && any_disconnected_ && last_acked_ >= 0 && config_.send_blob_size > 0 &&
+                            now_us >= last_inputs_sent_at_ + resend_after;
+    if ((unacked && ((pending && decision.inputs) || resend_due)) || status_due) {
       if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
       note(send_inputs(transport, to));
       inputs_dirty_ = false;

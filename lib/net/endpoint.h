@@ -323,6 +323,7 @@ class Endpoint {
   std::vector<uint8_t> scratch_;  // one expanded blob
 
   ConnectStatus local_status_[kMaxPlayers];
+  bool any_disconnected_ = false;  // some local_status_ entry is disconnected
   ConnectStatus remote_status_[kMaxPlayers];
 
   // Time sync.

@@ -94,6 +94,7 @@ class P2PSessionImpl final : public P2PSession {
   void handle_endpoint_events(Peer& peer);
   void drop_peer(Peer& peer, bool tell_peer);
   void agree_on_disconnects();
+  void announce_agreed_cuts();
   void drain_inputs(Peer& peer);
   void send_local_inputs();
   void stream_to_spectators();
@@ -113,6 +114,7 @@ class P2PSessionImpl final : public P2PSession {
   uint32_t local_count_ = 0;
   std::unique_ptr<uint8_t[]> blob_;  // scratch: one frame of inputs to send
   ConnectStatus local_status_[kMaxPlayers];
+  bool cut_announced_[kMaxPlayers] = {};  // the disconnected event with the agreed cut was given
   DesyncDetector desync_;
   std::string describe_text_;
   uint64_t now_ = 0;
@@ -154,6 +156,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   // lost them early reports it only with its next inputs, up to a window and both delays later.
   if (Result r = driver_.enable_checkpoints(2 * s.max_prediction + kDisconnectDelayAllowance); r != Result::ok)
     return r;
+  if (Result r = driver_.set_checksum_interval(c.desync_interval); r != Result::ok) return r;
   disconnect_settle_frames_ = 2 * (s.max_prediction + kDisconnectDelayAllowance);
 
   uint16_t local_mask = 0;
@@ -232,6 +235,7 @@ Result P2PSessionImpl::poll(uint64_t now_us) {
   update_running();
   if (running_) {
     agree_on_disconnects();
+    announce_agreed_cuts();
     for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
     send_local_inputs();
     stream_to_spectators();
@@ -350,10 +354,29 @@ void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
     if (local_status_[p].disconnected) continue;
     local_status_[p].disconnected = true;
     local_status_[p].last_frame = driver_.last_confirmed(p);
-    driver_.disconnect_player(p, local_status_[p].last_frame);
+    // Provisional until every live peer reported its own cut (announce_agreed_cuts).
+    driver_.disconnect_player(p, local_status_[p].last_frame, /*agreed=*/false);
     desync_.invalidate_after(local_status_[p].last_frame, driver_.frame(), disconnect_settle_frames_);
-    Event e = Reporter::make(EventType::disconnected, "player disconnected");
-    e.player = p;
+  }
+}
+
+// A dropped player's cut is agreed once every peer still in the match has reported that player
+// disconnected: each report is at most that peer's own last frame of the player, so the minimum
+// over all of them (which agree_on_disconnects applied) is the minimum every machine computes.
+// Only then does the game hear of it, with that frame, the same on every machine.
+void P2PSessionImpl::announce_agreed_cuts() {
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    if (!local_status_[p].disconnected || cut_announced_[p]) continue;
+    bool everyone = true;
+    for (uint32_t i = 0; i < num_player_peers_ && everyone; ++i) {
+      const Peer& peer = peers_[i];
+      if (!peer.dropped && !peer.endpoint.remote_connect_status(PlayerIndex(p)).disconnected) everyone = false;
+    }
+    if (!everyone) continue;
+    cut_announced_[p] = true;
+    driver_.agree_disconnect(PlayerIndex(p));
+    Event e = Reporter::make(EventType::disconnected, "player disconnected: `frame` is its last frame, agreed by every peer");
+    e.player = PlayerIndex(p);
     e.frame = local_status_[p].last_frame;
     driver_.reporter().emit(e);
   }
@@ -379,7 +402,7 @@ void P2PSessionImpl::agree_on_disconnects() {
       }
       if (theirs.last_frame < local_status_[p].last_frame) {
         local_status_[p].last_frame = theirs.last_frame;
-        if (driver_.disconnect_player(PlayerIndex(p), theirs.last_frame) != Result::ok) {
+        if (driver_.disconnect_player(PlayerIndex(p), theirs.last_frame, cut_announced_[p]) != Result::ok) {
           // Older than any state kept: this machine cannot follow the agreement.
           driver_.reporter().log(LogLevel::error, "player %u: agreed last frame %d is older than the saved history", p,
                                  theirs.last_frame);

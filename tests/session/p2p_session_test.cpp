@@ -180,53 +180,101 @@ TEST(P2PSession, InterruptedThenResumedAfterAShortBlackout) {
   expect_agree_with_reference(match, o.frames);
 }
 
-TEST(P2PSession, PeerThatVanishesIsDroppedAndTheRestAgreeOnItsLastFrame) {
-  MatchOptions o;
-  o.machines = 3;
-  o.frames = 600;
-  o.link.latency_us = 30000;
-  o.link.loss = 0.05;
-  o.notify_delay_us = 300000;
-  o.disconnect_timeout_us = 1000000;
-  Match match(o);
-  ASSERT_TRUE(match.build());
-  for (int t = 0; t < 200; ++t) match.tick();
-  match.machine(2).stopped = true;  // crashes: sends nothing more
-  ASSERT_TRUE(match.run(8000));
-  // Both survivors cut player 2 at one agreed frame.
-  Frame cut[2];
-  for (uint32_t m = 0; m < 2; ++m) {
-    const auto& events = match.machine(m).game.events;
-    Frame last = -5;
-    for (const Event& e : events)
-      if (e.type == EventType::disconnected && e.player == 2) last = e.frame;
-    ASSERT_NE(last, -5) << "machine " << m << " saw the disconnect";
-    cut[m] = last;
-  }
-  const Frame agreed = std::min(cut[0], cut[1]);
-  const std::vector<uint64_t> ref = match.reference({-2, -2, agreed});
-  for (uint32_t m = 0; m < 2; ++m) {
-    Machine& me = match.machine(m);
-    for (Frame f = 0; f <= o.frames; ++f) ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << "machine " << m << " frame " << f;
-    EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u);
+// The frame of every `disconnected` event about `player` on machine m (none: empty).
+std::vector<Frame> disconnect_frames(Match& match, uint32_t m, PlayerIndex player) {
+  std::vector<Frame> out;
+  for (const Event& e : match.machine(m).game.events)
+    if (e.type == EventType::disconnected && e.player == player) out.push_back(e.frame);
+  return out;
+}
+
+// Regression: each machine used to name its own last frame of the player (A 352, B 354), not
+// the cut they later agreed on.
+TEST(P2PSession, PeerThatVanishesIsDroppedAndEveryoneNamesTheSameAgreedFrame) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    MatchOptions o;
+    o.machines = 3;
+    o.frames = 600;
+    o.link.latency_us = 30000;
+    o.link.jitter_us = 10000;
+    o.link.loss = 0.05;
+    o.notify_delay_us = 300000;
+    o.disconnect_timeout_us = 1000000;
+    o.seed = seed;
+    Match match(o);
+    ASSERT_TRUE(match.build());
+    for (int t = 0; t < 200; ++t) match.tick();
+    match.machine(2).stopped = true;  // crashes: sends nothing more
+    ASSERT_TRUE(match.run(8000)) << "seed " << seed;
+    const std::vector<Frame> a = disconnect_frames(match, 0, 2), b = disconnect_frames(match, 1, 2);
+    ASSERT_EQ(a.size(), 1u) << "seed " << seed;
+    ASSERT_EQ(b.size(), 1u) << "seed " << seed;
+    EXPECT_EQ(a[0], b[0]) << "seed " << seed << ": both machines name the agreed cut";
+    const std::vector<uint64_t> ref = match.reference({-2, -2, a[0]});
+    for (uint32_t m = 0; m < 2; ++m) {
+      Machine& me = match.machine(m);
+      for (Frame f = 0; f <= o.frames; ++f)
+        ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << "seed " << seed << " machine " << m << " frame " << f;
+      EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u);
+    }
   }
 }
 
-TEST(P2PSession, DroppingAPlayerByApiIsAgreedByEveryone) {
-  MatchOptions o;
-  o.machines = 3;
-  o.frames = 500;
-  o.link.latency_us = 25000;
-  Match match(o);
-  ASSERT_TRUE(match.build());
-  for (int t = 0; t < 150; ++t) match.tick();
-  ASSERT_EQ(match.machine(0).session->disconnect_player(2), Result::ok);
-  EXPECT_EQ(match.machine(0).session->disconnect_player(2), Result::player_disconnected);
-  match.machine(2).stopped = true;
-  ASSERT_TRUE(match.run(8000));
-  for (uint32_t m = 0; m < 2; ++m) EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u);
-  for (Frame f = 0; f <= o.frames; ++f)
-    ASSERT_EQ(match.machine(0).hashes[size_t(f)], match.machine(1).hashes[size_t(f)]) << f;
+TEST(P2PSession, DroppingAPlayerByApiIsAgreedByEveryoneAndNamedTheSame) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    MatchOptions o;
+    o.machines = 3;
+    o.frames = 500;
+    o.link.latency_us = 25000;
+    o.link.jitter_us = 15000;
+    o.seed = seed;
+    Match match(o);
+    ASSERT_TRUE(match.build());
+    for (int t = 0; t < 150; ++t) match.tick();
+    ASSERT_EQ(match.machine(0).session->disconnect_player(2), Result::ok);
+    EXPECT_EQ(match.machine(0).session->disconnect_player(2), Result::player_disconnected);
+    match.machine(2).stopped = true;
+    ASSERT_TRUE(match.run(8000));
+    for (uint32_t m = 0; m < 2; ++m) EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u);
+    const std::vector<Frame> a = disconnect_frames(match, 0, 2), b = disconnect_frames(match, 1, 2);
+    ASSERT_EQ(a.size(), 1u);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(a[0], b[0]) << "seed " << seed;
+    const std::vector<uint64_t> ref = match.reference({-2, -2, a[0]});
+    for (uint32_t m = 0; m < 2; ++m)
+      for (Frame f = 0; f <= o.frames; ++f)
+        ASSERT_EQ(match.machine(m).hashes[size_t(f)], ref[size_t(f)]) << "seed " << seed << " machine " << m << " frame " << f;
+  }
+}
+
+// Regression: with sparse saving the frames peers compare were almost never saved, so one
+// machine computed 1 checksum in 900 frames and a desync went unreported.
+TEST(P2PSession, SparseSavingStillDetectsADesync) {
+  for (const bool inject : {false, true}) {
+    MatchOptions o;
+    o.frames = 900;
+    o.desync_interval = 30;
+    o.save_mode = SaveMode::sparse;
+    o.link.latency_us = 40000;
+    o.link.jitter_us = 10000;
+    o.link.loss = 0.05;
+    Match match(o);
+    ASSERT_TRUE(match.build());
+    if (inject) match.machine(1).game.diverge_at = 450;  // the state at the start of 451 differs
+    match.run(6000);
+    if (!inject) {
+      expect_agree_with_reference(match, o.frames, true);
+      EXPECT_GE(match.machine(0).session->checksums_compared(), 25u) << "every 30th frame of 900 compared";
+      EXPECT_GE(match.machine(1).session->checksums_compared(), 25u);
+      continue;
+    }
+    for (uint32_t m = 0; m < 2; ++m) {
+      const auto& events = match.machine(m).game.events;
+      auto it = std::find_if(events.begin(), events.end(), [](const Event& e) { return e.type == EventType::desync_detected; });
+      ASSERT_NE(it, events.end()) << "machine " << m;
+      EXPECT_EQ(it->frame, 480) << "the first checksum frame after 451";
+    }
+  }
 }
 
 TEST(P2PSession, SpectatorLeavingNeverDisturbsTheHost) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "retcon/p2p.h"
+#include "support/input_streams.h"
 #include "support/test_game.h"
 
 namespace retcon::test {
@@ -36,6 +37,13 @@ struct MatchOptions {
   bool retry_stalled = false;       // see Match::retry_stalled
   bool match_key = false;           // every machine gets the same match key (docs/SECURITY.md)
   int32_t other_key_machine = -1;   // with match_key: this machine gets a different key
+  SaveMode save_mode = SaveMode::automatic;
+  // Inputs drawn at random per (player, frame) from `seed` (held a few frames, as a person's),
+  // instead of a fixed function of the frame.
+  bool random_inputs = false;
+  // Input delay changes: from frame `first` on, every local player's delay is `delay`.
+  struct DelayChange { Frame first; int32_t delay; };
+  std::vector<DelayChange> delay_changes;
 };
 
 // The fixed match key of test matches (machine `m` of `other` gets a different one).
@@ -67,11 +75,38 @@ class Match {
 
   // The input player p gives at frame f: holds and changes, as a person's.
   uint8_t input_byte(uint32_t p, Frame f, uint32_t i) const {
+    if (!random_.empty()) {
+      const std::vector<uint8_t>& r = random_[p];
+      const size_t at = size_t(f) * opt_.input_size + i;
+      return at < r.size() ? r[at] : 0;
+    }
     const uint64_t hold = uint64_t(f) / (3 + (p + i) % 5);
     return uint8_t((hold * 2654435761u + p * 40503u + i * 977u) >> 7);
   }
+  // The delay local players use for the input they give at frame f.
+  int32_t delay_at(Frame f) const {
+    int32_t d = opt_.input_delay;
+    for (const auto& c : opt_.delay_changes)
+      if (c.first <= f) d = c.delay;
+    return d;
+  }
 
   bool build() {
+    if (opt_.random_inputs) {
+      std::mt19937_64 rng(opt_.seed ^ 0x5eedull);
+      random_.assign(players_, {});
+      const size_t frames = size_t(opt_.frames) + 200;
+      for (uint32_t p = 0; p < players_; ++p) {
+        std::vector<uint8_t>& r = random_[p];
+        r.resize(frames * opt_.input_size);
+        std::vector<uint8_t> current(opt_.input_size, 0);
+        for (size_t f = 0; f < frames; ++f) {
+          if (rng() % 4 == 0)
+            for (auto& b : current) b = uint8_t(rng());
+          std::copy(current.begin(), current.end(), r.begin() + std::ptrdiff_t(f * opt_.input_size));
+        }
+      }
+    }
     const uint32_t total = opt_.machines + opt_.spectators;
     for (uint32_t m = 0; m < total; ++m) {
       auto machine = std::make_unique<Machine>();
@@ -91,6 +126,7 @@ class Match {
       s.input_size = opt_.input_size;
       s.max_prediction = opt_.max_prediction;
       s.max_state_size = 256;
+      s.save_mode = opt_.save_mode;
       s.callbacks = bind_game(me.game);
       NetworkConfig n;
       n.transport = me.sim.get();
@@ -169,6 +205,7 @@ class Match {
       uint8_t in[kMaxInputSize];
       for (uint32_t p = 0; p < players_; ++p) {
         if (opt_.owner[p] != m) continue;
+        if (me.session->set_input_delay(PlayerIndex(p), delay_at(f)) != Result::ok) ++errors_;
         for (uint32_t i = 0; i < opt_.input_size; ++i) in[i] = input_byte(p, f, i);
         const Result r = me.session->add_local_input(PlayerIndex(p), in, opt_.input_size);
         if (r != Result::ok && r != Result::input_already_added) ++errors_;
@@ -208,13 +245,20 @@ class Match {
     std::vector<uint64_t> out;
     std::vector<uint8_t> inputs(size_t(players_) * opt_.input_size);
     std::vector<InputStatus> status(players_, InputStatus::confirmed);
+    // The documented delay rule (support/input_streams.h), per player.
+    std::vector<LocalInputModel> played(players_);
+    for (uint32_t p = 0; p < players_; ++p)
+      for (Frame f = 0; f <= opt_.frames; ++f) {
+        Bytes given(opt_.input_size);
+        for (uint32_t i = 0; i < opt_.input_size; ++i) given[i] = input_byte(p, f, i);
+        played[p].add(f, delay_at(f), given);
+      }
     for (Frame f = 0; f <= opt_.frames; ++f) {
       out.push_back(ref.hash());
       for (uint32_t p = 0; p < players_; ++p)
         for (uint32_t i = 0; i < opt_.input_size; ++i) {
           const bool gone = p < cut.size() && cut[p] != -2 && f > cut[p];
-          const Frame given = f - opt_.input_delay;  // the frame at which it was given
-          inputs[p * opt_.input_size + i] = gone || given < 0 ? 0 : input_byte(p, given, i);
+          inputs[p * opt_.input_size + i] = gone ? 0 : played[p].by_frame[size_t(f)][i];
         }
       const FrameInputs fi{inputs.data(), status.data(), opt_.input_size, players_};
       ref.step(fi);
@@ -237,6 +281,7 @@ class Match {
  private:
   MatchOptions opt_;
   std::mt19937_64 rng_;
+  std::vector<std::vector<uint8_t>> random_;  // random_inputs: per player, frames x input_size
   InMemoryNetwork net_;
   std::vector<std::unique_ptr<Machine>> machines_;
   uint64_t now_ = 0;
