@@ -267,6 +267,23 @@ void progress_bar(void* user, int32_t done, int32_t total) {
   std::fflush(stderr);
 }
 
+// Runs one replay operation (play, bisect, sync test) over the loaded replay and times it.
+// 0 when it ran (whatever it found); 2 after saying why when it could not run at all.
+using ReplayOperation = retcon_result (*)(retcon_replay*, const retcon_game_callbacks*,
+                                          const retcon_replay_run_config*, retcon_replay_report*);
+int run_timed(const char* what, ReplayOperation operation, const Loaded& l, const Game& g,
+              const retcon_replay_run_config& c, retcon_replay_report* r, double* seconds) {
+  retcon_replay_report_init(r);
+  const auto start = Clock::now();
+  const retcon_result res = operation(l.replay, &g.cb, &c, r);
+  *seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (res != RETCON_RESULT_OK) {
+    std::fprintf(stderr, "%s failed: %s\n", what, retcon_result_name(res));
+    return 2;
+  }
+  return 0;
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -500,14 +517,8 @@ int play(const Options& o) {
   retcon_replay_run_config c = run_config(module);
   if (o.progress) c.progress = progress_bar;
   retcon_replay_report r;
-  retcon_replay_report_init(&r);
-  const auto start = Clock::now();
-  const retcon_result res = retcon_replay_play(l.replay, &g.cb, &c, &r);
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (res != RETCON_RESULT_OK) {
-    std::fprintf(stderr, "play failed: %s\n", retcon_result_name(res));
-    return 2;
-  }
+  double seconds = 0;
+  if (int rc = run_timed("play", retcon_replay_play, l, g, c, &r, &seconds); rc != 0) return rc;
   std::printf("played %d of %d frames in %.3f s (%.0f frames/s), %u recorded checksums verified\n", r.frames_played,
               l.info.frame_count, seconds, seconds > 0 ? r.frames_played / seconds : 0.0, r.checksums_verified);
   if (r.first_bad == RETCON_NULL_FRAME) {
@@ -539,14 +550,8 @@ int bisect(const Options& o) {
   // A bar on long replays when someone watches (or when asked).
   if (o.progress || (retcon::tools::stderr_is_terminal() && l.info.frame_count >= 3600)) c.progress = progress_bar;
   retcon_replay_report r;
-  retcon_replay_report_init(&r);
-  const auto start = Clock::now();
-  const retcon_result res = retcon_replay_bisect(l.replay, &g.cb, &c, &r);
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (res != RETCON_RESULT_OK) {
-    std::fprintf(stderr, "bisect failed: %s\n", retcon_result_name(res));
-    return 2;
-  }
+  double seconds = 0;
+  if (int rc = run_timed("bisect", retcon_replay_bisect, l, g, c, &r, &seconds); rc != 0) return rc;
   std::printf("bisect of %s (%s): ran %d frames from frame %d in %.3f s, %u recorded checksums verified\n",
               o.file.c_str(), module.m->name, r.frames_played, r.start_frame, seconds, r.checksums_verified);
   if (r.first_bad == RETCON_NULL_FRAME) {
@@ -590,14 +595,8 @@ int synctest(const Options& o) {
   c.check_distance = o.distance;
   if (o.progress) c.progress = progress_bar;
   retcon_replay_report r;
-  retcon_replay_report_init(&r);
-  const auto start = Clock::now();
-  const retcon_result res = retcon_replay_sync_test(l.replay, &g.cb, &c, &r);
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (res != RETCON_RESULT_OK) {
-    std::fprintf(stderr, "sync test failed: %s\n", retcon_result_name(res));
-    return 2;
-  }
+  double seconds = 0;
+  if (int rc = run_timed("sync test", retcon_replay_sync_test, l, g, c, &r, &seconds); rc != 0) return rc;
   std::printf("sync test of %s (%s): distance %d, %d frames in %.3f s, %" PRIu64 " rollbacks, %" PRIu64
               " frames re-simulated\n", o.file.c_str(), module.m->name, o.distance, r.frames_played, seconds, r.rollbacks,
               r.frames_resimulated);

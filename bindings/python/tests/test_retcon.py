@@ -136,6 +136,26 @@ class Sessions(unittest.TestCase):
             self.assertGreater(stats.rollback_depth_histogram[5], 150)
         self.assertEqual(local.x, synced.x)
 
+    def test_sync_test_check_interval_checks_every_nth_frame(self) -> None:
+        # check_interval = check_distance: every frame is re-simulated once, not check_distance
+        # times; the state still ends where a local session's does.
+        local, every, sparse = Counter(), Counter(), Counter()
+        with retcon.local_session(local, PLAYERS, 1, max_state_size=64) as s:
+            self.run_frames(s, 200)
+        with retcon.sync_test_session(every, PLAYERS, 1, max_state_size=64, check_distance=4) as s:
+            self.run_frames(s, 200)
+            dense = s.stats().rollbacks
+        with retcon.sync_test_session(sparse, PLAYERS, 1, max_state_size=64, check_distance=4,
+                                      check_interval=4) as s:
+            self.run_frames(s, 200)
+            fewer = s.stats().rollbacks
+        self.assertGreater(fewer, 0)
+        self.assertLessEqual(fewer * 3, dense)
+        self.assertEqual(local.x, every.x)
+        self.assertEqual(local.x, sparse.x)
+        with self.assertRaises(retcon.InvalidArgument):
+            retcon.sync_test_session(Counter(), 2, 1, 64, check_distance=2, check_interval=0)
+
     def test_the_games_checksum_method_is_used(self) -> None:
         # The noise byte changes in every re-simulation: retcon's own hash sees it, the game's
         # checksum does not.

@@ -277,14 +277,17 @@ def local_session(game: Any, num_players: int, input_size: int, max_state_size: 
 
 
 def sync_test_session(game: Any, num_players: int, input_size: int, max_state_size: int, *, check_distance: int = 2,
-                      max_prediction: Optional[int] = None, save_mode: int = SAVE_AUTOMATIC,
-                      log: Optional[LogFunction] = None, log_level: int = LOG_INFO) -> Session:
-    """Every frame: roll back check_distance frames, re-simulate and compare checksums."""
+                      check_interval: int = 1, max_prediction: Optional[int] = None,
+                      save_mode: int = SAVE_AUTOMATIC, log: Optional[LogFunction] = None,
+                      log_level: int = LOG_INFO) -> Session:
+    """Every check_interval frames: roll back check_distance frames, re-simulate and compare
+    checksums. check_interval = check_distance re-simulates each frame once (GGPO's way)."""
     bridge = GameBridge(game, None, log)
     config = _config(bridge, num_players, input_size, max_state_size,
                      max(check_distance, max_prediction or 0), save_mode, log_level)
     sync = c.new(c.SyncTestConfig, fn.sync_test_config_init)
     sync.check_distance = check_distance
+    sync.check_interval = check_interval
     _validate(fn.sync_test_config_validate, "sync_test_session_create", config, sync, bridge)
     handle = ctypes.c_void_p()
     code = fn.sync_test_session_create(ctypes.byref(config), ctypes.byref(sync), ctypes.byref(bridge.callbacks),
