@@ -6,13 +6,16 @@
 // for a duplicate or not), deliver a mutated copy, raw bytes, or a message forged with B's real
 // nonce and fuzzed fields to A (sealed as an insider would: the connection's checksum key, or the
 // match key's AEAD, so it reaches the message handlers), step the clock, queue inputs, pop inputs/events/checksums, set
-// connect statuses, disconnect. After every operation the invariants below must hold:
+// connect statuses, disconnect, and drive each side's reliable channel (messages on two streams,
+// blobs; lib/net/reliable_channel.h) through its endpoint. After every operation the invariants
+// below must hold:
 //   - stats add up: datagrams_received / bytes_received equal what was handed in, drops never
 //     exceed receptions, the send queue length is last_sent - last_acked and within its bound;
 //   - frames move only forward; inputs pop in order, each once; acks never exceed what the
 //     acknowledging side received;
 //   - integrity: while A has only seen B's genuine datagrams, every input A pops equals the one
-//     B queued for that frame; B only ever sees A's genuine datagrams, so it must always hold.
+//     B queued for that frame, and every channel message and blob it receives is the next one B
+//     sent, whole; B only ever sees A's genuine datagrams, so it must always hold.
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -22,6 +25,7 @@
 #include "fuzz_input.h"
 #include "net/datagram_auth.h"
 #include "net/endpoint.h"
+#include "net/reliable_channel.h"
 
 using namespace retcon;
 using namespace retcon::detail;
@@ -46,9 +50,36 @@ struct Capture final : Transport {
   bool receive(PeerAddress*, uint8_t*, size_t, size_t*) override { return false; }
 };
 
+constexpr size_t kMaxFuzzBlob = 8 * 1024;
+
+// A side's reliable channel, fed by its endpoint and sending through it.
+struct FuzzChannel final : ChannelSink, ChannelOutput {
+  ReliableChannel channel;
+  Endpoint* endpoint = nullptr;
+  Transport* transport = nullptr;
+  PeerAddress to;
+  std::vector<uint8_t> out_blob = std::vector<uint8_t>(kMaxFuzzBlob);
+  std::vector<uint8_t> in_blob = std::vector<uint8_t>(kMaxFuzzBlob);
+  uint32_t messages_sent = 0, messages_received = 0, blobs_sent = 0;
+  void on_channel(MessageType type, const uint8_t* body, size_t size, uint64_t now_us) override {
+    FUZZ_CHECK(body != nullptr && size > 0 && size <= kMaxDatagramSize);
+    channel.on_datagram(type, body, size, now_us);
+  }
+  bool send(MessageType type, const uint8_t* body, size_t size) override {
+    const Result r = endpoint->send_channel(type, body, size, *transport, to);
+    FUZZ_CHECK(r == Result::ok || r == Result::transport_error || r == Result::wrong_state);
+    return r == Result::ok;
+  }
+};
+
+// Message i: its index in the first 4 bytes, then a pattern; blob k: a pattern of k.
+uint8_t message_byte(uint32_t index, size_t i) { return uint8_t(index * 7 + i * 13); }
+uint8_t blob_byte(uint32_t tag, size_t i) { return uint8_t(tag * 31 + i * 5 + (i >> 8)); }
+
 struct Side {
   Endpoint endpoint;
   Capture out;
+  FuzzChannel channel;
   uint64_t handed = 0, handed_bytes = 0;
   std::vector<uint8_t> sent;  // blobs queued, frame by frame
   Frame popped = kNullFrame;
@@ -186,7 +217,7 @@ std::vector<uint8_t> forge(FuzzInput& in, uint32_t nonce, uint32_t near_sequence
   d[0] = kMagic0;
   d[1] = kMagic1;
   d[2] = in.u8() < 250 ? kProtocolVersion : in.u8();
-  d[3] = uint8_t(1 + in.u8() % 10);
+  d[3] = uint8_t(1 + in.u8() % 12);  // up to channel_ack, and one unknown type
   const uint32_t seq = in.flag() ? near_sequence + in.u8() : in.u32();
   for (int i = 0; i < 4; ++i) d[4 + i] = uint8_t(nonce >> (8 * i));
   for (int i = 0; i < 4; ++i) d[8 + i] = uint8_t(seq >> (8 * i));
@@ -194,6 +225,84 @@ std::vector<uint8_t> forge(FuzzInput& in, uint32_t nonce, uint32_t near_sequence
   d.resize(kHeaderSize + body);
   in.bytes(d.data() + kHeaderSize, body);
   return d;
+}
+
+void channel_op(Side& s, Side& peer, bool integrity, FuzzInput& in, uint64_t now) {
+  FuzzChannel& c = s.channel;
+  switch (in.u8() % 6) {
+    case 0: {  // a message on one of two streams (or a bad one)
+      uint8_t m[kMaxChannelMessage + 1] = {};
+      const uint8_t pick = in.u8();
+      const size_t size = pick < 8 ? (pick & 1 ? kMaxChannelMessage + 1 : 0)
+                                   : pick < 32 ? in.range(4, kMaxChannelMessage) : in.range(4, 40);
+      for (size_t i = 0; i < size; ++i) m[i] = message_byte(c.messages_sent, i);
+      for (size_t i = 0; i < 4 && i < size; ++i) m[i] = uint8_t(c.messages_sent >> (8 * i));
+      const ChannelStream stream = in.flag() ? ChannelStream::decisions : ChannelStream::state_transfer;
+      const uint32_t free_before = c.channel.messages_free();
+      const Result r = c.channel.send_message(stream, m, size);
+      if (size == 0 || size > kMaxChannelMessage) {
+        FUZZ_CHECK(r == Result::invalid_argument);
+      } else {
+        FUZZ_CHECK(r == (free_before == 0 ? Result::input_out_of_window : Result::ok));
+        if (r == Result::ok) ++c.messages_sent;
+      }
+      break;
+    }
+    case 1: {  // a blob (one at a time)
+      const size_t size = in.range(0, uint32_t(kMaxFuzzBlob + 1));
+      if (c.channel.sending_blob()) {
+        FUZZ_CHECK(c.channel.send_blob(1, 0, c.out_blob.data(), 1) == Result::wrong_state);
+        break;
+      }
+      const uint32_t tag = ++c.blobs_sent;
+      for (size_t i = 0; i < size; ++i) c.out_blob[i] = blob_byte(tag, i);
+      const Result r = c.channel.send_blob(tag, Frame(in.range(0, 1000)) - 1, c.out_blob.data(), size);
+      FUZZ_CHECK(r == (size == 0 ? Result::invalid_argument : Result::ok));
+      break;
+    }
+    case 2:
+    case 3: c.channel.poll(now, s.endpoint.ping_us(), c); break;
+    case 4: {  // take what arrived
+      ChannelStream stream;
+      uint8_t m[kMaxChannelMessage];
+      size_t size = 0;
+      while (c.channel.pop_message(&stream, m, &size)) {
+        FUZZ_CHECK(size >= 1 && size <= kMaxChannelMessage);
+        if (!integrity) continue;
+        FUZZ_CHECK(size >= 4);
+        uint32_t index = 0;
+        for (size_t i = 0; i < 4; ++i) index |= uint32_t(m[i]) << (8 * i);
+        FUZZ_CHECK(index == c.messages_received && index < peer.channel.messages_sent);
+        for (size_t i = 4; i < size; ++i) FUZZ_CHECK(m[i] == message_byte(index, i));
+        ++c.messages_received;
+      }
+      ChannelEvent ev;
+      while (c.channel.pop_event(&ev)) {
+        if (ev.type != ChannelEventType::blob_received) continue;
+        uint32_t tag = 0;
+        const uint8_t* data = nullptr;
+        size_t got = 0;
+        FUZZ_CHECK(c.channel.received_blob(&tag, nullptr, &data, &got));
+        FUZZ_CHECK(got >= 1 && got <= kMaxFuzzBlob && data == c.in_blob.data());
+        if (integrity) {
+          FUZZ_CHECK(tag >= 1 && tag <= peer.channel.blobs_sent);
+          for (size_t i = 0; i < got; ++i) FUZZ_CHECK(data[i] == blob_byte(tag, i));
+        }
+        c.channel.release_blob();
+      }
+      break;
+    }
+    default:
+      switch (in.u8() % 4) {
+        case 0: c.channel.cancel_blob(); break;
+        case 1: c.channel.set_receive_buffer(c.in_blob.data(), in.range(0, uint32_t(kMaxFuzzBlob))); break;
+        case 2: c.channel.set_receive_buffer(c.in_blob.data(), kMaxFuzzBlob); break;
+        default: (void)c.channel.blob_chunks_acked(); break;
+      }
+      break;
+  }
+  if (integrity) FUZZ_CHECK(c.channel.stats().messages_received <= peer.channel.messages_sent);
+  FUZZ_CHECK(c.channel.messages_unacknowledged() <= kChannelMessageWindow);
 }
 
 }  // namespace
@@ -249,6 +358,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Side& b = *b_storage;
   FUZZ_CHECK(a.endpoint.init(ca) == Result::ok);
   FUZZ_CHECK(b.endpoint.init(cb) == Result::ok);
+  for (Side* side : {&a, &b}) {
+    ChannelConfig cc;
+    cc.max_blob_size = kMaxFuzzBlob;
+    cc.bytes_per_second = 64 * 1024;
+    FUZZ_CHECK(side->channel.channel.init(cc) == Result::ok);
+    side->channel.endpoint = &side->endpoint;
+    side->channel.transport = &side->out;
+    side->channel.to = make_memory_address(1);
+    side->channel.channel.set_receive_buffer(side->channel.in_blob.data(), kMaxFuzzBlob);
+    side->endpoint.set_channel_sink(&side->channel);
+  }
   a.send_blob = ca.send_blob_size;
   a.receive_blob = ca.receive_blob_size;
   a.max_queue = ca.max_send_queue_frames;
@@ -368,6 +488,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       case 15:
         if (code >= 0xf0) (code & 1 ? b : a).endpoint.send_disconnect();
+        else if (code & 0x40) channel_op(b, a, true, in, now);
+        else channel_op(a, b, a_integrity, in, now);
         break;
     }
     check(a, b, a_integrity, players);

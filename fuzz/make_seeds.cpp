@@ -99,6 +99,18 @@ void wire_seeds() {
   m.checksum = ChecksumReport{90, 0x0123456789abcdefull};
   Bytes checksum = encoded(m);
   write("wire", "checksum_report", checksum);
+  // Reliable-channel bodies (docs/PROTOCOL.md "Reliable channel bodies"): a message on stream 1
+  // and an acknowledgement.
+  const uint8_t channel_message[] = {0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01};
+  m.header.type = MessageType::channel_data;
+  m.channel_body = channel_message;
+  m.channel_size = sizeof channel_message;
+  write("wire", "channel_message", encoded(m));
+  uint8_t channel_ack[49] = {0x01, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, 0x01};
+  m.header.type = MessageType::channel_ack;
+  m.channel_body = channel_ack;
+  m.channel_size = sizeof channel_ack;
+  write("wire", "channel_ack", encoded(m));
   write("wire", "inputs_held_button", inputs(2, 40, 100, 2, 0));
   write("wire", "inputs_first_frame", inputs(4, 1, 0, 0, 0));
   write("wire", "inputs_incompressible", inputs(300, 8, 5, 8, 1));

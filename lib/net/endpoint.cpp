@@ -431,6 +431,18 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
       return true;
     case MessageType::keep_alive: return true;
     case MessageType::disconnect: become_disconnected(true); return true;
+    case MessageType::channel_data:
+    case MessageType::channel_ack:
+      if (channel_sink_ == nullptr) {
+        drop(DropReason::unknown_type);
+        return false;
+      }
+      if (!running()) {
+        drop(DropReason::wrong_state);
+        return false;
+      }
+      channel_sink_->on_channel(m.header.type, m.channel_body, m.channel_size, now_us);
+      return true;
     case MessageType::checksum_report:
       // The peer can only checksum a frame it confirmed, so one we sent.
       if (config_.send_blob_size != 0 && m.checksum.frame > last_sent_) {
@@ -681,6 +693,23 @@ bool Endpoint::pop_checksum(Frame* frame, uint64_t* checksum) noexcept {
   incoming_checksum_head_ = (incoming_checksum_head_ + 1) % kChecksumCapacity;
   --incoming_checksum_count_;
   return true;
+}
+
+size_t Endpoint::max_channel_body() const noexcept {
+  return auth_.plain_capacity(MessageType::channel_data) - kHeaderSize;
+}
+
+Result Endpoint::send_channel(MessageType type, const uint8_t* body, size_t size, Transport& transport,
+                              const PeerAddress& to) {
+  if (!running()) return Result::wrong_state;
+  if ((type != MessageType::channel_data && type != MessageType::channel_ack) || body == nullptr || size == 0 ||
+      size > max_channel_body())
+    return Result::invalid_argument;
+  Message m;
+  m.header = next_header(type);
+  m.channel_body = body;
+  m.channel_size = size;
+  return send_message(transport, to, m);
 }
 
 void Endpoint::send_disconnect() noexcept {

@@ -28,6 +28,14 @@
 
 namespace retcon::detail {
 
+// Receives the bodies of reliable-channel datagrams (lib/net/reliable_channel.h), which the
+// endpoint opens (DatagramAuth), numbers and counts like every other message but does not read.
+class ChannelSink {
+ public:
+  virtual ~ChannelSink() = default;
+  virtual void on_channel(MessageType type, const uint8_t* body, size_t size, uint64_t now_us) = 0;
+};
+
 struct EndpointConfig {
   SessionShape shape;               // must equal the peer's, or the handshake is rejected
   uint16_t players_owned = 0;       // bit i: we own player i (told to the peer)
@@ -193,6 +201,16 @@ class Endpoint {
   Result send_checksum(Frame frame, uint64_t checksum);
   bool pop_checksum(Frame* frame, uint64_t* checksum) noexcept;
 
+  // --- the reliable channel beside the inputs. Without a sink, channel datagrams are dropped
+  // (unknown_type), as a peer without the channel would. send_channel seals and sends one body
+  // at once (call it after poll(), so the tick's inputs go first); wrong_state unless running,
+  // invalid_argument for another type, an empty body or one that does not fit a datagram.
+  void set_channel_sink(ChannelSink* sink) noexcept { channel_sink_ = sink; }
+  Result send_channel(MessageType type, const uint8_t* body, size_t size, Transport& transport,
+                      const PeerAddress& to);
+  // The largest body send_channel takes (less with a match key: the AEAD's overhead).
+  size_t max_channel_body() const noexcept;
+
   // Tell the peer we leave: the state becomes disconnected, the next poll sends the notice.
   void send_disconnect() noexcept;
 
@@ -324,6 +342,7 @@ class Endpoint {
 
   ConnectStatus local_status_[kMaxPlayers];
   bool any_disconnected_ = false;  // some local_status_ entry is disconnected
+  ChannelSink* channel_sink_ = nullptr;
   ConnectStatus remote_status_[kMaxPlayers];
 
   // Time sync.

@@ -12,3 +12,5 @@ list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/wire.cpp
   ${CMAKE_CURRENT_LIST_DIR}/datagram_auth.cpp)
 list(APPEND RETCON_SOURCES ${CMAKE_CURRENT_LIST_DIR}/endpoint.cpp)
+# The reliable channel beside the endpoint (messages by stream, state blobs).
+list(APPEND RETCON_SOURCES ${CMAKE_CURRENT_LIST_DIR}/reliable_channel.cpp)

@@ -130,6 +130,8 @@ const char* message_type_name(MessageType type) noexcept {
     case MessageType::keep_alive: return "keep_alive";
     case MessageType::disconnect: return "disconnect";
     case MessageType::checksum_report: return "checksum_report";
+    case MessageType::channel_data: return "channel_data";
+    case MessageType::channel_ack: return "channel_ack";
   }
   return "unknown";
 }
@@ -164,7 +166,7 @@ DecodeError decode_public_header(const uint8_t* data, size_t size, Header* out) 
   out->sequence = r.u32();
   // Only the first four bytes are promised across versions; the rest is not read.
   const bool known = type >= uint8_t(MessageType::handshake_request) &&
-                     type <= uint8_t(MessageType::checksum_report);
+                     type <= uint8_t(MessageType::channel_ack);
   if (known) out->type = static_cast<MessageType>(type);
   if (out->version != kProtocolVersion) return DecodeError::bad_version;
   return known ? DecodeError::ok : DecodeError::unknown_type;
@@ -207,6 +209,12 @@ DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
       out->checksum.checksum = r.u64();
       valid = out->checksum.frame >= 0;
       break;
+    case MessageType::channel_data:
+    case MessageType::channel_ack:
+      out->channel_size = r.remaining();
+      out->channel_body = r.skip(out->channel_size);
+      if (out->channel_size == 0) return DecodeError::truncated;
+      break;
   }
   if (r.failed()) return DecodeError::truncated;
   if (!valid || r.remaining() != 0) return DecodeError::malformed;
@@ -233,6 +241,11 @@ size_t encode_message(const Message& m, uint8_t* out, size_t capacity) noexcept 
     case MessageType::checksum_report:
       w.i32(m.checksum.frame);
       w.u64(m.checksum.checksum);
+      break;
+    case MessageType::channel_data:
+    case MessageType::channel_ack:
+      if (m.channel_body == nullptr || m.channel_size == 0) return 0;
+      w.bytes(m.channel_body, m.channel_size);
       break;
   }
   static_assert(kHandshakeSize == 20);

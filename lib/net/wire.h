@@ -43,6 +43,9 @@ enum class MessageType : uint8_t {
   keep_alive = 7,
   disconnect = 8,
   checksum_report = 9,
+  // The reliable channel (lib/net/reliable_channel.h): bodies the endpoint passes on unread.
+  channel_data = 10,
+  channel_ack = 11,
 };
 const char* message_type_name(MessageType type) noexcept;
 inline bool is_handshake(MessageType type) noexcept {
@@ -129,6 +132,10 @@ struct Message {
   QualityReport quality;     // quality_report
   uint64_t echoed_time_us = 0;  // quality_reply
   ChecksumReport checksum;   // checksum_report
+  // channel_data, channel_ack: the body (1 byte or more), pointing into the decoded datagram
+  // (with a match key: into the DatagramAuth that opened it, until its next open()).
+  const uint8_t* channel_body = nullptr;
+  size_t channel_size = 0;
 };
 
 // The checksum field: low 32 bits of XXH3 of the body, seeded with XXH3 of the first 12 header

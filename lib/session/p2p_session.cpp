@@ -103,6 +103,7 @@ class P2PSessionImpl final : public P2PSession {
   void update_time_sync();
   void update_running();
   void send_due();
+  void route_channel_messages(Peer& peer);
   void emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count = 0, int32_t total = 0);
 
   RollbackDriver driver_;
@@ -208,6 +209,9 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     apply_network_security(c.network, i, &e);
     e.logger = s.logger;
     if (Result r = peer.endpoint.init(e); r != Result::ok) return r;
+    // Every peer gets the reliable channel (messages; blobs once state transfer sizes it).
+    if (Result r = peer.channel.init(ChannelConfig{}); r != Result::ok) return r;
+    peer.endpoint.set_channel_sink(&peer);
   }
   frame_us_ = 1000000u / c.network.frame_rate;
   advice_.set_frame_time(frame_us_);
@@ -232,6 +236,7 @@ Result P2PSessionImpl::poll(uint64_t now_us) {
   }
   receive_datagrams();
   for (uint32_t i = 0; i < num_peers_; ++i) handle_endpoint_events(peers_[i]);
+  for (uint32_t i = 0; i < num_peers_; ++i) route_channel_messages(peers_[i]);
   update_running();
   if (running_) {
     agree_on_disconnects();
@@ -345,6 +350,7 @@ void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
   if (peer.dropped) return;
   peer.dropped = true;
   if (tell_peer) peer.endpoint.send_disconnect();
+  peer.channel.peer_gone();
   if (peer.spectator) {
     emit_peer_event(EventType::spectator_left, peer, "spectator left");
     return;
@@ -600,6 +606,19 @@ void P2PSessionImpl::update_time_sync() {
   driver_.reporter().emit(e);
 }
 
+// Messages from a peer's reliable channel, handed on by stream. A stream this machine does not
+// serve (a feature it was not configured for) is dropped and counted.
+void P2PSessionImpl::route_channel_messages(Peer& peer) {
+  ChannelStream stream;
+  uint8_t body[kMaxChannelMessage];
+  size_t size = 0;
+  while (peer.channel.pop_message(&stream, body, &size)) {
+    switch (stream) {
+      default: ++peer.channel_messages_dropped; break;
+    }
+  }
+}
+
 void P2PSessionImpl::send_due() {
   // Confirmations matter now: lockstep waits for every one, a stalled frame waits for the next,
   // a window nearly full is one late datagram away from a stall, and after a loss (the next one
@@ -628,6 +647,7 @@ void P2PSessionImpl::send_due() {
     peer.endpoint.set_local_frame(driver_.frame(),
                                   remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote));
     peer.endpoint.poll(now_, *transport_, peer.address);
+    if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
   }
   transport_->flush();  // this tick's datagrams in one go (one sendmmsg on Linux UDP)
 }

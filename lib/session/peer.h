@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "net/endpoint.h"
+#include "net/reliable_channel.h"
 #include "retcon/p2p.h"
 #include "session/time_sync.h"
 
@@ -15,9 +16,37 @@ namespace retcon::detail {
 // (and counted) as oversized rather than silently cut by the transport.
 inline constexpr size_t kReceiveBufferSize = 2048;
 
-struct Peer {
+// Sends a channel body through a peer's endpoint, which numbers and seals it (DatagramAuth) like
+// every other datagram.
+struct EndpointChannelOutput final : ChannelOutput {
+  Endpoint* endpoint = nullptr;
+  Transport* transport = nullptr;
+  const PeerAddress* to = nullptr;
+  bool send(MessageType type, const uint8_t* body, size_t size) override {
+    return endpoint->send_channel(type, body, size, *transport, *to) == Result::ok;
+  }
+};
+
+struct Peer final : ChannelSink {
   PeerAddress address;
   Endpoint endpoint;
+  // The reliable channel beside the inputs: ordered messages by stream (state requests, timed
+  // decisions) and state blobs. Its datagrams arrive through the endpoint (on_channel).
+  ReliableChannel channel;
+  uint64_t channel_messages_dropped = 0;  // of a stream this machine does not serve
+  void on_channel(MessageType type, const uint8_t* body, size_t size, uint64_t now_us) override {
+    channel.on_datagram(type, body, size, now_us);
+  }
+  // Sends what the channel has due. Called after the endpoint's poll, so the tick's inputs go
+  // first; the channel paces blobs to its byte rate.
+  void poll_channel(uint64_t now_us, Transport& transport) {
+    if (!endpoint.running()) return;
+    EndpointChannelOutput out;
+    out.endpoint = &endpoint;
+    out.transport = &transport;
+    out.to = &address;
+    channel.poll(now_us, endpoint.ping_us(), out);
+  }
   bool spectator = false;
   std::array<PlayerIndex, kMaxPlayers> players{};  // players this peer owns, ascending
   uint32_t player_count = 0;

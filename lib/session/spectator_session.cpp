@@ -51,7 +51,11 @@ class SpectatorSessionImpl final : public P2PSession {
     e.sync_round_trips = c.network.sync_round_trips;
     apply_network_security(c.network, 0, &e);
     e.logger = s.logger;
-    return host_.endpoint.init(e);
+    if (Result r = host_.endpoint.init(e); r != Result::ok) return r;
+    // The reliable channel to the host (messages; blobs once state transfer sizes it).
+    if (Result r = host_.channel.init(ChannelConfig{}); r != Result::ok) return r;
+    host_.endpoint.set_channel_sink(&host_);
+    return Result::ok;
   }
 
   Result add_local_input(PlayerIndex, const void*, size_t) override { return Result::invalid_player; }
@@ -77,12 +81,14 @@ class SpectatorSessionImpl final : public P2PSession {
       host_.endpoint.on_datagram(datagram_, length, now_);
     }
     handle_events();
+    route_channel_messages();
     if (running_) {
       apply_disconnects();
       drain_inputs();
     }
     host_.endpoint.set_local_frame(driver_.frame(), 0);
     host_.endpoint.poll(now_, *transport_, host_.address);
+    host_.poll_channel(now_, *transport_);  // after the endpoint's own datagrams
     transport_->flush();
     return Result::ok;
   }
@@ -120,6 +126,18 @@ class SpectatorSessionImpl final : public P2PSession {
   uint64_t checksums_compared() const override { return 0; }
 
  private:
+  // Messages from the host's reliable channel, by stream; streams not served here are dropped.
+  void route_channel_messages() {
+    ChannelStream stream;
+    uint8_t body[kMaxChannelMessage];
+    size_t size = 0;
+    while (host_.channel.pop_message(&stream, body, &size)) {
+      switch (stream) {
+        default: ++host_.channel_messages_dropped; break;
+      }
+    }
+  }
+
   void emit(EventType type, const char* message) {
     Event e = Reporter::make(type, message);
     e.frame = driver_.frame();
@@ -140,7 +158,10 @@ class SpectatorSessionImpl final : public P2PSession {
           break;
         case EndpointEventType::interrupted: emit(EventType::connection_interrupted, "host silent"); break;
         case EndpointEventType::resumed: emit(EventType::connection_resumed, "host heard again"); break;
-        case EndpointEventType::disconnected: emit(EventType::disconnected, "host gone"); break;
+        case EndpointEventType::disconnected:
+          host_.channel.peer_gone();
+          emit(EventType::disconnected, "host gone");
+          break;
         case EndpointEventType::handshake_rejected:
           emit(EventType::handshake_rejected,
                handshake_mismatch(ev.reason, shape_, host_.endpoint.remote_handshake()).message);

@@ -102,6 +102,11 @@ size_t forge(MessageType type, uint32_t nonce, uint32_t sequence, std::mt19937_6
   m.quality = {rng(), int32_t(rng() % 1000000000), 1000000000};
   m.echoed_time_us = rng() % 100000000;
   m.checksum = {int32_t(rng() % 1000), rng()};
+  // A channel body that would be valid if it came from the peer: a message, or a full ack.
+  uint8_t channel[49] = {1, 0, 0, 0, 0, 2, 0xAB};
+  for (size_t i = 7; i < sizeof channel; ++i) channel[i] = uint8_t(rng());
+  m.channel_body = channel;
+  m.channel_size = type == MessageType::channel_ack ? 49 : 7;
   if (type == MessageType::inputs) {
     detail::Header h = m.header;
     const uint8_t zeros[2] = {0, 0}, blob[2] = {0xEE, 0xEE};
@@ -116,7 +121,9 @@ size_t forge(MessageType type, uint32_t nonce, uint32_t sequence, std::mt19937_6
 constexpr MessageType kEveryType[] = {
     MessageType::handshake_request, MessageType::handshake_reply, MessageType::inputs,
     MessageType::input_ack,         MessageType::quality_report,  MessageType::quality_reply,
-    MessageType::keep_alive,        MessageType::disconnect,      MessageType::checksum_report};
+    MessageType::keep_alive,        MessageType::disconnect,      MessageType::checksum_report,
+    MessageType::channel_data,      MessageType::channel_ack};
+constexpr size_t kTypes = sizeof kEveryType / sizeof kEveryType[0];
 
 class Modes : public ::testing::TestWithParam<bool> {};  // with a match key or without
 INSTANTIATE_TEST_SUITE_P(Key, Modes, ::testing::Values(false, true),
@@ -135,7 +142,7 @@ TEST_P(Modes, BlindSpoofingOfEveryTypeNeverStopsTheConnection) {
   int n = 0;
   auto attack = [&] {
     for (Endpoint* e : {&pair.a().endpoint, &pair.b().endpoint}) {
-      const MessageType type = kEveryType[n++ % 9];
+      const MessageType type = kEveryType[n++ % kTypes];
       const uint32_t sequence = rng() % 2 ? uint32_t(rng() % 64) : 0xFFFFFFFFu - uint32_t(rng() % 64);
       const size_t size = forge(type, uint32_t(rng()), sequence, rng, d);
       if (n % 13 == 0) d[2] = uint8_t(detail::kProtocolVersion - 1);  // another version
@@ -234,7 +241,7 @@ TEST(EndpointAttack, OnPathForgeriesAndReplaysFailWithAKey) {
     // B's nonce and the next sequences are in the clear: forge every type with them.
     detail::Header h;
     std::memcpy(&h.nonce, real.data() + 4, 4);
-    const size_t size = forge(kEveryType[k % 9], h.nonce, 0x7FFFFFFFu + uint32_t(k), rng, d);
+    const size_t size = forge(kEveryType[k % kTypes], h.nonce, 0x7FFFFFFFu + uint32_t(k), rng, d);
     // Sealed under a key of our own: what a forger without the match key can do at best.
     detail::DatagramAuth other;
     uint8_t wrong[detail::kMatchKeySize] = {1};

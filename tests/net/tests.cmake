@@ -12,3 +12,12 @@ retcon_add_test(net_soak_test ${CMAKE_CURRENT_LIST_DIR}/soak_test.cpp)
 retcon_add_test(net_endpoint_attack_test ${CMAKE_CURRENT_LIST_DIR}/endpoint_attack_test.cpp)
 retcon_add_test(net_send_policy_test ${CMAKE_CURRENT_LIST_DIR}/send_policy_test.cpp)
 retcon_add_test(net_replay_window_test ${CMAKE_CURRENT_LIST_DIR}/replay_window_test.cpp)
+# The reliable channel: loss, duplication, reordering, a sender that goes away, the time bound
+# (it prints the times); through real endpoints with and without a match key; docs/PROTOCOL.md's
+# channel examples.
+retcon_add_test(net_reliable_channel_test ${CMAKE_CURRENT_LIST_DIR}/reliable_channel_test.cpp
+  ${PROJECT_SOURCE_DIR}/tests/support/alloc_counter.cpp)
+target_link_libraries(net_reliable_channel_test PRIVATE PkgConfig::XXHASH)
+retcon_add_test(net_channel_endpoint_test ${CMAKE_CURRENT_LIST_DIR}/channel_endpoint_test.cpp)
+retcon_add_test(net_channel_doc_test ${CMAKE_CURRENT_LIST_DIR}/channel_doc_test.cpp)
+target_compile_definitions(net_channel_doc_test PRIVATE RETCON_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
