@@ -23,4 +23,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # libwinpthread-1.dll next to it), and Wine needs no WINEPATH to the MinGW sysroot.
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
 set(CMAKE_SHARED_LINKER_FLAGS_INIT "-static")
+# Game modules (add_library MODULE: the fighter and arena modules retcon_replay loads) too:
+# without it they import libstdc++-6.dll, which LoadLibrary does not find (error 126).
+set(CMAKE_MODULE_LINKER_FLAGS_INIT "-static")
 # Tests run under Wine: cmake/RetconWindows.cmake sets that up when it finds wine.

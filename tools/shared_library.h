@@ -6,7 +6,9 @@
 #include <string>
 
 #if defined(_WIN32)
+#ifndef NOMINMAX  // libstdc++ of MinGW defines it already
 #define NOMINMAX
+#endif
 #define WIN32_LEAN_AND_MEAN
 #include <io.h>
 #include <windows.h>

@@ -71,6 +71,7 @@ ReplayPtr record_c(const std::vector<Bytes>& inputs, uint32_t players, uint32_t 
 
 uint64_t cpp_ctg_checksum(void*, retcon::Frame f, const uint8_t* b, size_t n) { return ctg_checksum(nullptr, f, b, n); }
 
+[[maybe_unused]]  // used by the RapidCheck property only (Linux-only)
 retcon::Replay record_cpp(const std::vector<Bytes>& inputs, uint32_t players, uint32_t size, bool custom_checksum,
                           uint32_t checksum_interval, uint32_t state_interval) {
   retcon::test::TestGame game;

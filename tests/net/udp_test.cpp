@@ -10,7 +10,9 @@
 #include "retcon/transport.h"
 
 #if defined(_WIN32)
+#ifndef NOMINMAX  // libstdc++ of MinGW defines it already
 #define NOMINMAX
+#endif
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 #endif

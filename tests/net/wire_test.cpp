@@ -197,6 +197,7 @@ RC_GTEST_PROP(WireProperty, CompressedInputStreamRoundTrips, ()) {
 }
 #endif
 
+#ifndef RETCON_NO_RAPIDCHECK  // RapidCheck is Linux-only (tests/CMakeLists.txt)
 // The endpoint codes each frame's delta once when it is queued and splices the coded deltas
 // into datagrams: that must give exactly the bytes re-coding every blob gives, whatever the
 // blobs (runs across blob boundaries, runs longer than a token, capacity cut-offs).
@@ -255,6 +256,8 @@ RC_GTEST_PROP(WireProperty, SkippedBlobsLeaveTheRestIntact, ()) {
   InputsReader past(m.inputs, reference.data());
   RC_ASSERT(!past.skip(uint16_t(fitted + 1), blobs[0].data()));
 }
+
+#endif
 
 // Seal::none (datagrams an AEAD protects) leaves the checksum field 0; the default seals it.
 TEST(Wire, InputsCanBeLeftUnsealed) {
