@@ -36,9 +36,20 @@ class TimeSync {
 
   // How far our frame is ahead of the peer's, estimated as we advanced one frame.
   void add_sample(int32_t local_ahead) noexcept {
-    local_[next_] = std::clamp(local_ahead, -kMaxGap, kMaxGap);
+    const int32_t sample = std::clamp(local_ahead, -kMaxGap, kMaxGap);
+    // The window is also kept sorted, so the median (asked for on every send and every frame)
+    // is one load; a new sample moves a few neighbours instead of re-sorting the window.
+    if (count_ == kSamples) {
+      int32_t* const old = std::lower_bound(sorted_.begin(), sorted_.begin() + count_, local_[next_]);
+      std::copy(old + 1, sorted_.begin() + count_, old);
+      --count_;
+    }
+    int32_t* const at = std::upper_bound(sorted_.begin(), sorted_.begin() + count_, sample);
+    std::copy_backward(at, sorted_.begin() + count_, sorted_.begin() + count_ + 1);
+    *at = sample;
+    ++count_;
+    local_[next_] = sample;
     next_ = (next_ + 1) % kSamples;
-    if (count_ < kSamples) ++count_;
   }
   void reset() noexcept { next_ = count_ = 0; }
   uint32_t samples() const noexcept { return count_; }
@@ -58,14 +69,10 @@ class TimeSync {
   }
 
  private:
-  int32_t median() const noexcept {
-    std::array<int32_t, kSamples> v;
-    std::copy(local_.begin(), local_.begin() + count_, v.begin());
-    const auto mid = v.begin() + count_ / 2;
-    std::nth_element(v.begin(), mid, v.begin() + count_);
-    return *mid;
-  }
-  std::array<int32_t, kSamples> local_{};
+  // The middle sample in sorted order (the upper one of an even count).
+  int32_t median() const noexcept { return sorted_[count_ / 2]; }
+  std::array<int32_t, kSamples> local_{};   // in arrival order: the oldest is replaced next
+  std::array<int32_t, kSamples> sorted_{};  // the same samples, ascending
   uint32_t next_ = 0, count_ = 0;
 };
 

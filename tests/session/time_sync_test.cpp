@@ -3,6 +3,9 @@
 // docs/NETWORKING.md (issue 10's table), three seeds each.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "session/time_sync.h"
 #include "support/match_checks.h"
 #include "support/net_quality.h"
@@ -46,6 +49,33 @@ TEST(TimeSync, MedianIgnoresSpikes) {
   for (uint32_t i = 0; i < TimeSync::kSamples; ++i) t.add_sample(i % 4 == 0 ? 40 : 0);  // a quarter are spikes
   EXPECT_EQ(t.frames_to_wait(0), 0);
   EXPECT_EQ(t.reported_ahead(99), 0) << "the peer is told the filtered number";
+}
+
+// The window is kept sorted as samples arrive (the median is read on every send): across
+// wrap-arounds, duplicates, clamped extremes and resets it must be the median of the last
+// kSamples samples, exactly as sorting the window would give.
+TEST(TimeSync, MedianIsTheWindowsMedianAsSamplesComeAndGo) {
+  TimeSync t;
+  std::vector<int32_t> window;
+  uint32_t rng = 12345;
+  for (int i = 0; i < 5000; ++i) {
+    rng = rng * 1664525u + 1013904223u;
+    int32_t sample = int32_t(rng >> 24) % 13 - 6;  // many duplicates
+    if (i % 97 == 0) sample = (i % 2) ? 5000 : -5000;  // clamped to +-kMaxGap
+    if (i % 1500 == 1499) {
+      t.reset();
+      window.clear();
+      continue;
+    }
+    t.add_sample(sample);
+    window.push_back(std::clamp(sample, -TimeSync::kMaxGap, TimeSync::kMaxGap));
+    if (window.size() > TimeSync::kSamples) window.erase(window.begin());
+    ASSERT_EQ(t.samples(), window.size());
+    std::vector<int32_t> sorted = window;
+    std::sort(sorted.begin(), sorted.end());
+    const int32_t expected = window.size() >= 8 ? sorted[sorted.size() / 2] : 77;
+    ASSERT_EQ(t.reported_ahead(77), expected) << "after sample " << i;
+  }
 }
 
 TEST(TimeSync, DeadBandOfOneFrame) {
