@@ -42,6 +42,12 @@ constexpr uint64_t kTickUs = 16667;
 constexpr int32_t kWindow = 8;
 constexpr int kWarmupFrames = 600;
 constexpr int kMeasuredFrames = 3000;
+// Big states: a 1 MiB frame is millions of instructions and callgrind runs ~50x slower than
+// the CPU, so 3,600 frames took over half an hour on a shared machine. The count per frame of a
+// memcpy/XXH3-bound frame is the same over 100 frames (the warm-up fills the ring first).
+constexpr size_t kBigState = 64 * 1024;
+int warmup_frames(size_t size) { return size >= kBigState ? 20 : kWarmupFrames; }
+int measured_frames(size_t size) { return size >= kBigState ? 100 : kMeasuredFrames; }
 
 // Collection on around the measured frames, off inside the game's callbacks unless
 // RETCON_PERF_COUNT_GAME is set (then the count is everything a frame costs).
@@ -234,7 +240,7 @@ SessionConfig local_config(Game& game, size_t size, int32_t prediction) {
   return c;
 }
 
-int drive(Session& session, const char* name) {
+int drive(Session& session, const char* name, size_t size) {
   Pad pad0(1), pad1(2);
   uint64_t errors = 0;
   auto frame = [&] {
@@ -244,10 +250,10 @@ int drive(Session& session, const char* name) {
     if (session.add_local_input(1, &b, sizeof b) != Result::ok) ++errors;
     if (session.advance_frame() != Result::ok) ++errors;
   };
-  for (int i = 0; i < kWarmupFrames; ++i) frame();
+  for (int i = 0; i < warmup_frames(size); ++i) frame();
   const uint64_t allocations = bench::allocation_count();
   start_measuring();
-  for (int i = 0; i < kMeasuredFrames; ++i) frame();
+  for (int i = 0; i < measured_frames(size); ++i) frame();
   stop_measuring();
   const uint64_t allocated = bench::allocation_count() - allocations;
   if (errors != 0) {
@@ -256,7 +262,7 @@ int drive(Session& session, const char* name) {
     return 1;
   }
   const SessionStats s = session.stats();
-  print_result(name, kMeasuredFrames, allocated,
+  print_result(name, uint64_t(measured_frames(size)), allocated,
                "saves=" + std::to_string(s.saves) + " loads=" + std::to_string(s.loads) +
                    " checksums=" + std::to_string(s.checksums) +
                    " resimulated=" + std::to_string(s.frames_resimulated));
@@ -267,7 +273,7 @@ int run_local(size_t size) {
   Game game(size);
   std::unique_ptr<Session> session;
   if (create_local_session(local_config(game, size, kWindow), &session) != Result::ok) return 1;
-  return drive(*session, "local");
+  return drive(*session, "local", size);
 }
 
 Result make_sync_test(Game& game, size_t size, int32_t distance, int32_t interval,
@@ -286,7 +292,7 @@ int run_sync_test(int32_t distance, int32_t interval, size_t size) {
     std::fprintf(stderr, "synctest: create failed\n");
     return 1;
   }
-  return drive(*session, "synctest");
+  return drive(*session, "synctest", size);
 }
 
 // The work a sync test at d=1 cannot avoid per frame: save, load, hash, step; nothing else.
@@ -313,9 +319,9 @@ int run_raw(size_t size) {
   Pad a(1), b(2);
   // Everything counts here: the copies, the hash and the step are the whole frame.
   start_measuring();
-  for (int i = 0; i < kMeasuredFrames; ++i) raw.run(Frame(i), a, b);
+  for (int i = 0; i < measured_frames(size); ++i) raw.run(Frame(i), a, b);
   stop_measuring();
-  print_result("raw", kMeasuredFrames, 0, "sum=" + std::to_string(raw.sum & 0xff));
+  print_result("raw", uint64_t(measured_frames(size)), 0, "sum=" + std::to_string(raw.sum & 0xff));
   return 0;
 }
 
