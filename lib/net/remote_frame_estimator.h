@@ -40,6 +40,7 @@ class RemoteFrameEstimator {
     leads_[next_] = int32_t(lead);
     next_ = (next_ + 1) % kLeads;
     if (count_ < kLeads) ++count_;
+    lead_ = median_lead();  // estimate() runs several times a frame, reports come a few a second
   }
   // The newest input frame moved forward at `now_us`.
   void on_input_progress(uint64_t now_us) noexcept { progress_at_us_ = now_us; }
@@ -53,7 +54,7 @@ class RemoteFrameEstimator {
                  uint64_t frame_us) const noexcept {
     if (reported_ == kNullFrame) return kNullFrame;
     if (count_ == 0 || newest_input == kNullFrame || frame_us == 0) return reported_;  // what it said
-    int64_t frame = int64_t(newest_input) - int64_t(lead());
+    int64_t frame = int64_t(newest_input) - int64_t(lead_);
     const uint64_t since = now_us > progress_at_us_ ? now_us - progress_at_us_ : 0;
     if (since <= patience_us) frame += int64_t((since + one_way_us + frame_us / 2) / frame_us);
     return Frame(std::clamp<int64_t>(frame, 0, int64_t(INT32_MAX)));
@@ -63,7 +64,7 @@ class RemoteFrameEstimator {
   static constexpr uint32_t kLeads = 5;
   static constexpr int64_t kMaxLead = 4 * kMaxPredictionFrames + 64;
 
-  int32_t lead() const noexcept {
+  int32_t median_lead() const noexcept {
     std::array<int32_t, kLeads> v = leads_;
     for (uint32_t i = 1; i < count_; ++i)  // insertion sort of at most five
       for (uint32_t j = i; j > 0 && v[j - 1] > v[j]; --j) std::swap(v[j - 1], v[j]);
@@ -73,6 +74,7 @@ class RemoteFrameEstimator {
   Frame reported_ = kNullFrame;
   std::array<int32_t, kLeads> leads_{};
   uint32_t next_ = 0, count_ = 0;
+  int32_t lead_ = 0;  // median_lead() as of the last report
   uint64_t progress_at_us_ = 0;
 };
 
