@@ -807,7 +807,8 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
   auto note = [&result](Result r) {
     if (r != Result::ok && result == Result::ok) result = r;
   };
-  Message m;
+  // Messages are built where they are sent: a Message is ~300 bytes to initialise and most
+  // polls send none or only inputs.
 
   if (state_ == EndpointState::disconnected) {
     if (peer_reply_due_) {  // after a shape rejection, so the peer sees it too
@@ -815,6 +816,7 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
       note(send_reply(transport, to, peer_reply_challenge_));
     }
     for (; disconnect_notices_left_ > 0; --disconnect_notices_left_) {
+      Message m;
       m.header = next_header(MessageType::disconnect);
       note(send_message(transport, to, m));
     }
@@ -865,6 +867,7 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
   }
   stranger_count_ = 0;
   if (state_ == EndpointState::synchronizing && now_us >= next_handshake_at_) {
+    Message m;
     m.header = next_header(MessageType::handshake_request);
     m.handshake = local_hello(challenge_);
     note(send_message(transport, to, m));
@@ -874,6 +877,7 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
   }
   if (echo_due_) {
     echo_due_ = false;
+    Message m;
     m.header = next_header(MessageType::quality_reply);
     m.echoed_time_us = echo_time_us_;
     note(send_message(transport, to, m));
@@ -921,11 +925,13 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
     // An acknowledgement waits a little for an inputs datagram to ride on, unless we send none.
     if (ack_due_ && (config_.send_blob_size == 0 || decision.ack)) {
       ack_due_ = false;
+      Message m;
       m.header = next_header(MessageType::input_ack);
       m.ack_frame = last_received_;
       note(send_message(transport, to, m));
     }
     if (now_us >= next_quality_at_) {
+      Message m;
       m.header = next_header(MessageType::quality_report);
       m.quality = QualityReport{now_us, local_frame_, local_advantage_};
       note(send_message(transport, to, m));
@@ -935,12 +941,14 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
       next_quality_at_ = now_us + config_.quality_interval_us;
     }
     for (size_t i = 0; i < outgoing_checksum_count_; ++i) {
+      Message m;
       m.header = next_header(MessageType::checksum_report);
       m.checksum = outgoing_checksums_[i];
       note(send_message(transport, to, m));
     }
     outgoing_checksum_count_ = 0;
     if (!sent_anything_ || now_us >= last_sent_at_ + config_.keepalive_interval_us) {
+      Message m;
       m.header = next_header(MessageType::keep_alive);
       note(send_message(transport, to, m));
     }
