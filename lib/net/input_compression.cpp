@@ -92,6 +92,17 @@ EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t s
 }
 
 bool DeltaRunEncoder::append_encoded(const EncodedDelta& delta, const uint8_t* tokens) noexcept {
+  // The common frame: the input did not change (its delta is all zeros) and the run before it
+  // is still open with room for it. Only the open token grows; nothing can overflow. The same
+  // byte zero_run() would write, without its loop and the save/restore below.
+  if (delta.size == delta.lead_bytes && open_run_ >= 0 && !writer_.overflowed()) {
+    uint8_t& token = writer_.data()[open_run_];
+    const size_t have = size_t{token} + 1;
+    if (have + delta.lead_zeros < kMaxToken) {
+      token = static_cast<uint8_t>(have + delta.lead_zeros - 1);
+      return true;
+    }
+  }
   const size_t before = writer_.size();
   const long saved_open = open_run_;
   const uint8_t saved_token = saved_open >= 0 ? writer_.data()[saved_open] : 0;
