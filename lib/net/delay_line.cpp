@@ -37,9 +37,11 @@ void DelayLine::push(uint64_t due_us, const PeerAddress& address, const uint8_t*
   slot.order = next_order_++;
   slot.used = true;
   ++used_;
+  if (due_us < min_due_us_) min_due_us_ = due_us;
 }
 
 long DelayLine::earliest_due(uint64_t now_us) const noexcept {
+  if (now_us < min_due_us_) return -1;
   long best = -1;
   size_t seen = 0;  // push() fills the lowest free slot: the scan usually ends early
   for (size_t i = 0; i < slots_.size() && seen < used_; ++i) {
@@ -61,6 +63,13 @@ void DelayLine::release(long slot) noexcept {
   if (slot < 0 || size_t(slot) >= slots_.size() || !slots_[size_t(slot)].used) return;
   slots_[size_t(slot)].used = false;
   --used_;
+  min_due_us_ = UINT64_MAX;
+  size_t seen = 0;
+  for (size_t i = 0; i < slots_.size() && seen < used_; ++i) {
+    if (!slots_[i].used) continue;
+    ++seen;
+    if (slots_[i].due_us < min_due_us_) min_due_us_ = slots_[i].due_us;
+  }
 }
 
 }  // namespace retcon::detail

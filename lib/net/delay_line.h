@@ -34,6 +34,9 @@ class DelayLine {
   };
   std::vector<Slot> slots_;
   size_t used_ = 0;
+  // The earliest due time held (UINT64_MAX when empty): most polls find nothing due and
+  // answer from it without a scan.
+  uint64_t min_due_us_ = UINT64_MAX;
   uint64_t next_order_ = 0;
 };
 
