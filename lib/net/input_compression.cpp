@@ -80,6 +80,16 @@ bool DeltaRunEncoder::append(const uint8_t* blob, const uint8_t* previous, size_
 
 EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
                           uint8_t* out) noexcept {
+  // Most frames repeat the previous input: one zero-run token, exactly what append() writes.
+  if (size != 0 && size <= kMaxToken && std::memcmp(blob, previous, size) == 0) {
+    out[0] = static_cast<uint8_t>(size - 1);
+    EncodedDelta d;
+    d.size = 1;
+    d.lead_zeros = uint32_t(size);
+    d.lead_bytes = 1;
+    d.open_tail = size < kMaxToken ? 0 : -1;
+    return d;
+  }
   ByteWriter writer(out, max_encoded_delta_size(size));
   DeltaRunEncoder encoder(writer);
   encoder.append(blob, previous, size);  // always fits: at most a token per byte

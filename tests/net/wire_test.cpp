@@ -4,6 +4,7 @@
 #include <rapidcheck/gtest.h>
 #endif
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -258,6 +259,24 @@ RC_GTEST_PROP(WireProperty, SkippedBlobsLeaveTheRestIntact, ()) {
 }
 
 #endif
+
+// An unchanged input (the common frame) takes a shortcut in encode_delta: its tokens and the
+// splice bookkeeping must be what the general encoder writes, at and around one token's reach.
+TEST(Wire, UnchangedInputCodesLikeTheGeneralEncoder) {
+  for (size_t size : {size_t{1}, size_t{4}, size_t{127}, size_t{128}, size_t{129}, size_t{300}}) {
+    std::vector<uint8_t> blob(size, 0x5A);
+    std::vector<uint8_t> tokens(max_encoded_delta_size(size), 0xEE), general(tokens.size(), 0xEE);
+    const EncodedDelta d = encode_delta(blob.data(), blob.data(), size, tokens.data());
+    ByteWriter writer(general.data(), general.size());
+    DeltaRunEncoder encoder(writer);
+    ASSERT_TRUE(encoder.append(blob.data(), blob.data(), size));
+    ASSERT_EQ(d.size, writer.size()) << size;
+    EXPECT_TRUE(std::equal(tokens.begin(), tokens.begin() + d.size, general.begin())) << size;
+    EXPECT_EQ(d.lead_zeros, size);
+    EXPECT_EQ(d.lead_bytes, d.size) << size;
+    EXPECT_EQ(d.open_tail, int32_t(encoder.open_run())) << size;
+  }
+}
 
 // Seal::none (datagrams an AEAD protects) leaves the checksum field 0; the default seals it.
 TEST(Wire, InputsCanBeLeftUnsealed) {
