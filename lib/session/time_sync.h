@@ -38,16 +38,26 @@ class TimeSync {
   void add_sample(int32_t local_ahead) noexcept {
     const int32_t sample = std::clamp(local_ahead, -kMaxGap, kMaxGap);
     // The window is also kept sorted, so the median (asked for on every send and every frame)
-    // is one load; a new sample moves a few neighbours instead of re-sorting the window.
-    if (count_ == kSamples) {
-      int32_t* const old = std::lower_bound(sorted_.begin(), sorted_.begin() + count_, local_[next_]);
-      std::copy(old + 1, sorted_.begin() + count_, old);
-      --count_;
+    // is one load. A full window replaces its oldest sample: only the samples between the old
+    // value and the new one move (none when they are equal, the usual case).
+    int32_t* const begin = sorted_.data();
+    int32_t* const end = begin + count_;
+    if (count_ < kSamples) {
+      int32_t* const at = std::upper_bound(begin, end, sample);
+      std::copy_backward(at, end, end + 1);
+      *at = sample;
+      ++count_;
+    } else if (const int32_t old = local_[next_]; sample > old) {
+      int32_t* const gone = std::upper_bound(begin, end, old) - 1;  // its last copy
+      int32_t* const above = std::lower_bound(gone + 1, end, sample);
+      std::copy(gone + 1, above, gone);
+      *(above - 1) = sample;
+    } else if (sample < old) {
+      int32_t* const gone = std::lower_bound(begin, end, old);  // its first copy
+      int32_t* const above = std::upper_bound(begin, gone, sample);
+      std::copy_backward(above, gone, gone + 1);
+      *above = sample;
     }
-    int32_t* const at = std::upper_bound(sorted_.begin(), sorted_.begin() + count_, sample);
-    std::copy_backward(at, sorted_.begin() + count_, sorted_.begin() + count_ + 1);
-    *at = sample;
-    ++count_;
     local_[next_] = sample;
     next_ = (next_ + 1) % kSamples;
   }

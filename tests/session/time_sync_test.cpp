@@ -60,7 +60,8 @@ TEST(TimeSync, MedianIsTheWindowsMedianAsSamplesComeAndGo) {
   uint32_t rng = 12345;
   for (int i = 0; i < 5000; ++i) {
     rng = rng * 1664525u + 1013904223u;
-    int32_t sample = int32_t(rng >> 24) % 13 - 6;  // many duplicates
+    // Stretches of many duplicates and stretches of values spread over the whole range.
+    int32_t sample = (i / 700) % 2 ? int32_t(rng >> 16) % 2401 - 1200 : int32_t(rng >> 24) % 13 - 6;
     if (i % 97 == 0) sample = (i % 2) ? 5000 : -5000;  // clamped to +-kMaxGap
     if (i % 1500 == 1499) {
       t.reset();
