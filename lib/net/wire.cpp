@@ -87,7 +87,8 @@ bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
   b->ack_frame = Frame(ack);
   b->count = uint16_t(count);
   b->blob_size = uint16_t(blob_size);
-  for (int i = 0; i < kMaxPlayers; ++i) {
+  // Nobody disconnected (the usual datagram): every status stays as decode_message reset it.
+  for (int i = 0; i < kMaxPlayers && b->disconnected != 0; ++i) {
     b->status[i] = ConnectStatus{};
     if (((b->disconnected >> i) & 1) == 0) continue;
     uint32_t last = 0;
