@@ -166,7 +166,11 @@ typedef enum retcon_event_type {
   RETCON_EVENT_HANDSHAKE_REJECTED = 12,   /* message names the field that differs; count and
                                              total hold our value and the peer's */
   RETCON_EVENT_SPECTATOR_JOINED = 13,
-  RETCON_EVENT_SPECTATOR_LEFT = 14
+  RETCON_EVENT_SPECTATOR_LEFT = 14,
+  RETCON_EVENT_LATE_INPUTS = 20           /* a remote player's inputs arrive later than the network
+                                           * explains (lag switch, frozen game): player, frame = the
+                                           * newest late frame, count = frames late, total = events
+                                           * for this peer so far; at most one per peer per second */
 } retcon_event_type;
 
 /* Stable lowercase name of a retcon_event_type; "unknown_event" for other values. Static. */
@@ -517,6 +521,10 @@ typedef struct retcon_p2p_config {
   /* Create refuses a config with no remote player and no spectator (init makes every player
    * local: a forgotten player_kinds), unless this is 1 (a session that runs alone). */
   uint32_t allow_local_only;
+  /* Late-input detection: RETCON_EVENT_LATE_INPUTS when a remote player's input arrives this
+   * many frames later than latency, jitter and outages explain. 0 disables the event (the
+   * statistics are kept). 0..600, default 15. */
+  int32_t late_input_threshold;
 } retcon_p2p_config;
 
 /* Defaults above; every player local, no spectator. */
@@ -601,6 +609,12 @@ typedef struct retcon_peer_stats {
       dropped_out_of_window, dropped_wrong_state;
   uint64_t send_failures;
   uint64_t dropped_bad_checksum; /* garbled in transit (or forged) */
+  /* Late-input detection (remote players; zero for spectators): input frames of the peer per
+   * number of frames they arrived later than the network explains. Buckets: 0, 1-2, 3-4, 5-8,
+   * 9-15, 16-31, 32-63, 64 and more. */
+  uint64_t lateness_histogram[8];
+  int32_t lateness_max_frames;   /* the worst seen */
+  uint32_t late_input_events;    /* RETCON_EVENT_LATE_INPUTS raised for this peer */
 } retcon_peer_stats;
 
 RETCON_API retcon_result retcon_peer_stats_init(retcon_peer_stats* stats);

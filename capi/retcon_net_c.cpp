@@ -80,6 +80,10 @@ void copy_stats(const retcon::PeerStats& s, retcon_peer_stats* out) noexcept {
   out->dropped_wrong_state = s.dropped_wrong_state;
   out->send_failures = s.send_failures;
   out->dropped_bad_checksum = s.dropped_bad_checksum;
+  for (size_t b = 0; b < sizeof out->lateness_histogram / sizeof out->lateness_histogram[0]; ++b)
+    out->lateness_histogram[b] = s.lateness_histogram[b];
+  out->lateness_max_frames = s.lateness_max_frames;
+  out->late_input_events = s.late_input_events;
 }
 
 // The checks and the copy shared by the peer and spectator queries; `query` fills a PeerStats.
@@ -319,6 +323,7 @@ retcon_result retcon_p2p_config_init(retcon_p2p_config* config) {
   config->size = sizeof *config;
   set_network_defaults(config, defaults.network);
   config->desync_interval = defaults.desync_interval;
+  config->late_input_threshold = defaults.late_input_threshold;
   config->input_batch_frames = defaults.network.input_batch_frames;
   config->loss_hold_frames = defaults.network.loss_hold_frames;
   for (uint32_t& kind : config->player_kinds) kind = RETCON_PLAYER_LOCAL;
@@ -369,6 +374,7 @@ retcon_result retcon_p2p_session_create(const retcon_session_config* config, con
         c.num_spectators = p2p->num_spectators;
         for (uint32_t i = 0; i < p2p->num_spectators; ++i) c.spectators[i] = to_cpp(p2p->spectators[i]);
         c.allow_local_only = p2p->allow_local_only != 0;
+        c.late_input_threshold = p2p->late_input_threshold;
         if (const char* why = retcon::validate_p2p_config(c)) {
           reject(config, kFunction, why);  // logs the reason
           return Result::invalid_argument;

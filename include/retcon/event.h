@@ -25,6 +25,11 @@ enum class EventType : uint32_t {
   handshake_rejected = 12,  // a peer's version or session shape differs from ours
   spectator_joined = 13,
   spectator_left = 14,
+  // A remote player's inputs arrive later than the network explains (a lag switch, or a game
+  // that froze): `player` names it, `frame` the newest late frame, `count` the worst lateness in
+  // frames beyond latency, jitter and outages, `total` this peer's late_inputs events so far.
+  // At most one per peer per second; the game decides what to do (warn, kick).
+  late_inputs = 20,
 };
 
 // One event. Fields that do not apply to a type are zero / kNullFrame / null.

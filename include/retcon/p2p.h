@@ -53,6 +53,10 @@ struct P2PConfig {
   // default) create refuses, since that is almost always a forgotten setting. Set this for a
   // session that deliberately runs alone.
   bool allow_local_only = false;
+  // Late-input detection: a late_inputs event when a remote player's input arrives this many
+  // frames later than the network explains (0: no events; the statistics are kept anyway).
+  // 0..600. An honest peer stays far below 15 even on the worst links the simulator models.
+  int32_t late_input_threshold = 15;
 };
 
 struct SpectatorConfig {
@@ -79,6 +83,13 @@ struct PeerStats {
       dropped_out_of_window, dropped_wrong_state;
   uint64_t send_failures;
   uint64_t dropped_bad_checksum;  // garbled in transit (or forged): checksum does not match
+  // Late-input detection (remote players only; zero for spectators): per input frame of the
+  // peer, how many frames later than the network explains it arrived (latency, jitter, clock
+  // skew and two-way outages taken out; see docs/NETWORKING.md "Late inputs"). Buckets: 0,
+  // 1-2, 3-4, 5-8, 9-15, 16-31, 32-63, 64 and more. An honest peer stays in the first buckets.
+  uint64_t lateness_histogram[8];
+  int32_t lateness_max_frames;    // the worst seen
+  uint32_t late_input_events;     // late_inputs events raised for this peer
 };
 
 class P2PSession : public Session {

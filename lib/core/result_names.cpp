@@ -47,6 +47,7 @@ const char* event_type_name(EventType t) noexcept {
     case EventType::handshake_rejected: return "handshake_rejected";
     case EventType::spectator_joined: return "spectator_joined";
     case EventType::spectator_left: return "spectator_left";
+    case EventType::late_inputs: return "late_inputs";
   }
   return "unknown_event";
 }

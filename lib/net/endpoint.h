@@ -229,6 +229,7 @@ class Endpoint {
   uint32_t local_nonce() const noexcept { return local_nonce_; }
   bool pop_event(EndpointEvent* event) noexcept;
   EndpointStats stats() const noexcept;
+  uint64_t datagrams_received() const noexcept { return stats_.datagrams_received; }
 
  private:
   static constexpr size_t kEventCapacity = 64;

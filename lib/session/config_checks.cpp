@@ -39,6 +39,8 @@ const char* validate_p2p_config(const P2PConfig& config) noexcept {
   if (config.network.input_batch_frames < 1 || config.network.input_batch_frames > 60)
     return "input_batch_frames must be 1..60";
   if (config.num_spectators > uint32_t(kMaxSpectators)) return "num_spectators must be 0..32";
+  if (config.late_input_threshold < 0 || config.late_input_threshold > 600)
+    return "late_input_threshold must be 0 (off)..600 frames";
   uint32_t local = 0, remote = 0;
   for (uint32_t p = 0; p < config.session.num_players; ++p) {
     const PlayerSetup& s = config.players[p];

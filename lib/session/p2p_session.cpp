@@ -101,6 +101,7 @@ class P2PSessionImpl final : public P2PSession {
   void exchange_checksums();
   void compare_reports(Peer& peer);
   void update_time_sync();
+  void watch_lateness(Peer& peer);
   void update_running();
   void send_due();
   void route_channel_messages(Peer& peer);
@@ -132,6 +133,8 @@ class P2PSessionImpl final : public P2PSession {
   int32_t disconnect_settle_frames_ = 0;
   uint64_t dropped_unknown_address_ = 0;
   uint64_t checksums_compared_ = 0;
+  LocalTimeline timeline_;  // when our frames started and our inputs went out (late-input detection)
+  int32_t late_input_threshold_ = 15;
   ReportThrottle desyncs_{10};  // the first desync in full, then a summary every 10 more
   SessionShape shape_;          // ours, to name what differs in a rejected handshake
   uint8_t datagram_[kReceiveBufferSize];
@@ -218,6 +221,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   blob_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
   for (auto& st : local_status_) st = ConnectStatus{};
   desync_.init(c.desync_interval);
+  late_input_threshold_ = c.late_input_threshold;
   describe_text_.reserve(4096);
   // With nobody to wait for, the session runs at once.
   running_ = num_player_peers_ == 0;
@@ -242,6 +246,9 @@ Result P2PSessionImpl::poll(uint64_t now_us) {
     agree_on_disconnects();
     announce_agreed_cuts();
     for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
+    timeline_.on_frame(driver_.frame(), now_);
+    timeline_.on_confirmed(driver_.confirmed_frame(), now_);
+    for (uint32_t i = 0; i < num_player_peers_; ++i) watch_lateness(peers_[i]);
     send_local_inputs();
     stream_to_spectators();
     exchange_checksums();
@@ -258,6 +265,7 @@ Result P2PSessionImpl::advance_frame() {
   stalled_ = r == Result::prediction_limit;
   if (r == Result::ok) {
     advice_.on_advanced(now_);
+    timeline_.on_frame(driver_.frame(), now_);
     stream_to_spectators();
     exchange_checksums();
     update_time_sync();
@@ -464,6 +472,7 @@ void P2PSessionImpl::send_local_inputs() {
     for (uint32_t i = 0; i < num_player_peers_; ++i)
       if (!peers_[i].dropped) peers_[i].endpoint.send_input(f, blob_.get());
     last_local_sent_ = f;
+    timeline_.on_sent(f, now_);
   }
   for (uint32_t p = 0; p < num_players_; ++p) {
     if (driver_.is_local(PlayerIndex(p))) local_status_[p].last_frame = last_local_sent_;
@@ -617,6 +626,29 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
       default: ++peer.channel_messages_dropped; break;
     }
   }
+}
+
+// Lag-switch detection: judge the frames of this peer that arrived since the last poll
+// (session/lateness_monitor.h) and tell the game when they came far later than the network explains.
+void P2PSessionImpl::watch_lateness(Peer& peer) {
+  if (peer.dropped || !peer.endpoint.running()) return;
+  const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), last_local_sent_,
+                                   peer.endpoint.datagrams_received(), peer.endpoint.ping_us(),
+                                   peer.endpoint.jitter_us(), frame_us_, max_prediction_, uint32_t(&peer - peers_)};
+  const uint64_t outage_end = peer.lateness.last_outage().to_us;
+  const int32_t worst = peer.lateness.observe(peer.endpoint.last_received_frame(), now_, link, timeline_);
+  const LatenessMonitor::Gap outage = peer.lateness.last_outage();
+  if (outage.to_us != outage_end) timeline_.on_outage(link.peer, outage.from_us, outage.to_us);
+  if (!peer.lateness.should_report(worst, late_input_threshold_, now_)) return;
+  Event e = Reporter::make(EventType::late_inputs,
+                           "a player's inputs arrive later than the network explains (a lag switch, or its game froze)");
+  e.player = peer.players[0];
+  e.frame = peer.endpoint.last_received_frame();
+  e.count = worst;
+  e.total = int32_t(peer.lateness.numbers().events);
+  driver_.reporter().log(LogLevel::warning, "player %d: inputs %d frames later than the network explains", e.player,
+                         worst);
+  driver_.reporter().emit(e);
 }
 
 void P2PSessionImpl::send_due() {

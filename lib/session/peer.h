@@ -8,6 +8,7 @@
 #include "net/endpoint.h"
 #include "net/reliable_channel.h"
 #include "retcon/p2p.h"
+#include "session/lateness_monitor.h"
 #include "session/time_sync.h"
 
 namespace retcon::detail {
@@ -53,6 +54,7 @@ struct Peer final : ChannelSink {
   bool announced_running = false;  // synchronized event given
   bool dropped = false;            // disconnected (or a spectator that left)
   TimeSync time_sync;
+  LatenessMonitor lateness;
   // Checksum reports not yet comparable (our own checksum of that frame is not taken yet).
   struct Report { Frame frame; uint64_t sum; };
   std::array<Report, 16> pending{};
@@ -86,6 +88,10 @@ inline PeerStats make_peer_stats(const Peer& peer, Frame local_frame, uint64_t n
   s.dropped_wrong_state = drop(DropReason::wrong_state);
   s.send_failures = e.send_failures;
   s.dropped_bad_checksum = drop(DropReason::bad_checksum);
+  const LatenessNumbers& late = peer.lateness.numbers();
+  for (uint32_t b = 0; b < kLatenessBuckets; ++b) s.lateness_histogram[b] = late.histogram[b];
+  s.lateness_max_frames = late.max_frames;
+  s.late_input_events = late.events;
   return s;
 }
 

@@ -104,6 +104,14 @@ TEST_F(Checks, EveryConfigKindIsValidatedWithAReason) {
   p2p.desync_interval = -1;
   EXPECT_NE(p2p_reason().find("desync_interval"), std::string::npos);
   p2p.desync_interval = 30;
+  EXPECT_EQ(p2p.late_input_threshold, 15);  // the documented default
+  p2p.late_input_threshold = -1;
+  EXPECT_NE(p2p_reason().find("late_input_threshold"), std::string::npos);
+  p2p.late_input_threshold = 601;
+  EXPECT_NE(p2p_reason().find("late_input_threshold"), std::string::npos);
+  p2p.late_input_threshold = 0;  // off
+  EXPECT_EQ(p2p_reason(), "");
+  p2p.late_input_threshold = 15;
   p2p.frame_rate = 0;
   EXPECT_NE(p2p_reason().find("frame_rate"), std::string::npos);
   p2p.frame_rate = 60;

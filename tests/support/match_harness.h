@@ -44,6 +44,7 @@ struct MatchOptions {
   // Input delay changes: from frame `first` on, every local player's delay is `delay`.
   struct DelayChange { Frame first; int32_t delay; };
   std::vector<DelayChange> delay_changes;
+  int32_t late_input_threshold = 15;  // P2PConfig::late_input_threshold of every player machine
 };
 
 // The fixed match key of test matches (machine `m` of `other` gets a different one).
@@ -147,6 +148,7 @@ class Match {
       c.session = s;
       c.network = n;
       c.desync_interval = opt_.desync_interval;
+      c.late_input_threshold = opt_.late_input_threshold;
       for (uint32_t p = 0; p < players_; ++p) {
         c.players[p].kind = opt_.owner[p] == m ? PlayerKind::local : PlayerKind::remote;
         c.players[p].address = machines_[opt_.owner[p]]->wire->address();

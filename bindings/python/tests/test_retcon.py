@@ -263,6 +263,10 @@ class Sessions(unittest.TestCase):
         peer = sessions[0].peer_stats(1)
         self.assertGreater(peer.ping_us, 30000)
         self.assertGreater(peer.counters["datagrams_sent"], 0)
+        self.assertEqual(len(peer.lateness_histogram), 8)
+        self.assertGreater(sum(peer.lateness_histogram), 0)  # the peer's input frames were judged
+        self.assertLess(peer.lateness_max_frames, 15)  # an honest peer
+        self.assertEqual(peer.late_input_events, 0)
         self.assertGreater(sessions[0].spectator_stats(0).counters["datagrams_sent"], 0)
         with self.assertRaises(retcon.NotFound):
             sessions[0].peer_stats(0)  # a local player

@@ -184,7 +184,8 @@ class P2PConfig(ctypes.Structure):
                 ("player_kinds", U32 * MAX_PLAYERS), ("player_addresses", PeerAddress * MAX_PLAYERS),
                 ("num_spectators", U32), ("spectators", PeerAddress * MAX_SPECTATORS),
                 ("input_batch_frames", U32), ("loss_hold_frames", U32),
-                ("has_match_key", U32), ("match_key", ctypes.c_uint8 * MATCH_KEY_SIZE), ("allow_local_only", U32)]
+                ("has_match_key", U32), ("match_key", ctypes.c_uint8 * MATCH_KEY_SIZE), ("allow_local_only", U32),
+                ("late_input_threshold", I32)]
 
 
 class SpectatorConfig(ctypes.Structure):
@@ -201,9 +202,13 @@ PEER_STAT_COUNTERS = (
     "dropped_wrong_state", "send_failures", "dropped_bad_checksum")
 
 
+LATENESS_BUCKETS = 8  # frames late beyond the network: 0, 1-2, 3-4, 5-8, 9-15, 16-31, 32-63, 64+
+
+
 class PeerStats(ctypes.Structure):
     _fields_ = [("size", U32), ("state", U32), ("ping_us", U64), ("jitter_us", U64), ("send_queue_length", U32),
-                ("local_frames_ahead", I32), ("remote_frames_ahead", I32)] + [(n, U64) for n in PEER_STAT_COUNTERS]
+                ("local_frames_ahead", I32), ("remote_frames_ahead", I32)] + [(n, U64) for n in PEER_STAT_COUNTERS] + \
+        [("lateness_histogram", U64 * LATENESS_BUCKETS), ("lateness_max_frames", I32), ("late_input_events", U32)]
 
 
 class RecordingConfig(ctypes.Structure):

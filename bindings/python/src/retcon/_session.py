@@ -46,11 +46,17 @@ class PeerStats:
     local_frames_ahead: int
     remote_frames_ahead: int
     counters: Dict[str, int]  # bytes_sent, datagrams_received, dropped_* ...
+    # Late-input detection: input frames per frames-late bucket (0, 1-2, 3-4, 5-8, 9-15, 16-31,
+    # 32-63, 64+), the worst lateness and the late_inputs events raised for this peer.
+    lateness_histogram: List[int]
+    lateness_max_frames: int
+    late_input_events: int
 
 
 def _peer_stats(s: c.PeerStats) -> PeerStats:
     return PeerStats(s.state, s.ping_us, s.jitter_us, s.send_queue_length, s.local_frames_ahead,
-                     s.remote_frames_ahead, {n: getattr(s, n) for n in c.PEER_STAT_COUNTERS})
+                     s.remote_frames_ahead, {n: getattr(s, n) for n in c.PEER_STAT_COUNTERS},
+                     list(s.lateness_histogram), s.lateness_max_frames, s.late_input_events)
 
 
 class Session:

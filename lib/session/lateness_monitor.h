@@ -1,0 +1,286 @@
+// Late-input detection (lag switches): how much later than the network explains each remote
+// input frame arrived.
+//
+// The reference is our own clock. Time sync keeps every machine on the same frame at the same
+// time, so a peer should send its input of frame f no later than when we started frame f (its
+// input delay makes it earlier). `LocalTimeline` remembers when our frames started and when our
+// own inputs first went out. For each newly arrived frame f of a peer the monitor takes
+//   sent ~ arrival - one way (half the smoothed RTT),
+// and the part of `sent - start(f)` the network does not explain becomes the lateness:
+// - latency and jitter: the one-way trip is subtracted, twice the jitter and a frame allowed;
+// - clock skew, the peer's input delay and batching: a per-peer baseline (the median of recent
+//   lateness, clamped to 0..kMaxBaselineFrames so a peer cannot teach it a lag) is subtracted;
+// - outages: a cut that hits both directions (a blackout, a dead router) delays the peer's
+//   inputs, but it also stops ours reaching the peer. The peer acknowledges our inputs; if it
+//   had not received our input A+1 (first sent at s) when it sent this datagram, it was cut off
+//   from us from s on, so lateness accrued after s is explained.
+// A lag switch cuts only the cheater's outgoing traffic: it keeps hearing us (its acknowledgements
+// are current when it releases its inputs), so the whole hold counts. What it cannot catch: a
+// modified client that also holds back its acknowledgements looks like a two-way outage, and a
+// peer whose game froze (a hitch) looks like a hold; the game decides what an event means.
+//
+// Sans-IO and allocation-free: the session feeds frames, times and acknowledgements.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "retcon/types.h"
+
+namespace retcon::detail {
+
+// When our frames started and when our inputs of each frame first went out, for recent frames.
+class LocalTimeline {
+ public:
+  // Frames remembered: far more than prediction window + input delay + a second of outage.
+  static constexpr uint32_t kFrames = 512;
+
+  void reset() noexcept { *this = LocalTimeline{}; }
+  // Our frame is `frame` at `now_us`; the first call for a frame counts.
+  void on_frame(Frame frame, uint64_t now_us) noexcept { remember(started_, frame, now_us, &newest_started_); }
+  // Our input of `frame` went out for the first time.
+  void on_sent(Frame frame, uint64_t now_us) noexcept { remember(sent_, frame, now_us, &newest_sent_); }
+  // Every player's input of frames up to `frame` is here (our confirmed frame).
+  void on_confirmed(Frame frame, uint64_t now_us) noexcept {
+    for (Frame f = std::max<Frame>(newest_confirmed_ + 1, frame - int32_t(kFrames) + 1); f <= frame; ++f)
+      remember(confirmed_, f, now_us, &newest_confirmed_);
+  }
+
+  // The link to peer `peer` was cut both ways between `from_us` and `to_us`.
+  void on_outage(uint32_t peer, uint64_t from_us, uint64_t to_us) noexcept {
+    outages_[next_outage_] = Outage{peer, from_us, to_us};
+    next_outage_ = (next_outage_ + 1) % kOutages;
+  }
+  // The latest end of an outage of another peer's link than `peer`'s that overlaps
+  // [from_us, to_us] (0: none). Several links cut at once is the network, not one player.
+  uint64_t others_cut_until(uint32_t peer, uint64_t from_us, uint64_t to_us) const noexcept {
+    uint64_t until = 0;
+    for (const Outage& q : outages_)
+      if (q.to_us != 0 && q.peer != peer && q.from_us <= to_us && q.to_us >= from_us) until = std::max(until, q.to_us);
+    return until;
+  }
+
+  Frame newest_started() const noexcept { return newest_started_; }
+  Frame newest_confirmed() const noexcept { return newest_confirmed_; }
+  bool started_at(Frame frame, uint64_t* at) const noexcept { return lookup(started_, frame, at); }
+  bool sent_at(Frame frame, uint64_t* at) const noexcept { return lookup(sent_, frame, at); }
+  bool confirmed_at(Frame frame, uint64_t* at) const noexcept { return lookup(confirmed_, frame, at); }
+
+ private:
+  struct Mark {
+    Frame frame = kNullFrame;
+    uint64_t at_us = 0;
+  };
+  static void remember(std::array<Mark, kFrames>& ring, Frame frame, uint64_t now_us, Frame* newest) noexcept {
+    if (frame < 0) return;
+    Mark& m = ring[uint32_t(frame) % kFrames];
+    if (m.frame == frame) return;
+    m = Mark{frame, now_us};
+    if (frame > *newest) *newest = frame;
+  }
+  static bool lookup(const std::array<Mark, kFrames>& ring, Frame frame, uint64_t* at) noexcept {
+    if (frame < 0) return false;
+    const Mark& m = ring[uint32_t(frame) % kFrames];
+    if (m.frame != frame) return false;
+    *at = m.at_us;
+    return true;
+  }
+  struct Outage {
+    uint32_t peer = 0;
+    uint64_t from_us = 0, to_us = 0;
+  };
+  static constexpr uint32_t kOutages = 16;
+  std::array<Outage, kOutages> outages_{};
+  uint32_t next_outage_ = 0;
+  std::array<Mark, kFrames> started_{}, sent_{}, confirmed_{};
+  Frame newest_started_ = kNullFrame, newest_sent_ = kNullFrame, newest_confirmed_ = kNullFrame;
+};
+
+// Buckets of the lateness histogram (frames beyond what the network explains).
+inline constexpr uint32_t kLatenessBuckets = 8;
+// Upper bounds of buckets 0..6; bucket 7 holds everything above 63.
+inline constexpr int32_t kLatenessBucketMax[kLatenessBuckets - 1] = {0, 2, 4, 8, 15, 31, 63};
+
+struct LatenessNumbers {
+  uint64_t histogram[kLatenessBuckets] = {};  // input frames per lateness bucket
+  int32_t max_frames = 0;                     // the worst lateness seen
+  uint32_t events = 0;                        // late_inputs events raised for this peer
+};
+
+class LatenessMonitor {
+ public:
+  // Samples of the baseline median and the most it may explain.
+  static constexpr uint32_t kBaselineSamples = 32;
+  static constexpr int32_t kMaxBaselineFrames = 6;
+  // Samples needed before the monitor judges (start-up skew settles first).
+  static constexpr uint32_t kMinSamples = 16;
+  // How long evidence of a two-way outage explains the lateness of the frames around it.
+  static constexpr uint64_t kOutageMemoryUs = 2000000;
+
+  struct Link {
+    Frame acked_by_peer;    // our newest input frame the peer acknowledged (kNullFrame: none)
+    Frame last_local_sent;  // our newest input frame sent
+    uint64_t datagrams_received;  // from the peer so far (did anything arrive since last time?)
+    uint64_t rtt_us, jitter_us, frame_us;
+    int32_t window;         // the prediction window (the peer's is assumed the same)
+    uint32_t peer;          // this peer's index (LocalTimeline::on_outage)
+  };
+
+  // The peer's inputs now reach `newest` (frames after the last call arrived at `now_us`).
+  // Returns the worst lateness in frames among them (0: none late, or nothing new).
+  int32_t observe(Frame newest, uint64_t now_us, const Link& current, const LocalTimeline& timeline) noexcept {
+    int32_t worst = 0;
+    if (current.frame_us == 0) return worst;
+    // The round trip as it was before this poll: a burst of held datagrams carries echoes that
+    // inflate it, and must not excuse itself.
+    Link link = current;
+    if (have_rtt_) {
+      link.rtt_us = std::min(current.rtt_us, rtt_us_);
+      link.jitter_us = std::min(current.jitter_us, jitter_us_);
+    }
+    rtt_us_ = current.rtt_us;
+    jitter_us_ = current.jitter_us;
+    have_rtt_ = true;
+    const uint64_t one_way = link.rtt_us / 2;
+    const uint64_t slack = 2 * link.jitter_us + link.frame_us;
+    note_acks(link, now_us);
+    // Evidence of a two-way outage: a datagram the peer sent just now (one way ago) does not
+    // acknowledge an input of ours that should have reached it long before. It could not hear
+    // us from then on, so its own datagrams were most likely cut too.
+    const bool arrived = link.datagrams_received != datagrams_seen_;
+    datagrams_seen_ = link.datagrams_received;
+
+    const Frame unheard = link.acked_by_peer == kNullFrame ? 0 : link.acked_by_peer + 1;
+    uint64_t unheard_at = 0;
+    if (arrived && unheard <= link.last_local_sent && timeline.sent_at(unheard, &unheard_at) &&
+        unheard_at + link.rtt_us + slack < now_us) {
+      if (unheard_at > deaf_to_us_) deaf_from_us_ = unheard_at;  // a new outage
+      deaf_to_us_ = std::max(deaf_to_us_, now_us - one_way);
+      outage_ = {deaf_from_us_, deaf_to_us_};
+    }
+    if (newest == kNullFrame) return worst;
+    // A very long gap (a peer back after a timeout) is judged by its newest frames only.
+    if (last_seen_ == kNullFrame || newest - last_seen_ > int32_t(LocalTimeline::kFrames))
+      last_seen_ = std::max<Frame>(last_seen_, newest - int32_t(LocalTimeline::kFrames));
+    const int32_t allowance = int32_t(1 + 2 * link.jitter_us / link.frame_us);
+    for (Frame f = last_seen_ + 1; f <= newest; ++f) {
+      uint64_t start = 0;
+      int32_t late = 0;
+      if (timeline.started_at(f, &start)) {
+        late = int32_t(
+            std::min<uint64_t>(lateness_us(f, start, now_us, link, timeline, one_way, slack) / link.frame_us, 100000));
+      } else if (f <= timeline.newest_started()) {
+        continue;  // older than the timeline: not judged
+      }
+      // else: we have not reached f yet, the input is early.
+      const int32_t excess = std::max(0, late - baseline() - allowance);
+      add_baseline(late);
+      if (samples_ < kMinSamples) continue;
+      ++numbers_.histogram[bucket(excess)];
+      numbers_.max_frames = std::max(numbers_.max_frames, excess);
+      worst = std::max(worst, excess);
+    }
+    last_seen_ = std::max(last_seen_, newest);
+    return worst;
+  }
+
+  // True when a late_inputs event is due for a worst lateness of `worst` frames: above the
+  // threshold (0: never), and not within a second of the previous event (one hold, one event).
+  bool should_report(int32_t worst, int32_t threshold, uint64_t now_us) noexcept {
+    if (threshold <= 0 || worst < threshold) return false;
+    if (reported_ && now_us < last_report_us_ + 1000000) return false;
+    reported_ = true;
+    last_report_us_ = now_us;
+    ++numbers_.events;
+    return true;
+  }
+
+  const LatenessNumbers& numbers() const noexcept { return numbers_; }
+  // The latest two-way outage seen on this peer's link (to_us 0: none yet).
+  struct Gap { uint64_t from_us = 0, to_us = 0; };
+  Gap last_outage() const noexcept { return outage_; }
+
+  static uint32_t bucket(int32_t excess) noexcept {
+    for (uint32_t b = 0; b + 1 < kLatenessBuckets; ++b)
+      if (excess <= kLatenessBucketMax[b]) return b;
+    return kLatenessBuckets - 1;
+  }
+
+ private:
+  // How long after it was due the peer's input of frame f (our frame f started at `start`)
+  // arrived, beyond what the network explains.
+  uint64_t lateness_us(Frame f, uint64_t start, uint64_t now_us, const Link& link, const LocalTimeline& timeline,
+                       uint64_t one_way, uint64_t slack) const noexcept {
+    // On time: sent as we started the frame (time sync keeps the clocks together), one way to go.
+    uint64_t due = start + one_way;
+    // The peer cannot simulate past its window: to reach the frame it gives f's input at, it
+    // needed every player's input of f - window - 1 and could not send f before it had them.
+    // Ours: its acknowledgement tells when it heard it (honest peers acknowledge at once).
+    // The others': it heard them about when we did (we had them all at our confirmed frame).
+    // A held acknowledgement must not excuse a held input, so ours counts only up to when an
+    // acknowledgement could have come back after a resend or two.
+    const Frame needed = f - link.window - 1;
+    if (needed >= 0) {
+      uint64_t heard = 0, sent = 0;
+      if (!timeline.sent_at(needed, &sent)) return 0;  // not sent yet or too old to judge
+      const uint64_t latest = sent + link.rtt_us + slack + 3 * link.frame_us;
+      due = std::max(due, acked_at(needed, &heard) ? std::min(heard, latest) : latest);
+      if (timeline.confirmed_at(needed, &heard)) due = std::max(due, heard + one_way);
+      else if (needed > timeline.newest_confirmed()) return 0;
+    }
+    // A two-way outage around the frame: the peer resends what was lost once it is over.
+    if (deaf_to_us_ != 0 && deaf_to_us_ + link.rtt_us + slack >= start && deaf_from_us_ <= start + kOutageMemoryUs)
+      due = std::max(due, deaf_to_us_ + one_way + slack);
+    // Other links cut around the frame: the peer may have been waiting for those players too.
+    const uint64_t quiet = timeline.others_cut_until(link.peer, start > link.rtt_us ? start - link.rtt_us : 0, now_us);
+    if (quiet != 0) due = std::max(due, quiet + one_way + slack);
+    return now_us > due ? now_us - due : 0;
+  }
+
+  void note_acks(const Link& link, uint64_t now_us) noexcept {
+    if (link.acked_by_peer == kNullFrame) return;
+    Frame from = std::max<Frame>(acked_ + 1, link.acked_by_peer - int32_t(LocalTimeline::kFrames) + 1);
+    for (Frame k = from; k <= link.acked_by_peer; ++k) acks_[uint32_t(k) % LocalTimeline::kFrames] = Ack{k, now_us};
+    acked_ = std::max(acked_, link.acked_by_peer);
+  }
+  bool acked_at(Frame frame, uint64_t* at) const noexcept {
+    const Ack& a = acks_[uint32_t(frame) % LocalTimeline::kFrames];
+    if (a.frame != frame) return false;
+    *at = a.at_us;
+    return true;
+  }
+
+  int32_t baseline() const noexcept {
+    if (samples_ == 0) return 0;
+    const uint32_t n = std::min(samples_, kBaselineSamples);
+    std::array<int32_t, kBaselineSamples> v = window_;
+    std::nth_element(v.begin(), v.begin() + n / 2, v.begin() + n);
+    return std::clamp(v[n / 2], 0, kMaxBaselineFrames);
+  }
+  void add_baseline(int32_t late) noexcept {
+    window_[next_] = late;
+    next_ = (next_ + 1) % kBaselineSamples;
+    if (samples_ < UINT32_MAX) ++samples_;
+  }
+
+  struct Ack {
+    Frame frame = kNullFrame;
+    uint64_t at_us = 0;
+  };
+  Frame last_seen_ = kNullFrame;
+  Frame acked_ = kNullFrame;
+  std::array<Ack, LocalTimeline::kFrames> acks_{};  // when each of our frames was first acknowledged
+  bool have_rtt_ = false;
+  uint64_t rtt_us_ = 0, jitter_us_ = 0;
+  uint64_t datagrams_seen_ = 0;
+  Gap outage_;
+  uint64_t deaf_from_us_ = 0, deaf_to_us_ = 0;      // the latest two-way outage seen
+  std::array<int32_t, kBaselineSamples> window_{};
+  uint32_t next_ = 0, samples_ = 0;
+  bool reported_ = false;
+  uint64_t last_report_us_ = 0;
+  LatenessNumbers numbers_;
+};
+
+}  // namespace retcon::detail

@@ -1,0 +1,303 @@
+// Late-input detection (issue 12): a peer that holds its inputs back (a lag switch, dropping or
+// buffering its outgoing datagrams) is flagged within a second of releasing them; honest peers
+// under every netsim profile up to `hell` never are, over many seeds. Whole matches on the
+// virtual clock (support/match_harness.h).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "session/lateness_monitor.h"
+#include "support/match_harness.h"
+
+namespace retcon {
+namespace {
+
+using detail::LatenessMonitor;
+using detail::LocalTimeline;
+using test::Match;
+using test::MatchOptions;
+
+constexpr uint64_t kTick = 16667;
+
+struct Profile {
+  const char* name;
+  uint64_t latency_ms, jitter_ms;
+  double loss, duplicate, reorder;
+  uint64_t blackout_every_ms, blackout_ms;
+};
+// The netsim profiles of samples/fighter/net_profiles.h (one direction each).
+constexpr Profile kProfiles[] = {
+    {"lan", 1, 1, 0.0, 0.0, 0.0, 0, 0},
+    {"broadband", 20, 4, 0.005, 0.0, 0.0, 0, 0},
+    {"transatlantic", 50, 8, 0.05, 0.0, 0.0, 0, 0},
+    {"mobile", 40, 30, 0.03, 0.01, 0.02, 10000, 300},
+    {"hell", 120, 60, 0.15, 0.05, 0.10, 5000, 800},
+};
+
+LinkProfile link_of(const Profile& p) {
+  LinkProfile l;
+  l.latency_us = p.latency_ms * 1000;
+  l.jitter_us = p.jitter_ms * 1000;
+  l.loss = p.loss;
+  l.duplicate = p.duplicate;
+  l.reorder = p.reorder;
+  l.blackout_period_us = p.blackout_every_ms * 1000;
+  l.blackout_duration_us = p.blackout_ms * 1000;
+  return l;
+}
+
+// ------------------------------------------------------------------------------ units
+
+TEST(LatenessMonitor, BucketsMatchTheDocumentedBounds) {
+  EXPECT_EQ(LatenessMonitor::bucket(0), 0u);
+  EXPECT_EQ(LatenessMonitor::bucket(1), 1u);
+  EXPECT_EQ(LatenessMonitor::bucket(2), 1u);
+  EXPECT_EQ(LatenessMonitor::bucket(4), 2u);
+  EXPECT_EQ(LatenessMonitor::bucket(8), 3u);
+  EXPECT_EQ(LatenessMonitor::bucket(15), 4u);
+  EXPECT_EQ(LatenessMonitor::bucket(16), 5u);
+  EXPECT_EQ(LatenessMonitor::bucket(63), 6u);
+  EXPECT_EQ(LatenessMonitor::bucket(64), 7u);
+  EXPECT_EQ(LatenessMonitor::bucket(1 << 30), 7u);
+}
+
+// A peer on time, then one frame held for a second while it kept hearing us: that frame counts.
+TEST(LatenessMonitor, AHoldWhileHearingUsIsLate) {
+  LocalTimeline timeline;
+  LatenessMonitor monitor;
+  LatenessMonitor::Link base{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0};
+  uint64_t now = 1000000;
+  for (Frame f = 0; f < 100; ++f) {
+    timeline.on_frame(f, now);
+    timeline.on_sent(f, now);
+    timeline.on_confirmed(f - 3, now);
+    LatenessMonitor::Link link = base;
+    link.acked_by_peer = f - 3;
+    link.last_local_sent = f;
+    link.datagrams_received = uint64_t(f + 1);
+    // The peer's frame f arrives one way (20 ms) after we started it.
+    EXPECT_EQ(monitor.observe(f, now + 20000, link, timeline), 0) << f;
+    now += kTick;
+  }
+  // Frames 100..160 start on our side; the peer's inputs of them arrive all at once a second
+  // later, acknowledging everything we sent (it heard us all along).
+  for (Frame f = 100; f <= 160; ++f) {
+    timeline.on_frame(f, now);
+    timeline.on_sent(f, now);
+    now += kTick;
+  }
+  timeline.on_confirmed(160, now);
+  LatenessMonitor::Link link = base;
+  link.acked_by_peer = 160;
+  link.last_local_sent = 160;
+  link.datagrams_received = 1000;
+  const int32_t worst = monitor.observe(160, now + 20000, link, timeline);
+  EXPECT_GE(worst, 55);
+  EXPECT_TRUE(monitor.should_report(worst, 15, now));
+  EXPECT_FALSE(monitor.should_report(worst, 15, now + 500000)) << "one hold, one event";
+  EXPECT_EQ(monitor.numbers().events, 1u);
+  EXPECT_GT(monitor.numbers().histogram[6] + monitor.numbers().histogram[7], 0u);
+  EXPECT_EQ(monitor.numbers().max_frames, worst);
+}
+
+// The same delay during a two-way outage (the peer did not hear our inputs either) is explained.
+TEST(LatenessMonitor, ATwoWayOutageIsExplained) {
+  LocalTimeline timeline;
+  LatenessMonitor monitor;
+  uint64_t now = 1000000;
+  LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0};
+  for (Frame f = 0; f < 100; ++f) {
+    timeline.on_frame(f, now);
+    timeline.on_sent(f, now);
+    link.acked_by_peer = f - 3;
+    link.last_local_sent = f;
+    link.datagrams_received = uint64_t(f + 1);
+    monitor.observe(f, now + 20000, link, timeline);
+    now += kTick;
+  }
+  for (Frame f = 100; f <= 160; ++f) {
+    timeline.on_frame(f, now);
+    timeline.on_sent(f, now);
+    now += kTick;
+  }
+  link.acked_by_peer = 99;  // nothing we sent from frame 100 on reached the peer
+  link.last_local_sent = 160;
+  link.datagrams_received = 1000;
+  EXPECT_LT(monitor.observe(160, now + 20000, link, timeline), 3);
+  EXPECT_FALSE(monitor.should_report(0, 15, now));
+}
+
+// ------------------------------------------------------------------------------ whole matches
+
+struct LateRun {
+  size_t events = 0;             // late_inputs events on any machine
+  int32_t max_lateness = 0;      // the worst lateness any machine measured of any peer
+  uint64_t judged = 0;           // input frames judged, all machines
+  bool finished = false;
+};
+
+LateRun run_match(MatchOptions o, int max_ticks) {
+  LateRun r;
+  Match match(o);
+  if (!match.build()) return r;
+  r.finished = match.run(max_ticks);
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    r.events += match.count_events(m, EventType::late_inputs);
+    for (uint32_t p = 0; p < match.players(); ++p) {
+      PeerStats s{};
+      if (match.machine(m).session->peer_stats(PlayerIndex(p), &s) != Result::ok) continue;
+      r.max_lateness = std::max(r.max_lateness, s.lateness_max_frames);
+      for (uint64_t n : s.lateness_histogram) r.judged += n;
+    }
+  }
+  return r;
+}
+
+constexpr int kSeeds = 24;
+
+class HonestPeers : public ::testing::TestWithParam<Profile> {};
+
+TEST_P(HonestPeers, AreNeverFlagged) {
+  const Profile& p = GetParam();
+  int32_t worst = 0;
+  uint64_t judged = 0;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    MatchOptions o;
+    o.machines = 2 + uint32_t(seed % 3);  // 2..4 players
+    o.frames = 1200;                       // 20 s: four hell blackouts
+    o.link = link_of(p);
+    o.seed = seed;
+    o.input_delay = int32_t(seed % 3);
+    const LateRun r = run_match(o, 6000);
+    EXPECT_EQ(r.events, 0u) << p.name << " seed " << seed << ": worst lateness " << r.max_lateness;
+    worst = std::max(worst, r.max_lateness);
+    judged += r.judged;
+  }
+  EXPECT_GT(judged, 10000u) << "the monitor judged the frames";
+  std::printf("[lateness] %s: worst lateness of honest peers over %d seeds: %d frames (threshold 15)\n", p.name,
+              kSeeds, worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, HonestPeers, ::testing::ValuesIn(kProfiles),
+                         [](const ::testing::TestParamInfo<Profile>& param_info) { return std::string(param_info.param.name); });
+
+enum class Hold { drop, buffer };
+
+// Machine 1 holds everything it sends for a second from 5 s on: dropped (the endpoint resends
+// after) or buffered and released at once. It keeps receiving machine 0's inputs.
+struct HoldResult {
+  bool flagged = false;
+  uint64_t flagged_after_release_us = 0;
+  int32_t worst = 0;
+  size_t events_on_1 = 0;
+};
+
+HoldResult lag_switch(Hold hold, const Profile& p, uint64_t seed, uint32_t machines = 2) {
+  HoldResult h;
+  MatchOptions o;
+  o.machines = machines;
+  o.frames = 900;
+  o.link = link_of(p);
+  o.link.blackout_period_us = 0;  // the only outage is the hold
+  o.seed = seed;
+  Match match(o);
+  if (!match.build()) return h;
+  constexpr uint64_t kStart = 5000000, kEnd = 6000000;
+  LinkProfile held = o.link;
+  if (hold == Hold::drop) held.blackouts.push_back({kStart, kEnd});
+  match.machine(1).sim->set_outgoing(held);
+  for (int t = 0; t < 900 && !h.flagged; ++t) {
+    const uint64_t next = match.now() + kTick;
+    if (hold == Hold::buffer) {
+      LinkProfile l = o.link;
+      // Whatever is sent during the hold arrives when it ends (plus the usual latency).
+      if (next >= kStart && next < kEnd) {
+        l.latency_us += kEnd - next;
+        l.jitter_us = 0;  // released together
+        l.reorder = 0;
+      }
+      match.machine(1).sim->set_outgoing(l);
+    }
+    match.tick();
+    for (const Event& e : match.machine(0).game.events) {
+      if (e.type != EventType::late_inputs) continue;
+      EXPECT_EQ(e.player, 1);
+      h.flagged = true;
+      h.worst = e.count;
+      h.flagged_after_release_us = match.now() > kEnd ? match.now() - kEnd : 0;
+      EXPECT_GE(match.now(), kEnd) << "flagged before anything was released";
+    }
+  }
+  h.events_on_1 = match.count_events(1, EventType::late_inputs);
+  PeerStats s{};
+  if (h.flagged && match.machine(0).session->peer_stats(1, &s) == Result::ok) {
+    EXPECT_EQ(s.late_input_events, 1u);
+    EXPECT_GE(s.lateness_max_frames, 15);
+  }
+  return h;
+}
+
+TEST(LagSwitch, DroppedInputsAreFlaggedWithinASecond) {
+  for (const Profile& p : {kProfiles[0], kProfiles[2], kProfiles[4]}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const HoldResult h = lag_switch(Hold::drop, p, seed);
+      EXPECT_TRUE(h.flagged) << p.name << " seed " << seed;
+      EXPECT_LE(h.flagged_after_release_us, 1000000u) << p.name << " seed " << seed;
+      EXPECT_EQ(h.events_on_1, 0u) << "machine 0 was honest";
+      std::printf("[lateness] hold 1 s (dropped), %s seed %llu: flagged %llu ms after release, %d frames late\n",
+                  p.name, static_cast<unsigned long long>(seed),
+                  static_cast<unsigned long long>(h.flagged_after_release_us / 1000), h.worst);
+    }
+  }
+}
+
+TEST(LagSwitch, BufferedInputsAreFlaggedWithinASecond) {
+  for (const Profile& p : {kProfiles[0], kProfiles[2], kProfiles[4]}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const HoldResult h = lag_switch(Hold::buffer, p, seed);
+      EXPECT_TRUE(h.flagged) << p.name << " seed " << seed;
+      EXPECT_LE(h.flagged_after_release_us, 1000000u) << p.name << " seed " << seed;
+      EXPECT_EQ(h.events_on_1, 0u) << "machine 0 was honest";
+      std::printf("[lateness] hold 1 s (buffered), %s seed %llu: flagged %llu ms after release, %d frames late\n",
+                  p.name, static_cast<unsigned long long>(seed),
+                  static_cast<unsigned long long>(h.flagged_after_release_us / 1000), h.worst);
+    }
+  }
+}
+
+// With a third, honest player whose link stays up, the hold is not taken for a network outage.
+TEST(LagSwitch, FlaggedAmongHonestPlayers) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    const HoldResult h = lag_switch(Hold::drop, kProfiles[2], seed, 3);
+    EXPECT_TRUE(h.flagged) << "seed " << seed;
+    EXPECT_LE(h.flagged_after_release_us, 1000000u) << "seed " << seed;
+  }
+}
+
+TEST(LagSwitch, ThresholdZeroKeepsStatisticsButRaisesNoEvent) {
+  MatchOptions o;
+  o.frames = 600;
+  o.seed = 3;
+  o.late_input_threshold = 0;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  LinkProfile held;
+  held.blackouts.push_back({4000000, 5000000});
+  match.machine(1).sim->set_outgoing(held);
+  for (int t = 0; t < 420; ++t) match.tick();
+  EXPECT_EQ(match.count_events(0, EventType::late_inputs), 0u);
+  PeerStats s{};
+  ASSERT_EQ(match.machine(0).session->peer_stats(1, &s), Result::ok);
+  EXPECT_GE(s.lateness_max_frames, 15) << "measured all the same";
+  EXPECT_EQ(s.late_input_events, 0u);
+  EXPECT_GT(s.lateness_histogram[0], 100u) << "the frames before the hold were on time";
+
+  P2PConfig c;
+  c.late_input_threshold = -1;
+  EXPECT_NE(validate_p2p_config(c), nullptr);
+  c.late_input_threshold = 601;
+  EXPECT_NE(validate_p2p_config(c), nullptr);
+}
+
+}  // namespace
+}  // namespace retcon
