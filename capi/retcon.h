@@ -170,7 +170,10 @@ typedef enum retcon_event_type {
   RETCON_EVENT_LATE_INPUTS = 20           /* a remote player's inputs arrive later than the network
                                            * explains (lag switch, frozen game): player, frame = the
                                            * newest late frame, count = frames late, total = events
-                                           * for this peer so far; at most one per peer per second */
+                                           * for this peer so far; at most one per peer per second */,
+  RETCON_EVENT_INPUT_DELAY_CHOSEN = 21    /* retcon_session_choose_input_delay: count = the delay
+                                           * chosen, total = the delay before, checksum_local = the
+                                           * median RTT (us), text_local = every remote player's RTT */
 } retcon_event_type;
 
 /* Stable lowercase name of a retcon_event_type; "unknown_event" for other values. Static. */
@@ -581,6 +584,38 @@ RETCON_API retcon_result retcon_session_is_running(const retcon_session* session
 RETCON_API retcon_result retcon_session_frames_to_wait(const retcon_session* session, int32_t* frames);
 /* 1 when the game should skip advancing this tick (time-sync advice), else 0. */
 RETCON_API retcon_result retcon_session_should_wait(const retcon_session* session, uint32_t* wait);
+
+/* Adaptive input delay: rtt_percent of the median round trip to the remote machines, in frames
+ * (rounded), clamped to min_frames..max_frames. Defaults: 50%, 2..4 frames (the rule a shipped
+ * 4-player game uses at 60 Hz; the median so that one far player does not make everyone pay). */
+typedef struct retcon_adaptive_delay_rule {
+  uint32_t size;        /* sizeof(retcon_adaptive_delay_rule); set by retcon_adaptive_delay_rule_init */
+  uint32_t rtt_percent; /* 1..400 */
+  int32_t min_frames;   /* 0..32 */
+  int32_t max_frames;   /* min_frames..32 */
+} retcon_adaptive_delay_rule;
+
+RETCON_API retcon_result retcon_adaptive_delay_rule_init(retcon_adaptive_delay_rule* rule);
+
+typedef struct retcon_delay_choice {
+  uint32_t size;          /* sizeof(retcon_delay_choice); set by retcon_delay_choice_init */
+  int32_t delay;          /* what the rule gives, frames */
+  int32_t previous;       /* our first local player's delay now */
+  uint32_t peers;         /* round trips used */
+  uint64_t median_rtt_us;
+  uint64_t rtt_us[RETCON_MAX_PLAYERS]; /* per player: its machine's RTT (0: local or unmeasured) */
+} retcon_delay_choice;
+
+RETCON_API retcon_result retcon_delay_choice_init(retcon_delay_choice* choice);
+
+/* Computes the input delay `rule` gives for the round trips measured now (dropped peers
+ * excluded), reports it (RETCON_EVENT_INPUT_DELAY_CHOSEN and `*choice`) and changes nothing: the
+ * game applies it with retcon_session_set_input_delay between rounds, on every machine at the
+ * same frame. RETCON_RESULT_NOT_SYNCHRONIZED before any RTT is measured; WRONG_STATE for local
+ * and sync-test sessions; UNSUPPORTED for spectators; INVALID_ARGUMENT for a bad rule. */
+RETCON_API retcon_result retcon_session_choose_input_delay(retcon_session* session,
+                                                           const retcon_adaptive_delay_rule* rule,
+                                                           retcon_delay_choice* choice);
 
 /* Drops a remote player and every player of the same machine; the peers agree on their last
  * frame, after which their input is zeros (RETCON_INPUT_DISCONNECTED). Local and sync-test

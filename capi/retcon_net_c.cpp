@@ -434,6 +434,47 @@ retcon_result retcon_session_should_wait(const retcon_session* session, uint32_t
   });
 }
 
+retcon_result retcon_adaptive_delay_rule_init(retcon_adaptive_delay_rule* rule) {
+  if (rule == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  const retcon::AdaptiveDelayRule defaults;
+  *rule = retcon_adaptive_delay_rule{};
+  rule->size = sizeof *rule;
+  rule->rtt_percent = defaults.rtt_percent;
+  rule->min_frames = defaults.min_frames;
+  rule->max_frames = defaults.max_frames;
+  return RETCON_RESULT_OK;
+}
+
+retcon_result retcon_delay_choice_init(retcon_delay_choice* choice) {
+  if (choice == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  *choice = retcon_delay_choice{};
+  choice->size = sizeof *choice;
+  return RETCON_RESULT_OK;
+}
+
+retcon_result retcon_session_choose_input_delay(retcon_session* session, const retcon_adaptive_delay_rule* rule,
+                                                retcon_delay_choice* choice) {
+  if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
+  if (rule == nullptr || choice == nullptr || !known_size(rule->size, sizeof *rule) ||
+      !known_size(choice->size, sizeof *choice))
+    return RETCON_RESULT_INVALID_ARGUMENT;
+  if (session->p2p == nullptr) return RETCON_RESULT_WRONG_STATE;
+  return guarded([&] {
+    retcon::AdaptiveDelayRule r;
+    r.rtt_percent = rule->rtt_percent;
+    r.min_frames = rule->min_frames;
+    r.max_frames = rule->max_frames;
+    retcon::DelayChoice c;
+    if (const Result result = session->p2p->choose_input_delay(r, &c); result != Result::ok) return to_c(result);
+    choice->delay = c.delay;
+    choice->previous = c.previous;
+    choice->peers = c.peers;
+    choice->median_rtt_us = c.median_rtt_us;
+    for (uint32_t p = 0; p < RETCON_MAX_PLAYERS; ++p) choice->rtt_us[p] = c.rtt_us[p];
+    return RETCON_RESULT_OK;
+  });
+}
+
 retcon_result retcon_session_disconnect_player(retcon_session* session, int32_t player) {
   if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
   if (session->p2p == nullptr) return RETCON_RESULT_WRONG_STATE;

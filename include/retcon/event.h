@@ -30,6 +30,10 @@ enum class EventType : uint32_t {
   // frames beyond latency, jitter and outages, `total` this peer's late_inputs events so far.
   // At most one per peer per second; the game decides what to do (warn, kick).
   late_inputs = 20,
+  // P2PSession::choose_input_delay: `count` the delay chosen, `total` the delay before (our first
+  // local player's), `checksum_local` the median RTT in microseconds it came from, `text_local`
+  // every remote player's RTT ("player 1: 84 ms, ...").
+  input_delay_chosen = 21,
 };
 
 // One event. Fields that do not apply to a type are zero / kNullFrame / null.

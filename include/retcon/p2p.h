@@ -92,6 +92,23 @@ struct PeerStats {
   uint32_t late_input_events;     // late_inputs events raised for this peer
 };
 
+// Adaptive input delay (P2PSession::choose_input_delay): rtt_percent of the median round trip to
+// the peers, in frames (rounded), clamped to min_frames..max_frames. The defaults are the rule a
+// shipped 4-player game uses at 60 Hz: half the median RTT, 2..4 frames.
+struct AdaptiveDelayRule {
+  uint32_t rtt_percent = 50;  // 1..400
+  int32_t min_frames = 2;     // 0..32
+  int32_t max_frames = 4;     // min_frames..32
+};
+
+struct DelayChoice {
+  int32_t delay = 0;           // what the rule gives, frames
+  int32_t previous = 0;        // the delay of our local players now (the first one's)
+  uint64_t median_rtt_us = 0;  // the median it came from
+  uint32_t peers = 0;          // round trips used (remote machines with a measured RTT)
+  uint64_t rtt_us[kMaxPlayers] = {};  // per player: its machine's RTT (0: local or not measured)
+};
+
 class P2PSession : public Session {
  public:
   // True once every peer finished the handshake; inputs are refused before (not_synchronized).
@@ -117,6 +134,12 @@ class P2PSession : public Session {
   virtual uint64_t dropped_unknown_address() const = 0;
   // Desync reports received and compared so far (for tests and overlays).
   virtual uint64_t checksums_compared() const = 0;
+  // Adaptive input delay: computes the delay `rule` gives for the round trips measured to the
+  // remote machines now (dropped ones excluded), reports it with an input_delay_chosen event and
+  // in `out`, and changes nothing: the game applies it (set_input_delay) between rounds, on
+  // every machine at the same frame. invalid_argument for a bad rule or null `out`;
+  // not_synchronized before any RTT is measured; unsupported for spectators.
+  virtual Result choose_input_delay(const AdaptiveDelayRule& rule, DelayChoice* out) = 0;
 };
 
 Result create_p2p_session(const P2PConfig& config, std::unique_ptr<P2PSession>* out);

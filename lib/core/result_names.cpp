@@ -48,6 +48,7 @@ const char* event_type_name(EventType t) noexcept {
     case EventType::spectator_joined: return "spectator_joined";
     case EventType::spectator_left: return "spectator_left";
     case EventType::late_inputs: return "late_inputs";
+    case EventType::input_delay_chosen: return "input_delay_chosen";
   }
   return "unknown_event";
 }

@@ -5,6 +5,7 @@
 // send what is due), then add_local_input and advance_frame (which sends the new local inputs
 // at once, so they do not wait a tick).
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
@@ -12,6 +13,7 @@
 #include "core/checksum.h"
 #include "core/report_throttle.h"
 #include "retcon/p2p.h"
+#include "session/adaptive_delay.h"
 #include "session/desync_detector.h"
 #include "session/driver_session.h"
 #include "session/network_security.h"
@@ -74,6 +76,7 @@ class P2PSessionImpl final : public P2PSession {
   Result disconnect_player(PlayerIndex player) override;
   uint64_t dropped_unknown_address() const override { return dropped_unknown_address_; }
   uint64_t checksums_compared() const override { return checksums_compared_; }
+  Result choose_input_delay(const AdaptiveDelayRule& rule, DelayChoice* out) override;
 
  private:
   Peer* peer_of(PlayerIndex player) {
@@ -626,6 +629,45 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
       default: ++peer.channel_messages_dropped; break;
     }
   }
+}
+
+// Adaptive delay (session/adaptive_delay.h): the rule over the RTTs measured now, told to the game.
+Result P2PSessionImpl::choose_input_delay(const AdaptiveDelayRule& rule, DelayChoice* out) {
+  if (out == nullptr || validate_delay_rule(rule) != nullptr) return Result::invalid_argument;
+  DelayChoice c;
+  uint64_t rtts[kMaxPlayers];
+  char text[kMaxPlayers * 32] = "";
+  size_t used = 0;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    const Peer& peer = peers_[i];
+    const uint64_t rtt = peer.endpoint.ping_us();
+    if (peer.dropped || !peer.endpoint.running() || rtt == 0) continue;
+    rtts[c.peers++] = rtt;
+    for (uint32_t k = 0; k < peer.player_count; ++k) {
+      c.rtt_us[peer.players[k]] = rtt;
+      const int n = std::snprintf(text + used, sizeof text - used, "%splayer %d: %llu ms", used ? ", " : "",
+                                  peer.players[k], static_cast<unsigned long long>(rtt / 1000));
+      if (n > 0) used = std::min(sizeof text - 1, used + size_t(n));
+    }
+  }
+  if (c.peers == 0) return Result::not_synchronized;
+  c.median_rtt_us = lower_median(rtts, c.peers);
+  c.delay = delay_for_rtt(c.median_rtt_us, frame_us_, rule);
+  for (uint32_t p = 0; p < num_players_; ++p)
+    if (driver_.is_local(PlayerIndex(p))) {
+      c.previous = driver_.input_delay(PlayerIndex(p));
+      break;
+    }
+  *out = c;
+  Event e = Reporter::make(EventType::input_delay_chosen, "input delay chosen from the median round trip");
+  e.frame = driver_.frame();
+  e.count = c.delay;
+  e.total = c.previous;
+  e.checksum_local = c.median_rtt_us;
+  e.text_local = text;
+  e.text_local_len = used;
+  driver_.reporter().emit(e);
+  return Result::ok;
 }
 
 // Lag-switch detection: judge the frames of this peer that arrived since the last poll

@@ -124,6 +124,7 @@ class SpectatorSessionImpl final : public P2PSession {
   Result disconnect_player(PlayerIndex) override { return Result::invalid_player; }
   uint64_t dropped_unknown_address() const override { return dropped_unknown_address_; }
   uint64_t checksums_compared() const override { return 0; }
+  Result choose_input_delay(const AdaptiveDelayRule&, DelayChoice*) override { return Result::unsupported; }
 
  private:
   // Messages from the host's reliable channel, by stream; streams not served here are dropped.

@@ -236,6 +236,25 @@ TEST_F(CapiNet, SessionBorrowsItsTransport) {
   EXPECT_EQ(retcon_session_get_peer_stats(s, 1, &ps), RETCON_RESULT_INVALID_ARGUMENT);
   retcon_peer_stats_init(&ps);
   EXPECT_EQ(retcon_session_get_spectator_stats(s, 0, &ps), RETCON_RESULT_NOT_FOUND);  // none configured
+  // Adaptive delay: refused before any RTT, and every bad argument named by its result.
+  retcon_adaptive_delay_rule rule;
+  retcon_delay_choice choice;
+  EXPECT_EQ(retcon_adaptive_delay_rule_init(nullptr), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_delay_choice_init(nullptr), RETCON_RESULT_INVALID_ARGUMENT);
+  ASSERT_EQ(retcon_adaptive_delay_rule_init(&rule), RETCON_RESULT_OK);
+  ASSERT_EQ(retcon_delay_choice_init(&choice), RETCON_RESULT_OK);
+  EXPECT_EQ(rule.rtt_percent, 50u);
+  EXPECT_EQ(rule.min_frames, 2);
+  EXPECT_EQ(rule.max_frames, 4);
+  EXPECT_EQ(retcon_session_choose_input_delay(s, &rule, &choice), RETCON_RESULT_NOT_SYNCHRONIZED);
+  EXPECT_EQ(retcon_session_choose_input_delay(s, nullptr, &choice), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_choose_input_delay(s, &rule, nullptr), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_choose_input_delay(nullptr, &rule, &choice), RETCON_RESULT_INVALID_ARGUMENT);
+  rule.size = 3;
+  EXPECT_EQ(retcon_session_choose_input_delay(s, &rule, &choice), RETCON_RESULT_INVALID_ARGUMENT);
+  retcon_adaptive_delay_rule_init(&rule);
+  rule.max_frames = 1;  // below min_frames
+  EXPECT_EQ(retcon_session_choose_input_delay(s, &rule, &choice), RETCON_RESULT_INVALID_ARGUMENT);
   int32_t wait = -1;
   EXPECT_EQ(retcon_session_frames_to_wait(s, &wait), RETCON_RESULT_OK);
   EXPECT_EQ(wait, 0);

@@ -108,7 +108,8 @@ class Layouts(unittest.TestCase):
                  (c.P2PConfig, c.fn.p2p_config_init), (c.SpectatorConfig, c.fn.spectator_config_init),
                  (c.PeerStats, c.fn.peer_stats_init), (c.RecordingConfig, c.fn.recording_config_init),
                  (c.ReplayInfo, c.fn.replay_info_init), (c.ReplayRunConfig, c.fn.replay_run_config_init),
-                 (c.ReplayReport, c.fn.replay_report_init)]
+                 (c.ReplayReport, c.fn.replay_report_init),
+                 (c.AdaptiveDelayRule, c.fn.adaptive_delay_rule_init), (c.DelayChoice, c.fn.delay_choice_init)]
         for kind, init in pairs:
             value = c.new(kind, init)
             self.assertEqual(value.size, c.ctypes.sizeof(kind), kind.__name__)
@@ -267,6 +268,15 @@ class Sessions(unittest.TestCase):
         self.assertGreater(sum(peer.lateness_histogram), 0)  # the peer's input frames were judged
         self.assertLess(peer.lateness_max_frames, 15)  # an honest peer
         self.assertEqual(peer.late_input_events, 0)
+        choice = sessions[0].choose_input_delay()
+        self.assertEqual(choice.rtt_us[1], peer.ping_us)  # the one remote machine's RTT
+        self.assertEqual(choice.median_rtt_us, peer.ping_us)
+        self.assertTrue(2 <= choice.delay <= 4)
+        self.assertEqual(choice.delay, sessions[0].choose_input_delay(50, 0, 32).delay if choice.delay < 4 else 4)
+        with self.assertRaises(retcon.InvalidArgument):
+            sessions[0].choose_input_delay(50, 5, 4)
+        with self.assertRaises(retcon.Unsupported):
+            sessions[2].choose_input_delay()  # a spectator
         self.assertGreater(sessions[0].spectator_stats(0).counters["datagrams_sent"], 0)
         with self.assertRaises(retcon.NotFound):
             sessions[0].peer_stats(0)  # a local player

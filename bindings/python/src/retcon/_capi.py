@@ -211,6 +211,15 @@ class PeerStats(ctypes.Structure):
         [("lateness_histogram", U64 * LATENESS_BUCKETS), ("lateness_max_frames", I32), ("late_input_events", U32)]
 
 
+class AdaptiveDelayRule(ctypes.Structure):
+    _fields_ = [("size", U32), ("rtt_percent", U32), ("min_frames", I32), ("max_frames", I32)]
+
+
+class DelayChoice(ctypes.Structure):
+    _fields_ = [("size", U32), ("delay", I32), ("previous", I32), ("peers", U32), ("median_rtt_us", U64),
+                ("rtt_us", U64 * MAX_PLAYERS)]
+
+
 class RecordingConfig(ctypes.Structure):
     _fields_ = [("size", U32), ("frame_rate", U32), ("checksum_interval", U32), ("state_interval", U32),
                 ("reserve_frames", U32), ("user_data", u8p), ("user_data_size", SZ)]
@@ -295,6 +304,9 @@ _PROTOTYPES = {
     "retcon_session_frames_to_wait": (R, [H, _p(I32)]),
     "retcon_session_should_wait": (R, [H, _p(U32)]),
     "retcon_session_disconnect_player": (R, [H, I32]),
+    "retcon_adaptive_delay_rule_init": (R, [_p(AdaptiveDelayRule)]),
+    "retcon_delay_choice_init": (R, [_p(DelayChoice)]),
+    "retcon_session_choose_input_delay": (R, [H, _p(AdaptiveDelayRule), _p(DelayChoice)]),
     "retcon_peer_stats_init": (R, [_p(PeerStats)]),
     "retcon_session_get_peer_stats": (R, [H, I32, _p(PeerStats)]),
     "retcon_session_get_spectator_stats": (R, [H, U32, _p(PeerStats)]),

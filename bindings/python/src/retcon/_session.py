@@ -53,6 +53,14 @@ class PeerStats:
     late_input_events: int
 
 
+@dataclass(frozen=True)
+class DelayChoice:
+    delay: int             # frames the rule gives
+    previous: int          # our first local player's delay now
+    median_rtt_us: int
+    rtt_us: List[int]      # per player: its machine's RTT (0: local or not measured)
+
+
 def _peer_stats(s: c.PeerStats) -> PeerStats:
     return PeerStats(s.state, s.ping_us, s.jitter_us, s.send_queue_length, s.local_frames_ahead,
                      s.remote_frames_ahead, {n: getattr(s, n) for n in c.PEER_STAT_COUNTERS},
@@ -171,6 +179,17 @@ class Session:
         s = c.new(c.PeerStats, fn.peer_stats_init)
         self._call(fn.session_get_peer_stats(self._handle, player, ctypes.byref(s)), "get_peer_stats")
         return _peer_stats(s)
+
+    def choose_input_delay(self, rtt_percent: int = 50, min_frames: int = 2, max_frames: int = 4) -> DelayChoice:
+        """Adaptive input delay: rtt_percent of the median round trip to the peers, in frames,
+        clamped to min_frames..max_frames. Reports it (EVENT_INPUT_DELAY_CHOSEN) and changes
+        nothing: apply it with set_input_delay between rounds, on every machine at one frame."""
+        rule = c.new(c.AdaptiveDelayRule, fn.adaptive_delay_rule_init)
+        rule.rtt_percent, rule.min_frames, rule.max_frames = rtt_percent, min_frames, max_frames
+        out = c.new(c.DelayChoice, fn.delay_choice_init)
+        self._call(fn.session_choose_input_delay(self._handle, ctypes.byref(rule), ctypes.byref(out)),
+                   "choose_input_delay")
+        return DelayChoice(out.delay, out.previous, out.median_rtt_us, list(out.rtt_us))
 
     def spectator_stats(self, index: int) -> PeerStats:
         s = c.new(c.PeerStats, fn.peer_stats_init)
