@@ -77,6 +77,7 @@ retcon_result retcon_p2p_config_validate(const retcon_session_config* config, co
   c.num_spectators = p2p->num_spectators;
   for (uint32_t i = 0; i < p2p->num_spectators; ++i) c.spectators[i] = address_of(p2p->spectators[i]);
   c.allow_local_only = p2p->allow_local_only != 0;
+  c.late_input_threshold = p2p->late_input_threshold;
   return answer(retcon::validate_p2p_config(c), reason);
 }
 

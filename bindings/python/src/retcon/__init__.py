@@ -35,7 +35,7 @@ from ._session import (INPUT_CONFIRMED, INPUT_DISCONNECTED, INPUT_PREDICTED, LOC
 from .errors import (BadPacket, CorruptData, Error, InputAlreadyAdded, InputOutOfWindow, InternalError,
                      InvalidArgument, InvalidInputSize, InvalidPlayer, IoError, MissingLocalInput, NotFound,
                      NotSynchronized, OutOfMemory, PlayerDisconnected, PredictionLimit, SaveFailed, TooManyPlayers,
-                     TransportError, VersionMismatch, WrongState, error_for, result_name)
+                     TransportError, Unsupported, VersionMismatch, WrongState, error_for, result_name)
 
 EVENT_SYNCHRONIZING, EVENT_SYNCHRONIZED, EVENT_RUNNING = 1, 2, 3
 EVENT_CONNECTION_INTERRUPTED, EVENT_CONNECTION_RESUMED, EVENT_DISCONNECTED = 4, 5, 6
