@@ -36,6 +36,9 @@ struct retcon_transport {
   retcon_transport* inner = nullptr;           // a simulator's wrapped transport (borrowed)
   retcon_memory_network* network = nullptr;    // an endpoint's network
   uint32_t users = 0;
+  // Non-zero while the C API runs code that may call this transport's callbacks (directly or
+  // through a simulator wrapping it): destroying it from one of them is refused then.
+  uint32_t busy = 0;
 
   retcon_transport() = default;
   retcon_transport(const retcon_transport&) = delete;
@@ -102,6 +105,22 @@ class CallbackScope {
 
  private:
   retcon_session& s_;
+};
+
+// Marks a transport, and every transport it wraps, busy while it may call user callbacks.
+class TransportScope {
+ public:
+  explicit TransportScope(retcon_transport& t) noexcept : t_(t) {
+    for (retcon_transport* p = &t_; p != nullptr; p = p->inner) ++p->busy;
+  }
+  ~TransportScope() {
+    for (retcon_transport* p = &t_; p != nullptr; p = p->inner) --p->busy;
+  }
+  TransportScope(const TransportScope&) = delete;
+  TransportScope& operator=(const TransportScope&) = delete;
+
+ private:
+  retcon_transport& t_;
 };
 
 // Validates the C structs and fills the C++ config, with `bridge` (initialised here) standing

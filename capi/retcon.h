@@ -15,7 +15,9 @@
  *   outlive the call, except the handles a network session or simulator borrows (its
  *   transport), which refuse to be destroyed first (RETCON_RESULT_WRONG_STATE).
  * - A session is not thread-safe: call it from one thread at a time. Calls that change a
- *   session made from inside one of its callbacks return RETCON_RESULT_WRONG_STATE.
+ *   session (destroy included) made from inside one of its callbacks (game callbacks, logger,
+ *   or the callbacks of the transport it polls) return RETCON_RESULT_WRONG_STATE; so does
+ *   destroying a transport from inside its own callbacks or those of a transport it wraps.
  * - Callbacks must return normally (no longjmp, no C++ exception through them).
  */
 #ifndef RETCON_H
@@ -161,12 +163,13 @@ typedef enum retcon_event_type {
   RETCON_EVENT_SYNC_TEST_MISMATCH = 9,    /* re-simulation produced a different state: the first
                                              in full (total = 1), then one summary (no texts,
                                              total = mismatches so far) every 60 more */
-  RETCON_EVENT_PREDICTION_LIMIT = 10,
+  RETCON_EVENT_PREDICTION_LIMIT = 10,     /* stalled for notify_delay: `player` awaited, at `frame` */
   RETCON_EVENT_SAVE_FAILED = 11,          /* count = the bytes save_state asked for */
   RETCON_EVENT_HANDSHAKE_REJECTED = 12,   /* message names the field that differs; count and
                                              total hold our value and the peer's */
   RETCON_EVENT_SPECTATOR_JOINED = 13,
   RETCON_EVENT_SPECTATOR_LEFT = 14,
+  RETCON_EVENT_CANNOT_CONTINUE = 15,      /* every remote player is gone (or none ever synchronized) */
   RETCON_EVENT_LATE_INPUTS = 20           /* a remote player's inputs arrive later than the network
                                            * explains (lag switch, frozen game): player, frame = the
                                            * newest late frame, count = frames late, total = events
@@ -485,7 +488,7 @@ RETCON_API retcon_result retcon_transport_address(const retcon_transport* transp
                                                   retcon_peer_address* out);
 
 /* Frees the transport. NULL is accepted. RETCON_RESULT_WRONG_STATE while a session or a
- * simulator still uses it. */
+ * simulator still uses it, or from inside a callback it (or the transport it wraps) is running. */
 RETCON_API retcon_result retcon_transport_destroy(retcon_transport* transport);
 
 /* ---------------------------------------------------------------------------------------------
@@ -528,6 +531,9 @@ typedef struct retcon_p2p_config {
    * many frames later than latency, jitter and outages explain. 0 disables the event (the
    * statistics are kept). 0..600, default 15. */
   int32_t late_input_threshold;
+  /* A peer whose handshake made no round trip for this long is dropped (DISCONNECTED; with
+   * nobody left, CANNOT_CONTINUE). 0 waits forever. Default 10 s. */
+  uint64_t handshake_timeout_us;
 } retcon_p2p_config;
 
 /* Defaults above; every player local, no spectator. */
@@ -555,6 +561,7 @@ typedef struct retcon_spectator_config {
   retcon_peer_address host;       /* the player machine that streams to this spectator */
   uint32_t has_match_key;         /* as in retcon_p2p_config: the host's match key */
   uint8_t match_key[RETCON_MATCH_KEY_SIZE];
+  uint64_t handshake_timeout_us;  /* as in retcon_p2p_config (default 10 s) */
 } retcon_spectator_config;
 
 RETCON_API retcon_result retcon_spectator_config_init(retcon_spectator_config* config);

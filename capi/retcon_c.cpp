@@ -125,7 +125,10 @@ retcon_result retcon_session_get_kind(const retcon_session* session, uint32_t* k
 retcon_result retcon_session_add_local_input(retcon_session* session, int32_t player, const void* input,
                                              size_t size) {
   if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
-  return guarded([&] { return to_c(session->impl->add_local_input(player, input, size)); });
+  return guarded([&] {
+    CallbackScope scope(*session);  // may log
+    return to_c(session->impl->add_local_input(player, input, size));
+  });
 }
 
 retcon_result retcon_session_advance_frame(retcon_session* session) {
@@ -149,7 +152,10 @@ retcon_result retcon_session_poll(retcon_session* session, uint64_t now_us) {
 
 retcon_result retcon_session_set_input_delay(retcon_session* session, int32_t player, int32_t frames) {
   if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
-  return guarded([&] { return to_c(session->impl->set_input_delay(player, frames)); });
+  return guarded([&] {
+    CallbackScope scope(*session);  // may log
+    return to_c(session->impl->set_input_delay(player, frames));
+  });
 }
 
 retcon_result retcon_session_current_frame(const retcon_session* session, int32_t* frame) {

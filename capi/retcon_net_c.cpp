@@ -110,6 +110,7 @@ void copy_network(const Config& c, retcon_transport* transport, retcon::NetworkC
   out->rng_seed = c.rng_seed;
   out->has_match_key = c.has_match_key != 0;
   std::memcpy(out->match_key, c.match_key, sizeof out->match_key);
+  out->handshake_timeout_us = c.handshake_timeout_us;
 }
 
 // Shared by the two network session kinds: the transport check and its use count.
@@ -143,6 +144,7 @@ void set_network_defaults(CConfig* config, const retcon::NetworkConfig& network)
   config->disconnect_timeout_us = network.disconnect_timeout_us;
   config->rng_seed = network.rng_seed;
   config->sync_round_trips = network.sync_round_trips;
+  config->handshake_timeout_us = network.handshake_timeout_us;
 }
 }  // namespace
 
@@ -287,6 +289,7 @@ retcon_result retcon_network_simulator_set_links(retcon_transport* simulator, co
 retcon_result retcon_network_simulator_set_time(retcon_transport* simulator, uint64_t now_us) {
   if (!is_transport(simulator) || simulator->simulator == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
+    TransportScope scope(*simulator);  // due datagrams go out through the inner transport
     simulator->simulator->set_time(now_us);
     return RETCON_RESULT_OK;
   });
@@ -307,7 +310,7 @@ retcon_result retcon_transport_address(const retcon_transport* transport, retcon
 retcon_result retcon_transport_destroy(retcon_transport* transport) {
   if (transport == nullptr) return RETCON_RESULT_OK;
   if (!is_transport(transport)) return RETCON_RESULT_INVALID_ARGUMENT;
-  if (transport->users > 0) return RETCON_RESULT_WRONG_STATE;
+  if (transport->users > 0 || transport->busy > 0) return RETCON_RESULT_WRONG_STATE;
   return guarded([&] {
     delete transport;
     return RETCON_RESULT_OK;
@@ -478,7 +481,10 @@ retcon_result retcon_session_choose_input_delay(retcon_session* session, const r
 retcon_result retcon_session_disconnect_player(retcon_session* session, int32_t player) {
   if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
   if (session->p2p == nullptr) return RETCON_RESULT_WRONG_STATE;
-  return guarded([&] { return to_c(session->p2p->disconnect_player(player)); });
+  return guarded([&] {
+    CallbackScope scope(*session);  // the disconnected event reaches on_event from here
+    return to_c(session->p2p->disconnect_player(player));
+  });
 }
 
 retcon_result retcon_session_get_peer_stats(const retcon_session* session, int32_t player, retcon_peer_stats* stats) {

@@ -20,11 +20,17 @@ enum class EventType : uint32_t {
   timesync = 7,             // advice: wait `frames_ahead` frames to let peers catch up
   desync_detected = 8,      // peers' checksums of a confirmed frame differ
   sync_test_mismatch = 9,   // sync test: re-simulation produced a different state
-  prediction_limit = 10,    // advancing is blocked by the max-prediction window
+  // Advancing has been blocked by the prediction window for the notify delay (at once when it
+  // is 0): `player` is the remote player awaited, `frame` the frame of theirs awaited. Once per
+  // stall episode; the session goes on by itself once the input arrives or the peer is dropped.
+  prediction_limit = 10,
   save_failed = 11,         // save_state returned more bytes than the buffer holds
   handshake_rejected = 12,  // a peer's version or session shape differs from ours
   spectator_joined = 13,
   spectator_left = 14,
+  // Every remote player is gone (or, before running, none ever synchronized): nobody is left to
+  // play with. A session that never ran stays not running; one that ran can go on alone.
+  cannot_continue = 15,
   // A remote player's inputs arrive later than the network explains (a lag switch, or a game
   // that froze): `player` names it, `frame` the newest late frame, `count` the worst lateness in
   // frames beyond latency, jitter and outages, `total` this peer's late_inputs events so far.

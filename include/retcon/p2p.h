@@ -38,6 +38,11 @@ struct NetworkConfig {
   // frames share one datagram (1: always send each frame at once; 1..60).
   uint32_t input_batch_frames = 2;
   uint32_t loss_hold_frames = 120;
+  // A peer whose handshake has made no round trip for this long is given up (disconnected
+  // event; the others start without it, or hear cannot_continue when nobody is left). Counted
+  // from the last round trip, so a slow link that answers still gets through. 0 disables it: a
+  // peer that never answers is then waited for forever.
+  uint64_t handshake_timeout_us = 10000000;
 };
 
 struct P2PConfig {

@@ -186,6 +186,17 @@ struct SimulatorStats {
   uint64_t dropped_blackout = 0;
   uint64_t dropped_bandwidth = 0;
   uint64_t duplicated = 0;
+  uint64_t dropped_capacity = 0;   // the delay line was full (a flood): dropped, as a router would
+  uint64_t budget_exhausted = 0;   // incoming: polls that stopped reading at the budget (rest waits)
+};
+
+// Bounds that keep a simulator's cost per poll and its memory fixed under a flood.
+struct SimulatorLimits {
+  // Datagrams read from the inner transport per poll at most (a poll is the receive() calls up
+  // to the one returning false); the rest stays in the inner transport for the next poll.
+  size_t receive_budget = 1024;
+  // Datagrams held per direction at most; one more is dropped (dropped_capacity).
+  size_t capacity = 8192;
 };
 
 // Wraps a transport and applies a LinkProfile to what it sends (outgoing) and to what it
@@ -200,6 +211,9 @@ class NetworkSimulator final : public Transport {
 
   void set_outgoing(const LinkProfile& profile);
   void set_incoming(const LinkProfile& profile);
+  // Zeros are taken as 1.
+  void set_limits(const SimulatorLimits& limits);
+  const SimulatorLimits& limits() const noexcept;
   // Advance the virtual clock (never backwards; an earlier time is ignored) and hand due
   // outgoing datagrams to the inner transport.
   void set_time(uint64_t now_us);
@@ -213,6 +227,8 @@ class NetworkSimulator final : public Transport {
   const SimulatorStats& incoming_stats() const noexcept;
   // Datagrams held in either direction, waiting for their delivery time.
   size_t in_flight() const noexcept;
+  // Bytes of buffers the simulator holds (bounded by the limits' capacity, whatever the flood).
+  size_t buffer_bytes() const noexcept;
 
  private:
   struct Impl;

@@ -1,5 +1,11 @@
 // retcon: NetworkSimulator. Each direction decides a datagram's fate when it enters the link
 // (blackout, loss, bandwidth backlog, delay, duplicate), then holds it in a DelayLine until due.
+//
+// Under a flood the simulator stays bounded: it reads at most `receive_budget` datagrams from
+// the inner transport per poll (a poll ends when receive() returns false), leaving the rest
+// waiting in the inner transport for the next one, and holds at most `capacity` datagrams per
+// direction (beyond that a datagram is a counted drop). Both are counts, not times, so a run
+// stays the same for the same seed.
 #include <algorithm>
 #include <cstring>
 
@@ -58,7 +64,7 @@ struct Direction {
     for (int c = 0; c < copies; ++c) {
       uint64_t due = departs + profile.latency_us + rng.up_to(profile.jitter_us);
       if (rng.chance(profile.reorder)) due += profile.reorder_delay_us;
-      line.push(due, address, data, length);
+      if (!line.push(due, address, data, length)) ++stats.dropped_capacity;
     }
   }
 };
@@ -73,13 +79,15 @@ struct NetworkSimulator::Impl {
   Direction out;
   Direction in;
   std::vector<uint8_t> scratch;
+  SimulatorLimits limits;
+  size_t read_this_poll = 0;  // datagrams taken from the inner transport since the last poll ended
 
   void flush_outgoing() {
-    for (long slot = out.line.earliest_due(now); slot >= 0; slot = out.line.earliest_due(now)) {
+    for (long slot = out.line.front_due(now); slot >= 0; slot = out.line.front_due(now)) {
       // A failing inner send is the inner transport's loss; the datagram left the simulator.
       (void)inner.send(out.line.address(slot), out.line.data(slot), out.line.length(slot));
       ++out.stats.delivered;
-      out.line.release(slot);
+      out.line.pop_front();
     }
   }
 };
@@ -91,8 +99,24 @@ NetworkSimulator::~NetworkSimulator() = default;
 void NetworkSimulator::set_outgoing(const LinkProfile& profile) { impl_->out.profile = profile; }
 void NetworkSimulator::set_incoming(const LinkProfile& profile) { impl_->in.profile = profile; }
 
+void NetworkSimulator::set_limits(const SimulatorLimits& limits) {
+  SimulatorLimits l = limits;
+  if (l.receive_budget == 0) l.receive_budget = 1;
+  if (l.capacity == 0) l.capacity = 1;
+  impl_->limits = l;
+  impl_->out.line.set_capacity(l.capacity);
+  impl_->in.line.set_capacity(l.capacity);
+}
+
+const SimulatorLimits& NetworkSimulator::limits() const noexcept { return impl_->limits; }
+
+size_t NetworkSimulator::buffer_bytes() const noexcept {
+  return impl_->out.line.buffer_bytes() + impl_->in.line.buffer_bytes() + impl_->scratch.size();
+}
+
 void NetworkSimulator::set_time(uint64_t now_us) {
   if (now_us > impl_->now) impl_->now = now_us;
+  impl_->read_this_poll = 0;  // a new tick: a fresh receive budget
   impl_->flush_outgoing();
 }
 
@@ -112,22 +136,27 @@ bool NetworkSimulator::receive(PeerAddress* from, uint8_t* buffer, size_t capaci
   Impl& s = *impl_;
   PeerAddress address;
   size_t got = 0;
-  while (s.inner.receive(&address, s.scratch.data(), s.scratch.size(), &got)) {
+  // Take what the inner transport holds, up to this poll's budget; the rest waits there.
+  while (s.read_this_poll < s.limits.receive_budget &&
+         s.inner.receive(&address, s.scratch.data(), s.scratch.size(), &got)) {
+    ++s.read_this_poll;
     s.in.admit(s.rng, s.now, address, s.scratch.data(), got);
+    if (s.read_this_poll == s.limits.receive_budget) ++s.in.stats.budget_exhausted;
   }
-  for (long slot = s.in.line.earliest_due(s.now); slot >= 0; slot = s.in.line.earliest_due(s.now)) {
+  for (long slot = s.in.line.front_due(s.now); slot >= 0; slot = s.in.line.front_due(s.now)) {
     const size_t n = s.in.line.length(slot);
     if (n > capacity) {  // the Transport contract: too long for the buffer = dropped
-      s.in.line.release(slot);
+      s.in.line.pop_front();
       continue;
     }
     if (from) *from = s.in.line.address(slot);
     if (n != 0) std::memcpy(buffer, s.in.line.data(slot), n);
     *length = n;
     ++s.in.stats.delivered;
-    s.in.line.release(slot);
+    s.in.line.pop_front();
     return true;
   }
+  s.read_this_poll = 0;  // nothing due: this poll is over, the next one has a fresh budget
   return false;
 }
 

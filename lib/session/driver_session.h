@@ -38,13 +38,42 @@ inline bool describe_saved_state(const GameCallbacks& cb, const SavedState& stat
   return true;
 }
 
+// Set while a session call runs the game's callbacks (events, logs, the frame loop, or its
+// transport): calls that change the session made from inside them are refused with
+// Result::wrong_state, since re-entering the frame loop mid-frame would corrupt it.
+class CallGuard {
+ public:
+  bool busy() const noexcept { return busy_; }
+  class Scope {
+   public:
+    explicit Scope(CallGuard& guard) noexcept : guard_(guard) { guard_.busy_ = true; }
+    ~Scope() { guard_.busy_ = false; }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    CallGuard& guard_;
+  };
+
+ private:
+  bool busy_ = false;
+};
+
+// Runs `body` inside `guard`, or refuses when the guard is already held (a re-entrant call).
+template <class Body>
+Result guarded_call(CallGuard& guard, Body&& body) {
+  if (guard.busy()) return Result::wrong_state;
+  CallGuard::Scope scope(guard);
+  return body();
+}
+
 class DriverSession : public Session {
  public:
   Result add_local_input(PlayerIndex player, const void* input, size_t size) override {
-    return driver_.add_local_input(player, input, size);
+    return guarded_call(guard_, [&] { return driver_.add_local_input(player, input, size); });
   }
   Result set_input_delay(PlayerIndex player, int32_t frames) override {
-    return driver_.set_input_delay(player, frames);
+    return guarded_call(guard_, [&] { return driver_.set_input_delay(player, frames); });
   }
   Frame current_frame() const override { return driver_.frame(); }
   Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
@@ -55,6 +84,7 @@ class DriverSession : public Session {
 
  protected:
   RollbackDriver driver_;
+  CallGuard guard_;
 };
 
 // Runs `build` (which may throw std::bad_alloc while allocating rings) and turns failures into

@@ -18,7 +18,9 @@ class LocalSession final : public DriverSession {
     for (uint32_t p = 0; p < c.num_players; ++p) driver_.set_local(PlayerIndex(p), true);
     return Result::ok;
   }
-  Result advance_frame() override { return driver_.advance(); }
+  Result advance_frame() override {
+    return guarded_call(guard_, [&] { return driver_.advance(); });
+  }
 };
 
 }  // namespace

@@ -37,21 +37,26 @@ class P2PSessionImpl final : public P2PSession {
   Result init(const P2PConfig& config);
 
   // ---- Session
+  // Every call that can reach the game's callbacks (or the transport's) is inside the guard.
   Result add_local_input(PlayerIndex player, const void* input, size_t size) override {
-    if (!running_) {
-      // The caller's mistakes first: a wrong player or input size is not cured by waiting.
-      if (player < 0 || uint32_t(player) >= driver_.num_players() || !driver_.is_local(player))
-        return Result::invalid_player;
-      if (input == nullptr) return Result::invalid_argument;
-      if (size != driver_.input_size()) return Result::invalid_input_size;
-      return Result::not_synchronized;
-    }
-    return driver_.add_local_input(player, input, size);
+    return guarded_call(guard_, [&] {
+      if (!running_) {
+        // The caller's mistakes first: a wrong player or input size is not cured by waiting.
+        if (player < 0 || uint32_t(player) >= driver_.num_players() || !driver_.is_local(player))
+          return Result::invalid_player;
+        if (input == nullptr) return Result::invalid_argument;
+        if (size != driver_.input_size()) return Result::invalid_input_size;
+        return Result::not_synchronized;
+      }
+      return driver_.add_local_input(player, input, size);
+    });
   }
   Result frame_checksum(Frame frame, uint64_t* out) override { return driver_frame_checksum(driver_, frame, out); }
-  Result advance_frame() override;
-  Result set_input_delay(PlayerIndex player, int32_t frames) override { return driver_.set_input_delay(player, frames); }
-  Result poll(uint64_t now_us) override;
+  Result advance_frame() override { return guarded_call(guard_, [&] { return advance(); }); }
+  Result set_input_delay(PlayerIndex player, int32_t frames) override {
+    return guarded_call(guard_, [&] { return driver_.set_input_delay(player, frames); });
+  }
+  Result poll(uint64_t now_us) override { return guarded_call(guard_, [&] { return poll_once(now_us); }); }
   Frame current_frame() const override { return driver_.frame(); }
   Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
   SessionStats stats() const override { return driver_stats(driver_); }
@@ -73,7 +78,9 @@ class P2PSessionImpl final : public P2PSession {
   }
   int32_t frames_to_wait() const override { return advice_.frames_left(); }
   bool should_wait() const override { return advice_.should_wait(); }
-  Result disconnect_player(PlayerIndex player) override;
+  Result disconnect_player(PlayerIndex player) override {
+    return guarded_call(guard_, [&] { return disconnect(player); });
+  }
   uint64_t dropped_unknown_address() const override { return dropped_unknown_address_; }
   uint64_t checksums_compared() const override { return checksums_compared_; }
   Result choose_input_delay(const AdaptiveDelayRule& rule, DelayChoice* out) override;
@@ -93,6 +100,9 @@ class P2PSessionImpl final : public P2PSession {
     return nullptr;
   }
 
+  Result poll_once(uint64_t now_us);
+  Result advance();
+  Result disconnect(PlayerIndex player);
   void receive_datagrams();
   void handle_endpoint_events(Peer& peer);
   void drop_peer(Peer& peer, bool tell_peer);
@@ -106,11 +116,16 @@ class P2PSessionImpl final : public P2PSession {
   void update_time_sync();
   void watch_lateness(Peer& peer);
   void update_running();
+  void watch_progress();
+  void watch_handshakes();
+  void check_anyone_left();
+  PlayerIndex awaited_player() const;
   void send_due();
   void route_channel_messages(Peer& peer);
   void emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count = 0, int32_t total = 0);
 
   RollbackDriver driver_;
+  CallGuard guard_;
   Transport* transport_ = nullptr;
   Peer peers_[kMaxPeers];
   uint32_t num_peers_ = 0, num_player_peers_ = 0, num_spectators_ = 0;
@@ -124,6 +139,12 @@ class P2PSessionImpl final : public P2PSession {
   std::string describe_text_;
   uint64_t now_ = 0;
   bool started_ = false, running_ = false, failed_ = false;
+  // Liveness (see stall_watch.h): the settings, the current stall episode, and when a peer was
+  // last dropped (the others may have been waiting for it, so they get time to move on).
+  uint64_t notify_delay_us_ = 0, disconnect_timeout_us_ = 0, first_frame_grace_us_ = 0, handshake_timeout_us_ = 0;
+  StallWatch stall_;
+  uint64_t running_since_ = 0, last_drop_at_ = 0;
+  bool told_nobody_left_ = false;
   Frame last_local_sent_ = kNullFrame;
   Frame last_streamed_ = kNullFrame;
   WaitAdvice advice_;
@@ -226,6 +247,13 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   desync_.init(c.desync_interval);
   late_input_threshold_ = c.late_input_threshold;
   describe_text_.reserve(4096);
+  handshake_timeout_us_ = c.network.handshake_timeout_us;
+  notify_delay_us_ = c.network.notify_delay_us;
+  disconnect_timeout_us_ = c.network.disconnect_timeout_us;
+  if (disconnect_timeout_us_ != 0 && notify_delay_us_ > disconnect_timeout_us_) notify_delay_us_ = disconnect_timeout_us_;
+  // A peer that has sent no frame yet may still be handshaking with a third machine: it gets
+  // until that handshake times out before its silence in frames counts.
+  first_frame_grace_us_ = c.network.handshake_timeout_us != 0 ? c.network.handshake_timeout_us : disconnect_timeout_us_;
   // With nobody to wait for, the session runs at once.
   running_ = num_player_peers_ == 0;
   return Result::ok;
@@ -233,20 +261,26 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
 
 // ---------------------------------------------------------------- per tick
 
-Result P2PSessionImpl::poll(uint64_t now_us) {
+Result P2PSessionImpl::poll_once(uint64_t now_us) {
   if (now_us > now_) now_ = now_us;
   advice_.on_time(now_);  // a tick without advancing is a frame waited
   if (!started_) {
-    for (uint32_t i = 0; i < num_peers_; ++i) peers_[i].endpoint.start(now_);
+    for (uint32_t i = 0; i < num_peers_; ++i) {
+      peers_[i].endpoint.start(now_);
+      peers_[i].handshake.start(now_);
+    }
     started_ = true;
     if (running_) driver_.reporter().emit(Reporter::make(EventType::running, "no remote players: running"));
   }
   receive_datagrams();
   for (uint32_t i = 0; i < num_peers_; ++i) handle_endpoint_events(peers_[i]);
   for (uint32_t i = 0; i < num_peers_; ++i) route_channel_messages(peers_[i]);
+  watch_handshakes();
+  // Before running too: a synchronized peer may tell us that a third machine, which we are
+  // still handshaking with, is gone (it died mid-handshake), and we start without it.
+  agree_on_disconnects();
   update_running();
   if (running_) {
-    agree_on_disconnects();
     announce_agreed_cuts();
     for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
     timeline_.on_frame(driver_.frame(), now_);
@@ -255,12 +289,14 @@ Result P2PSessionImpl::poll(uint64_t now_us) {
     send_local_inputs();
     stream_to_spectators();
     exchange_checksums();
+    watch_progress();
   }
+  check_anyone_left();
   send_due();
   return failed_ ? Result::version_mismatch : Result::ok;
 }
 
-Result P2PSessionImpl::advance_frame() {
+Result P2PSessionImpl::advance() {
   if (!running_) return Result::not_synchronized;
   send_local_inputs();
   send_due();
@@ -323,6 +359,7 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
           peer.dropped = true;
           break;
         }
+        peer.synchronized = true;
         emit_peer_event(peer.spectator ? EventType::spectator_joined : EventType::synchronized, peer,
                         "handshake complete");
         break;
@@ -347,12 +384,100 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
   }
 }
 
+// The match starts once every peer is synchronized or gone, provided at least one synchronized
+// peer is left to play with: a peer that never synchronized is never "dropped" into a match
+// that then runs alone (with nobody left, check_anyone_left() says so instead).
 void P2PSessionImpl::update_running() {
   if (running_ || failed_) return;
-  for (uint32_t i = 0; i < num_player_peers_; ++i)
-    if (!peers_[i].endpoint.running() && !peers_[i].dropped) return;
+  bool anyone = false;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    const Peer& peer = peers_[i];
+    if (peer.dropped) continue;
+    if (!peer.endpoint.running()) return;
+    anyone = true;
+  }
+  if (!anyone) return;
   running_ = true;
+  running_since_ = now_;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].progress.start(now_);
   driver_.reporter().emit(Reporter::make(EventType::running, "every peer is synchronized"));
+}
+
+// Every remote player gone: the game hears it once, whether the match ran or never started.
+void P2PSessionImpl::check_anyone_left() {
+  if (told_nobody_left_ || num_player_peers_ == 0 || failed_) return;
+  for (uint32_t i = 0; i < num_player_peers_; ++i)
+    if (!peers_[i].dropped) return;
+  told_nobody_left_ = true;
+  Event e = Reporter::make(EventType::cannot_continue,
+                           running_ ? "every remote player is gone: the match cannot continue"
+                                    : "no peer completed the handshake: the match cannot start");
+  e.frame = driver_.frame();
+  driver_.reporter().emit(e);
+}
+
+// The remote player whose next input the prediction window waits for: the one confirmed least
+// far among those still connected. -1 when none (nothing remote bounds the window).
+PlayerIndex P2PSessionImpl::awaited_player() const {
+  PlayerIndex awaited = -1;
+  Frame lowest = INT32_MAX;
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    if (driver_.is_local(PlayerIndex(p)) || driver_.is_disconnected(PlayerIndex(p))) continue;
+    const Frame last = driver_.last_confirmed(PlayerIndex(p));
+    if (last < lowest) {
+      lowest = last;
+      awaited = PlayerIndex(p);
+    }
+  }
+  return awaited;
+}
+
+// A peer whose handshake made no round trip for the handshake timeout is given up (it died,
+// or never started): the others then start without it, or learn that nobody is left. Measured
+// from the last round trip rather than from the start, so a slow but answering link (seconds of
+// RTT) still gets through.
+void P2PSessionImpl::watch_handshakes() {
+  if (handshake_timeout_us_ == 0) return;
+  for (uint32_t i = 0; i < num_peers_; ++i) {
+    Peer& peer = peers_[i];
+    if (peer.dropped || peer.endpoint.state() != EndpointState::synchronizing) continue;
+    peer.handshake.observe(peer.endpoint.sync_progress(), now_);
+    if (now_ - peer.handshake.at_us < handshake_timeout_us_) continue;
+    driver_.reporter().log(LogLevel::warning, "peer %u: no handshake progress for %llu ms: given up", i,
+                           static_cast<unsigned long long>((now_ - peer.handshake.at_us) / 1000));
+    drop_peer(peer, true);
+  }
+}
+
+// Liveness in frames (see stall_watch.h). While the prediction window blocks us, the game is
+// told once per episode after the notify delay (prediction_limit, naming whom we wait for),
+// and the awaited peer is dropped once its input stream has not moved for the disconnect
+// timeout, whether or not it still sends keep-alives.
+void P2PSessionImpl::watch_progress() {
+  for (uint32_t i = 0; i < num_player_peers_; ++i)
+    if (!peers_[i].dropped) peers_[i].progress.observe(peers_[i].endpoint.last_received_frame(), now_);
+  const bool blocked = driver_.window_full();
+  const bool tell = stall_.update(blocked, now_, notify_delay_us_);
+  if (!blocked) return;
+  const PlayerIndex awaited = awaited_player();
+  if (awaited < 0) return;
+  if (tell) {
+    Event e = Reporter::make(EventType::prediction_limit,
+                             "advancing is blocked by the prediction window: waiting for `player`'s input of `frame`");
+    e.player = awaited;
+    e.frame = driver_.last_confirmed(awaited) + 1;
+    e.count = int32_t(std::min<uint64_t>((now_ - stall_.since_us()) / 1000, INT32_MAX));
+    driver_.reporter().emit(e);
+  }
+  if (disconnect_timeout_us_ == 0) return;
+  Peer* peer = peer_of(awaited);
+  if (peer == nullptr || peer->dropped) return;
+  const uint64_t since = std::max({peer->progress.at_us, last_drop_at_, running_since_});
+  const uint64_t limit = disconnect_timeout_us_ + (peer->progress.any() ? 0 : first_frame_grace_us_);
+  if (now_ - since < limit) return;
+  driver_.reporter().log(LogLevel::warning, "player %d: no new frame for %llu ms while we wait for it: dropped",
+                         int(awaited), static_cast<unsigned long long>((now_ - since) / 1000));
+  drop_peer(*peer, true);
 }
 
 // A peer is gone: its players stop at the last frame we have from them; agree_on_disconnects()
@@ -360,6 +485,7 @@ void P2PSessionImpl::update_running() {
 void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
   if (peer.dropped) return;
   peer.dropped = true;
+  if (!peer.spectator) last_drop_at_ = now_;
   if (tell_peer) peer.endpoint.send_disconnect();
   peer.channel.peer_gone();
   if (peer.spectator) {
@@ -400,9 +526,10 @@ void P2PSessionImpl::announce_agreed_cuts() {
 }
 
 void P2PSessionImpl::agree_on_disconnects() {
+  if (failed_) return;
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     Peer& peer = peers_[i];
-    if (peer.dropped || !peer.endpoint.running()) continue;
+    if (peer.dropped || !peer.synchronized || !peer.endpoint.running()) continue;
     for (uint32_t p = 0; p < num_players_; ++p) {
       const ConnectStatus& theirs = peer.endpoint.remote_connect_status(PlayerIndex(p));
       if (!theirs.disconnected) continue;
@@ -434,7 +561,7 @@ void P2PSessionImpl::agree_on_disconnects() {
   }
 }
 
-Result P2PSessionImpl::disconnect_player(PlayerIndex player) {
+Result P2PSessionImpl::disconnect(PlayerIndex player) {
   if (player < 0 || uint32_t(player) >= num_players_) return Result::invalid_player;
   Peer* peer = peer_of(player);
   if (peer == nullptr) return Result::invalid_player;  // local players cannot be dropped

@@ -9,6 +9,7 @@
 #include "net/reliable_channel.h"
 #include "retcon/p2p.h"
 #include "session/lateness_monitor.h"
+#include "session/stall_watch.h"
 #include "session/time_sync.h"
 
 namespace retcon::detail {
@@ -51,8 +52,10 @@ struct Peer final : ChannelSink {
   bool spectator = false;
   std::array<PlayerIndex, kMaxPlayers> players{};  // players this peer owns, ascending
   uint32_t player_count = 0;
-  bool announced_running = false;  // synchronized event given
+  bool synchronized = false;       // handshake completed and accepted (synchronized event given)
   bool dropped = false;            // disconnected (or a spectator that left)
+  FrameProgress progress;          // when its input stream last moved (liveness in frames)
+  FrameProgress handshake;         // when its handshake last made a round trip
   TimeSync time_sync;
   LatenessMonitor lateness;
   // Checksum reports not yet comparable (our own checksum of that frame is not taken yet).

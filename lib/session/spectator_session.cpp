@@ -50,7 +50,13 @@ class SpectatorSessionImpl final : public P2PSession {
     if (e.disconnect_timeout_us != 0 && e.notify_delay_us > e.disconnect_timeout_us) e.notify_delay_us = e.disconnect_timeout_us;
     e.sync_round_trips = c.network.sync_round_trips;
     apply_network_security(c.network, 0, &e);
+    handshake_timeout_us_ = c.network.handshake_timeout_us;
     e.logger = s.logger;
+    notify_delay_us_ = e.notify_delay_us;
+    // The host may itself wait up to its disconnect timeout for a player before going on, so
+    // its stream is given twice that (plus the handshake time before its first frame).
+    progress_timeout_us_ = 2 * e.disconnect_timeout_us;
+    first_frame_grace_us_ = c.network.handshake_timeout_us != 0 ? c.network.handshake_timeout_us : e.disconnect_timeout_us;
     if (Result r = host_.endpoint.init(e); r != Result::ok) return r;
     // The reliable channel to the host (messages; blobs once state transfer sizes it).
     if (Result r = host_.channel.init(ChannelConfig{}); r != Result::ok) return r;
@@ -65,10 +71,14 @@ class SpectatorSessionImpl final : public P2PSession {
   Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
   SessionStats stats() const override { return driver_stats(driver_); }
 
-  Result poll(uint64_t now_us) override {
+  Result poll(uint64_t now_us) override { return guarded_call(guard_, [&] { return poll_once(now_us); }); }
+  Result advance_frame() override { return guarded_call(guard_, [&] { return advance(); }); }
+
+  Result poll_once(uint64_t now_us) {
     if (now_us > now_) now_ = now_us;
     if (!started_) {
       host_.endpoint.start(now_);
+      host_.handshake.start(now_);
       started_ = true;
     }
     PeerAddress from;
@@ -82,9 +92,11 @@ class SpectatorSessionImpl final : public P2PSession {
     }
     handle_events();
     route_channel_messages();
+    watch_handshake();
     if (running_) {
       apply_disconnects();
       drain_inputs();
+      watch_progress();
     }
     host_.endpoint.set_local_frame(driver_.frame(), 0);
     host_.endpoint.poll(now_, *transport_, host_.address);
@@ -93,7 +105,7 @@ class SpectatorSessionImpl final : public P2PSession {
     return Result::ok;
   }
 
-  Result advance_frame() override {
+  Result advance() {
     if (!running_) return Result::not_synchronized;
     // Behind by more than the threshold: run extra frames this call to catch up.
     const Frame waiting = driver_.confirmed_frame() - driver_.frame() + 1;
@@ -155,20 +167,59 @@ class SpectatorSessionImpl final : public P2PSession {
         case EndpointEventType::synchronized:
           emit(EventType::synchronized, "handshake complete");
           running_ = true;
+          host_.progress.start(now_);
           emit(EventType::running, "spectating");
           break;
         case EndpointEventType::interrupted: emit(EventType::connection_interrupted, "host silent"); break;
         case EndpointEventType::resumed: emit(EventType::connection_resumed, "host heard again"); break;
-        case EndpointEventType::disconnected:
-          host_.channel.peer_gone();
-          emit(EventType::disconnected, "host gone");
-          break;
+        case EndpointEventType::disconnected: host_gone("host gone"); break;
         case EndpointEventType::handshake_rejected:
           emit(EventType::handshake_rejected,
                handshake_mismatch(ev.reason, shape_, host_.endpoint.remote_handshake()).message);
           break;
       }
     }
+  }
+
+  // As in the P2P session: no handshake round trip for the handshake timeout, and the host is
+  // given up.
+  void watch_handshake() {
+    if (handshake_timeout_us_ == 0 || host_.dropped || host_.endpoint.state() != EndpointState::synchronizing) return;
+    host_.handshake.observe(host_.endpoint.sync_progress(), now_);
+    if (now_ - host_.handshake.at_us < handshake_timeout_us_) return;
+    host_.endpoint.send_disconnect();
+    host_gone("no handshake progress with the host for the handshake timeout");
+  }
+
+  void host_gone(const char* why) {
+    if (host_.dropped) return;
+    host_.dropped = true;
+    host_.channel.peer_gone();
+    emit(EventType::disconnected, why);
+    emit(EventType::cannot_continue, "the host is gone: the match cannot be watched further");
+  }
+
+  // Liveness in frames, as in the P2P session: a stall is told once per episode after the
+  // notify delay, and a host whose stream has not moved for the progress timeout is left.
+  void watch_progress() {
+    host_.progress.observe(host_.endpoint.last_received_frame(), now_);
+    if (host_.dropped) return;
+    const bool blocked = driver_.window_full();
+    const bool tell = stall_.update(blocked, now_, notify_delay_us_);
+    if (!blocked) return;
+    if (tell) {
+      Event e = Reporter::make(EventType::prediction_limit, "waiting for the host's next confirmed frame");
+      e.frame = driver_.frame();
+      e.count = int32_t(std::min<uint64_t>((now_ - stall_.since_us()) / 1000, INT32_MAX));
+      driver_.reporter().emit(e);
+    }
+    if (progress_timeout_us_ == 0) return;
+    const uint64_t limit = progress_timeout_us_ + (host_.progress.any() ? 0 : first_frame_grace_us_);
+    if (now_ - host_.progress.at_us < limit) return;
+    driver_.reporter().log(LogLevel::warning, "the host sent no new frame for %llu ms: left",
+                           static_cast<unsigned long long>((now_ - host_.progress.at_us) / 1000));
+    host_.endpoint.send_disconnect();
+    host_gone("the host's stream has not moved for the timeout");
   }
 
   // The host's connect status arrives with (or before) the inputs of frames after a
@@ -193,6 +244,7 @@ class SpectatorSessionImpl final : public P2PSession {
   }
 
   RollbackDriver driver_;
+  CallGuard guard_;
   Peer host_;
   SessionShape shape_;  // ours, to name what differs in a rejected handshake
   Transport* transport_ = nullptr;
@@ -201,6 +253,8 @@ class SpectatorSessionImpl final : public P2PSession {
   uint64_t now_ = 0;
   bool started_ = false, running_ = false;
   uint64_t dropped_unknown_address_ = 0;
+  uint64_t notify_delay_us_ = 0, progress_timeout_us_ = 0, first_frame_grace_us_ = 0, handshake_timeout_us_ = 0;
+  StallWatch stall_;
   uint8_t datagram_[kReceiveBufferSize];
 };
 

@@ -42,6 +42,11 @@ class SyncTestSession final : public DriverSession {
   }
 
   Result advance_frame() override {
+    return guarded_call(guard_, [&] { return advance_checked(); });
+  }
+
+ private:
+  Result advance_checked() {
     if (Result r = driver_.check_local_inputs(); r != Result::ok) return r;
     const Frame frame = driver_.frame();
     const bool check = frame > 0 && frame % interval_ == 0;

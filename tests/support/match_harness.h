@@ -45,6 +45,7 @@ struct MatchOptions {
   struct DelayChange { Frame first; int32_t delay; };
   std::vector<DelayChange> delay_changes;
   int32_t late_input_threshold = 15;  // P2PConfig::late_input_threshold of every player machine
+  uint64_t handshake_timeout_us = 10000000;
 };
 
 // The fixed match key of test matches (machine `m` of `other` gets a different one).
@@ -136,6 +137,7 @@ class Match {
       n.notify_delay_us = opt_.notify_delay_us;
       n.has_match_key = opt_.match_key;
       if (opt_.match_key) test_match_key(n.match_key, int32_t(m) == opt_.other_key_machine);
+      n.handshake_timeout_us = opt_.handshake_timeout_us;
       if (me.spectator) {
         SpectatorConfig c;
         c.session = s;

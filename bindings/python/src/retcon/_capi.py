@@ -185,14 +185,16 @@ class P2PConfig(ctypes.Structure):
                 ("num_spectators", U32), ("spectators", PeerAddress * MAX_SPECTATORS),
                 ("input_batch_frames", U32), ("loss_hold_frames", U32),
                 ("has_match_key", U32), ("match_key", ctypes.c_uint8 * MATCH_KEY_SIZE), ("allow_local_only", U32),
-                ("late_input_threshold", I32)]
+                ("late_input_threshold", I32),
+                ("handshake_timeout_us", U64)]
 
 
 class SpectatorConfig(ctypes.Structure):
     _fields_ = [("size", U32), ("frame_rate", U32), ("notify_delay_us", U64), ("disconnect_timeout_us", U64),
                 ("rng_seed", U64), ("sync_round_trips", I32), ("catchup_threshold", I32),
                 ("catchup_max_frames", I32), ("host", PeerAddress),
-                ("has_match_key", U32), ("match_key", ctypes.c_uint8 * MATCH_KEY_SIZE)]
+                ("has_match_key", U32), ("match_key", ctypes.c_uint8 * MATCH_KEY_SIZE),
+                ("handshake_timeout_us", U64)]
 
 
 PEER_STAT_COUNTERS = (

@@ -1,0 +1,337 @@
+// Re-entrancy through the C API: every entry point that can run a callback (game callbacks,
+// the logger, a transport's callbacks) refuses to destroy the handle it is running on from
+// inside that callback (RETCON_RESULT_WRONG_STATE), as retcon.h promises; the handle stays
+// usable afterwards. Run under the ASan build (-DRETCON_SANITIZE=ON), a use-after-free here
+// is a crash, not a silent pass.
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "capi/c_test_game.h"
+#include "retcon.h"
+
+namespace retcon::test {
+namespace {
+
+// What a callback tried, and what it got.
+struct Attempt {
+  retcon_session* session = nullptr;      // to destroy from the callback
+  retcon_transport* transport = nullptr;  // to destroy from the callback
+  bool armed = false;
+  int tries = 0;
+  retcon_result session_result = RETCON_RESULT_OK;
+  retcon_result transport_result = RETCON_RESULT_OK;
+  std::vector<uint32_t> events;
+
+  void fire() {
+    if (!armed) return;
+    ++tries;
+    if (session) session_result = retcon_session_destroy(session);
+    if (transport) transport_result = retcon_transport_destroy(transport);
+  }
+};
+
+// A game whose on_event (or advance) tries to destroy things.
+struct Game {
+  ctg_game game;
+  Attempt* attempt = nullptr;
+  bool on_advance = false;
+  void (*extra)(Game*) = nullptr;  // also run from on_event when set
+};
+
+void event_hook(void* user, const retcon_event* e) {
+  auto* g = static_cast<Game*>(user);
+  g->attempt->events.push_back(e->type);
+  if (!g->on_advance) g->attempt->fire();
+  if (g->extra) g->extra(g);
+}
+size_t save_hook(void* user, int32_t frame, uint8_t* buffer, size_t capacity) {
+  ctg_game* game = &static_cast<Game*>(user)->game;
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  ctg_bind(game, &cb, 0);
+  return cb.save_state(game, frame, buffer, capacity);
+}
+void load_hook(void* user, int32_t frame, const uint8_t* buffer, size_t length) {
+  ctg_game* game = &static_cast<Game*>(user)->game;
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  ctg_bind(game, &cb, 0);
+  cb.load_state(game, frame, buffer, length);
+}
+void advance_hook(void* user, int32_t frame, const retcon_frame_inputs* inputs, uint32_t flags) {
+  auto* g = static_cast<Game*>(user);
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  ctg_bind(&g->game, &cb, 0);
+  cb.advance_frame(&g->game, frame, inputs, flags);
+  if (g->on_advance) g->attempt->fire();
+}
+void log_hook(void* user, uint32_t, const char*) { static_cast<Attempt*>(user)->fire(); }
+
+// Datagrams between user transports: one mailbox per address byte.
+struct Mailboxes {
+  struct Datagram {
+    uint8_t from;
+    std::vector<uint8_t> bytes;
+  };
+  std::deque<Datagram> box[3];
+};
+struct Port {
+  Mailboxes* net;
+  uint8_t me;
+  Attempt* attempt = nullptr;  // fired from inside send / receive when set
+};
+int32_t port_send(void* user, const uint8_t* addr, uint32_t addr_len, const uint8_t* data, size_t length) {
+  auto* port = static_cast<Port*>(user);
+  if (port->attempt) port->attempt->fire();
+  if (addr_len != 1 || addr[0] > 2) return -1;
+  port->net->box[addr[0]].push_back({port->me, std::vector<uint8_t>(data, data + length)});
+  return 0;
+}
+int32_t port_receive(void* user, uint8_t* addr, uint32_t* addr_len, uint8_t* buffer, size_t capacity, size_t* length) {
+  auto* port = static_cast<Port*>(user);
+  if (port->attempt) port->attempt->fire();
+  auto& box = port->net->box[port->me];
+  if (box.empty()) return 0;
+  if (box.front().bytes.size() > capacity) return -1;
+  addr[0] = box.front().from;
+  *addr_len = 1;
+  *length = box.front().bytes.size();
+  std::memcpy(buffer, box.front().bytes.data(), *length);
+  box.pop_front();
+  return 1;
+}
+
+// Two machines over user transports (addresses 1 and 2), optionally through simulators.
+struct Pair {
+  Mailboxes net;
+  Port ports[2] = {{&net, 1}, {&net, 2}};
+  retcon_transport* wire[2] = {};
+  retcon_transport* sim[2] = {};
+  retcon_session* session[2] = {};
+  Game games[2];
+  Attempt attempts[2];
+  uint64_t now = 0;
+
+  void build(bool simulated, uint64_t latency_us = 0) {
+    for (int m = 0; m < 2; ++m) {
+      retcon_transport_callbacks tc;
+      retcon_transport_callbacks_init(&tc);
+      tc.user = &ports[m];
+      tc.send = port_send;
+      tc.receive = port_receive;
+      ASSERT_EQ(retcon_callback_transport_create(&tc, &wire[m]), RETCON_RESULT_OK);
+      retcon_transport* t = wire[m];
+      if (simulated) {
+        ASSERT_EQ(retcon_network_simulator_create(wire[m], 3, &sim[m]), RETCON_RESULT_OK);
+        retcon_link_profile link;
+        retcon_link_profile_init(&link);
+        link.latency_us = latency_us;
+        ASSERT_EQ(retcon_network_simulator_set_links(sim[m], &link, nullptr), RETCON_RESULT_OK);
+        t = sim[m];
+      }
+      ctg_init(&games[m].game);
+      games[m].attempt = &attempts[m];
+      retcon_session_config c;
+      retcon_session_config_init(&c);
+      c.max_state_size = 256;
+      c.logger.log = log_hook;
+      c.logger.user = &attempts[m];
+      c.logger.min_level = RETCON_LOG_DEBUG;
+      retcon_game_callbacks cb;
+      retcon_game_callbacks_init(&cb);
+      cb.user = &games[m];
+      cb.save_state = save_hook;
+      cb.load_state = load_hook;
+      cb.advance_frame = advance_hook;
+      cb.on_event = event_hook;
+      retcon_p2p_config p;
+      retcon_p2p_config_init(&p);
+      p.rng_seed = 11 + uint64_t(m);
+      for (int q = 0; q < 2; ++q) {
+        p.player_kinds[q] = q == m ? RETCON_PLAYER_LOCAL : RETCON_PLAYER_REMOTE;
+        p.player_addresses[q].size = 1;
+        p.player_addresses[q].bytes[0] = uint8_t(q + 1);
+      }
+      ASSERT_EQ(retcon_p2p_session_create(&c, &p, &cb, t, &session[m]), RETCON_RESULT_OK);
+    }
+  }
+  void tick() {
+    now += 16667;
+    for (int m = 0; m < 2; ++m) {
+      if (sim[m]) {
+        EXPECT_EQ(retcon_network_simulator_set_time(sim[m], now), RETCON_RESULT_OK);
+      }
+      if (!session[m]) continue;
+      EXPECT_EQ(retcon_session_poll(session[m], now), RETCON_RESULT_OK);
+      uint32_t running = 0;
+      retcon_session_is_running(session[m], &running);
+      if (!running) continue;
+      const uint8_t in[4] = {uint8_t(now / 100000), 0, 0, uint8_t(m)};
+      retcon_session_add_local_input(session[m], m, in, sizeof in);
+      retcon_session_advance_frame(session[m]);
+    }
+  }
+  bool run_until_running() {
+    for (int t = 0; t < 600; ++t) {
+      tick();
+      uint32_t r0 = 0, r1 = 0;
+      retcon_session_is_running(session[0], &r0);
+      retcon_session_is_running(session[1], &r1);
+      if (r0 && r1) return true;
+    }
+    return false;
+  }
+  ~Pair() {
+    for (int m = 0; m < 2; ++m) {
+      for (Attempt& a : attempts) a.armed = false;
+      EXPECT_EQ(retcon_session_destroy(session[m]), RETCON_RESULT_OK);
+    }
+    for (int m = 0; m < 2; ++m) {
+      EXPECT_EQ(retcon_transport_destroy(sim[m]), RETCON_RESULT_OK);
+      EXPECT_EQ(retcon_transport_destroy(wire[m]), RETCON_RESULT_OK);
+    }
+  }
+};
+
+// The use-after-free the issue found: on_event, run by disconnect_player's disconnected event,
+// destroys the session.
+TEST(CapiReentry, DestroyFromOnEventDuringDisconnectPlayerIsRefused) {
+  Pair pair;
+  pair.build(false);
+  ASSERT_TRUE(pair.run_until_running());
+  Attempt& a = pair.attempts[0];
+  a.session = pair.session[0];
+  a.armed = true;
+  a.events.clear();
+  ASSERT_EQ(retcon_session_disconnect_player(pair.session[0], 1), RETCON_RESULT_OK);
+  EXPECT_GT(a.tries, 0);
+  EXPECT_EQ(a.session_result, RETCON_RESULT_WRONG_STATE);
+  ASSERT_FALSE(a.events.empty());
+  EXPECT_EQ(a.events[0], uint32_t(RETCON_EVENT_DISCONNECTED));
+  a.armed = false;
+  // Still a live session: it plays on alone.
+  int32_t before = 0, after = 0;
+  retcon_session_current_frame(pair.session[0], &before);
+  for (int t = 0; t < 20; ++t) pair.tick();
+  retcon_session_current_frame(pair.session[0], &after);
+  EXPECT_GT(after, before);
+}
+
+TEST(CapiReentry, DestroyFromOnEventDuringPollIsRefused) {
+  Pair pair;
+  pair.build(false);
+  Attempt& a = pair.attempts[0];
+  a.session = pair.session[0];
+  a.armed = true;
+  ASSERT_TRUE(pair.run_until_running());  // synchronizing, synchronized, running: all from poll
+  EXPECT_GE(a.tries, 3);
+  EXPECT_EQ(a.session_result, RETCON_RESULT_WRONG_STATE);
+}
+
+TEST(CapiReentry, DestroyFromAdvanceFrameIsRefused) {
+  Pair pair;
+  pair.build(false);
+  ASSERT_TRUE(pair.run_until_running());
+  Attempt& a = pair.attempts[1];
+  a.session = pair.session[1];
+  a.armed = true;
+  pair.games[1].on_advance = true;
+  for (int t = 0; t < 5; ++t) pair.tick();
+  EXPECT_GT(a.tries, 0);
+  EXPECT_EQ(a.session_result, RETCON_RESULT_WRONG_STATE);
+}
+
+TEST(CapiReentry, DestroyFromTheLoggerIsRefused) {
+  Pair pair;
+  pair.build(false);
+  Attempt& a = pair.attempts[0];
+  a.session = pair.session[0];
+  a.armed = true;
+  ASSERT_TRUE(pair.run_until_running());  // the handshake logs at info level
+  EXPECT_GT(a.tries, 0);
+  EXPECT_EQ(a.session_result, RETCON_RESULT_WRONG_STATE);
+}
+
+TEST(CapiReentry, DestroyFromTheSessionsTransportCallbacksIsRefused) {
+  Pair pair;
+  pair.build(false);
+  Attempt a;
+  a.session = pair.session[0];
+  a.transport = pair.wire[0];
+  a.armed = true;
+  pair.ports[0].attempt = &a;  // from inside send and receive, run by poll and advance
+  ASSERT_TRUE(pair.run_until_running());
+  EXPECT_GT(a.tries, 0);
+  EXPECT_EQ(a.session_result, RETCON_RESULT_WRONG_STATE);
+  EXPECT_EQ(a.transport_result, RETCON_RESULT_WRONG_STATE);
+  pair.ports[0].attempt = nullptr;
+}
+
+// The other use-after-free: a simulator destroyed from its inner transport's send callback,
+// while set_time hands it the datagrams that came due. (Its session is gone already, so the
+// simulator has no user left: only the busy mark stops it.)
+TEST(CapiReentry, DestroySimulatorFromItsInnerTransportsCallbackIsRefused) {
+  Pair pair;
+  pair.build(true, 100000);
+  for (int t = 0; t < 3; ++t) pair.tick();  // handshake requests wait in the simulators
+  ASSERT_EQ(retcon_session_destroy(pair.session[0]), RETCON_RESULT_OK);
+  pair.session[0] = nullptr;
+  Attempt a;
+  a.transport = pair.sim[0];
+  a.armed = true;
+  pair.ports[0].attempt = &a;
+  for (int t = 0; t < 12; ++t) pair.tick();  // due datagrams go out through port_send
+  EXPECT_GT(a.tries, 0);
+  EXPECT_EQ(a.transport_result, RETCON_RESULT_WRONG_STATE);
+  pair.ports[0].attempt = nullptr;
+  // Outside the callback it goes (the pair's destructor destroys it).
+}
+
+// From inside a callback (here the disconnected event of disconnect_player), every call that
+// changes the session is refused; queries still answer.
+struct Calls {
+  retcon_session* session = nullptr;
+  std::vector<retcon_result> results;
+  int32_t frame = -5;
+};
+Calls* g_calls = nullptr;
+
+void every_mutating_call(Game*) {
+  Calls& c = *g_calls;
+  if (!c.results.empty()) return;  // once
+  const uint8_t in[4] = {};
+  c.results.push_back(retcon_session_add_local_input(c.session, 0, in, sizeof in));
+  c.results.push_back(retcon_session_advance_frame(c.session));
+  c.results.push_back(retcon_session_poll(c.session, 1));
+  c.results.push_back(retcon_session_set_input_delay(c.session, 0, 1));
+  c.results.push_back(retcon_session_disconnect_player(c.session, 1));
+  c.results.push_back(retcon_session_destroy(c.session));
+  EXPECT_EQ(retcon_session_current_frame(c.session, &c.frame), RETCON_RESULT_OK);
+}
+
+TEST(CapiReentry, EveryMutatingCallFromOnEventIsRefused) {
+  Pair pair;
+  pair.build(false);
+  ASSERT_TRUE(pair.run_until_running());
+  for (int t = 0; t < 10; ++t) pair.tick();
+  Calls calls;
+  calls.session = pair.session[0];
+  g_calls = &calls;
+  pair.games[0].extra = every_mutating_call;
+  ASSERT_EQ(retcon_session_disconnect_player(pair.session[0], 1), RETCON_RESULT_OK);
+  pair.games[0].extra = nullptr;
+  g_calls = nullptr;
+  ASSERT_EQ(calls.results.size(), 6u);
+  for (size_t k = 0; k < calls.results.size(); ++k)
+    EXPECT_EQ(calls.results[k], RETCON_RESULT_WRONG_STATE) << "call " << k;
+  EXPECT_GT(calls.frame, 0);
+  // Afterwards the session takes calls again.
+  EXPECT_EQ(retcon_session_poll(pair.session[0], pair.now), RETCON_RESULT_OK);
+}
+
+}  // namespace
+}  // namespace retcon::test

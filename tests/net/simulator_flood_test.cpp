@@ -1,0 +1,220 @@
+// The NetworkSimulator under a flood: each poll reads at most its budget from the inner
+// transport (the rest waits there), the delay line holds at most its capacity (the rest is a
+// counted drop), memory stays bounded, and a match through a flooded simulator still runs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "retcon/transport.h"
+#include "retcon/p2p.h"
+#include "support/test_game.h"
+
+namespace retcon::test {
+namespace {
+
+// Counts what the simulator takes from the inner transport.
+class CountingTransport final : public Transport {
+ public:
+  explicit CountingTransport(Transport& inner) : inner_(inner) {}
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override { return inner_.send(to, data, length); }
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
+    const bool got = inner_.receive(from, buffer, capacity, length);
+    received += got;
+    return got;
+  }
+  uint64_t received = 0;
+
+ private:
+  Transport& inner_;
+};
+
+// A socket under a flood: a stranger's junk datagrams (as many as `pending`) interleaved with
+// the real ones of the inner transport, `ratio` junk for each real one, generated on the fly
+// (a queue of 200k datagrams would be the test's own memory, not the simulator's).
+class FloodMixer final : public Transport {
+ public:
+  FloodMixer(Transport& inner, uint32_t ratio) : inner_(inner), ratio_(ratio) {
+    PeerAddress::from_bytes(reinterpret_cast<const uint8_t*>("stranger"), 8, &stranger_);
+  }
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override { return inner_.send(to, data, length); }
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
+    const bool real_turn = ratio_ == 0 || turn_++ % (ratio_ + 1) == ratio_;
+    if ((pending == 0 || real_turn) && inner_.receive(from, buffer, capacity, length)) return true;
+    if (pending == 0) return false;
+    --pending;
+    if (from) *from = stranger_;
+    std::memset(buffer, 0x5a, 64);
+    *length = 64;
+    return true;
+  }
+  uint64_t pending = 0;
+
+ private:
+  Transport& inner_;
+  uint32_t ratio_;
+  uint64_t turn_ = 0;
+  PeerAddress stranger_;
+};
+
+// Drains one poll (receive until false); returns the datagrams delivered.
+size_t poll_once(NetworkSimulator& sim) {
+  PeerAddress from;
+  uint8_t buffer[2048];
+  size_t length = 0, n = 0;
+  while (sim.receive(&from, buffer, sizeof buffer, &length)) ++n;
+  return n;
+}
+
+TEST(SimulatorFlood, TwoHundredThousandDatagramsArriveInBoundedPollsAndBoundedMemory) {
+  InMemoryNetwork net;
+  FloodMixer flood(*net.add_endpoint(), 0);
+  constexpr uint64_t kFlood = 200000;
+  flood.pending = kFlood;
+  CountingTransport counted(flood);
+  NetworkSimulator sim(counted, 1);
+  LinkProfile slow;
+  slow.latency_us = 50000;  // everything is held a while: the delay line fills
+  slow.jitter_us = 20000;
+  sim.set_incoming(slow);
+  SimulatorLimits limits;
+  limits.receive_budget = 1000;
+  limits.capacity = 2048;
+  sim.set_limits(limits);
+
+  uint64_t now = 0, delivered = 0;
+  size_t peak_bytes = 0, peak_held = 0;
+  int polls = 0;
+  while (delivered + sim.incoming_stats().dropped_capacity < kFlood && polls < 100000) {
+    now += 16667;
+    sim.set_time(now);
+    const uint64_t before = counted.received;
+    delivered += poll_once(sim);
+    ++polls;
+    // One poll reads no more than its budget, whatever is waiting.
+    ASSERT_LE(counted.received - before, limits.receive_budget) << "poll " << polls;
+    peak_held = std::max(peak_held, sim.in_flight());
+    peak_bytes = std::max(peak_bytes, sim.buffer_bytes());
+  }
+  EXPECT_EQ(counted.received, kFlood);  // everything was read, over several polls
+  EXPECT_GE(polls, int(kFlood / limits.receive_budget));
+  EXPECT_LE(peak_held, limits.capacity);
+  // Bounded by the capacity (slots of an MTU each, plus bookkeeping), not by the flood.
+  EXPECT_LE(peak_bytes, size_t(limits.capacity) * 1800 + 65536 + 2 * 64 * 1800);
+  EXPECT_EQ(delivered + sim.incoming_stats().dropped_capacity, kFlood);
+  EXPECT_GT(sim.incoming_stats().budget_exhausted, 0u);
+  EXPECT_EQ(sim.incoming_stats().delivered, delivered);
+}
+
+TEST(SimulatorFlood, BeyondCapacityDatagramsAreCountedDrops) {
+  InMemoryNetwork net;
+  InMemoryTransport* a = net.add_endpoint();
+  InMemoryTransport* b = net.add_endpoint();
+  NetworkSimulator sim(*a, 1);
+  LinkProfile held;
+  held.latency_us = 1000000;
+  sim.set_outgoing(held);
+  SimulatorLimits limits;
+  limits.capacity = 100;
+  sim.set_limits(limits);
+  const uint8_t data[10] = {};
+  for (int i = 0; i < 250; ++i) ASSERT_EQ(sim.send(b->address(), data, sizeof data), Result::ok);
+  EXPECT_EQ(sim.in_flight(), 100u);
+  EXPECT_EQ(sim.outgoing_stats().dropped_capacity, 150u);
+  sim.set_time(1000000);
+  EXPECT_EQ(sim.in_flight(), 0u);
+  EXPECT_EQ(b->pending(), 100u);
+}
+
+TEST(SimulatorFlood, EqualDueTimesLeaveInOrderAndEarlierOnesFirst) {
+  InMemoryNetwork net;
+  InMemoryTransport* a = net.add_endpoint();
+  InMemoryTransport* b = net.add_endpoint();
+  NetworkSimulator sim(*a, 1);
+  LinkProfile jittery;
+  jittery.latency_us = 1000;
+  jittery.jitter_us = 50000;
+  sim.set_outgoing(jittery);
+  for (uint8_t i = 0; i < 200; ++i) ASSERT_EQ(sim.send(b->address(), &i, 1), Result::ok);
+  sim.set_time(100000);
+  // Delivered in due order: with jitter, not in send order, but every one once.
+  std::vector<int> seen(200, 0);
+  PeerAddress from;
+  uint8_t byte = 0;
+  size_t length = 0;
+  int n = 0;
+  while (b->receive(&from, &byte, 1, &length)) {
+    ++seen[byte];
+    ++n;
+  }
+  EXPECT_EQ(n, 200);
+  for (int count : seen) EXPECT_EQ(count, 1);
+}
+
+// A stranger floods one player's machine in the middle of a match (30 junk datagrams for every
+// real one, 200k in all): its simulator reads the flood over many polls, the match may stall a
+// while, then finishes with both machines' states equal frame by frame.
+TEST(SimulatorFlood, AMatchThroughAFloodedSimulatorStillRuns) {
+  InMemoryNetwork net;
+  InMemoryTransport* wires[2] = {net.add_endpoint(), net.add_endpoint()};
+  FloodMixer flood(*wires[0], 30);
+  std::unique_ptr<NetworkSimulator> sims[2] = {std::make_unique<NetworkSimulator>(flood, 1),
+                                               std::make_unique<NetworkSimulator>(*wires[1], 2)};
+  TestGame games[2];
+  std::vector<uint64_t> hashes[2];
+  std::unique_ptr<P2PSession> sessions[2];
+  LinkProfile link;
+  link.latency_us = 20000;
+  for (uint32_t i = 0; i < 2; ++i) {
+    sims[i]->set_outgoing(link);
+    hashes[i].assign(2000, 0);
+    games[i].start_hashes = &hashes[i];
+    games[i].events.reserve(4096);
+    P2PConfig c;
+    c.session.num_players = 2;
+    c.session.input_size = 1;
+    c.session.max_state_size = 256;
+    c.session.callbacks = bind_game(games[i]);
+    c.network.transport = sims[i].get();
+    c.network.rng_seed = 5 + i;
+    for (uint32_t p = 0; p < 2; ++p) {
+      c.players[p].kind = p == i ? PlayerKind::local : PlayerKind::remote;
+      c.players[p].address = wires[p]->address();
+    }
+    ASSERT_EQ(create_p2p_session(c, &sessions[i]), Result::ok);
+  }
+  constexpr Frame kFrames = 1200;
+  uint64_t now = 0;
+  for (int t = 0; t < 20000; ++t) {
+    now += 16667;
+    if (t == 200) flood.pending = 200000;
+    bool done = true;
+    for (uint32_t i = 0; i < 2; ++i) {
+      sims[i]->set_time(now);
+      sessions[i]->poll(now);
+      if (sessions[i]->confirmed_frame() < kFrames) done = false;
+      if (!sessions[i]->running() || sessions[i]->current_frame() >= kFrames + 60) continue;
+      const uint8_t in = uint8_t(sessions[i]->current_frame() / 9 + i);
+      sessions[i]->add_local_input(PlayerIndex(i), &in, 1);
+      sessions[i]->advance_frame();
+    }
+    if (done) break;
+  }
+  EXPECT_EQ(flood.pending, 0u);
+  EXPECT_EQ(sessions[0]->dropped_unknown_address(), 200000u);
+  EXPECT_GT(sims[0]->incoming_stats().budget_exhausted, 0u);
+  EXPECT_LE(sims[0]->buffer_bytes(), size_t(8192) * 1800 + 65536 + 2 * 64 * 1800);
+  for (uint32_t i = 0; i < 2; ++i) {
+    ASSERT_GE(sessions[i]->confirmed_frame(), kFrames) << "machine " << i;
+    EXPECT_EQ(games[i].frame_errors, 0);
+    for (const Event& e : games[i].events) {
+      EXPECT_NE(e.type, EventType::disconnected);
+      EXPECT_NE(e.type, EventType::desync_detected);
+    }
+  }
+  for (Frame f = 0; f <= kFrames; ++f) ASSERT_EQ(hashes[0][size_t(f)], hashes[1][size_t(f)]) << "frame " << f;
+}
+
+}  // namespace
+}  // namespace retcon::test
