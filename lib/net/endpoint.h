@@ -220,6 +220,9 @@ class Endpoint {
     return state_ == EndpointState::running || state_ == EndpointState::interrupted;
   }
   int32_t sync_progress() const noexcept { return sync_done_; }
+  // Handshakes of another protocol version arrived (unverifiable, so never acted on at once):
+  // a session giving up on a handshake reports a version mismatch instead of a timeout.
+  bool saw_other_version() const noexcept { return saw_other_version_; }
   int32_t sync_total() const noexcept { return config_.sync_round_trips; }
   RejectReason reject_reason() const noexcept { return reject_reason_; }
   // What the peer said about itself in the handshake (valid once one arrived).

@@ -443,6 +443,14 @@ void P2PSessionImpl::watch_handshakes() {
     if (peer.dropped || peer.endpoint.state() != EndpointState::synchronizing) continue;
     peer.handshake.observe(peer.endpoint.sync_progress(), now_);
     if (now_ - peer.handshake.at_us < handshake_timeout_us_) continue;
+    if (peer.endpoint.saw_other_version() && peer.endpoint.sync_progress() == 0) {
+      // Most likely an older or newer retcon: say so rather than "timed out".
+      peer.endpoint.send_disconnect();
+      emit_peer_event(EventType::handshake_rejected, peer, "protocol version differs");
+      if (peer.spectator) peer.dropped = true;
+      else failed_ = true;
+      continue;
+    }
     driver_.reporter().log(LogLevel::warning, "peer %u: no handshake progress for %llu ms: given up", i,
                            static_cast<unsigned long long>((now_ - peer.handshake.at_us) / 1000));
     drop_peer(peer, true);

@@ -188,6 +188,11 @@ class SpectatorSessionImpl final : public P2PSession {
     host_.handshake.observe(host_.endpoint.sync_progress(), now_);
     if (now_ - host_.handshake.at_us < handshake_timeout_us_) return;
     host_.endpoint.send_disconnect();
+    if (host_.endpoint.saw_other_version() && host_.endpoint.sync_progress() == 0) {
+      host_.dropped = true;
+      emit(EventType::handshake_rejected, "the host's protocol version differs");
+      return;
+    }
     host_gone("no handshake progress with the host for the handshake timeout");
   }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 namespace fighter {
@@ -37,19 +38,26 @@ bool open_udp_peer(const std::string& bind, uint16_t port, const std::string& re
   retcon::format_ip_address((*udp)->local_address(), local, sizeof local);
   std::printf("listening on %s\n", local);
   std::fflush(stdout);
-  if (remote != "any") {
+  if (remote.rfind("file:", 0) != 0) {
     if (parse_peer_address(remote, peer)) return true;
-    std::fprintf(stderr, "bad remote address '%s' (want HOST:PORT or any)\n", remote.c_str());
+    std::fprintf(stderr, "bad remote address '%s' (want HOST:PORT or file:PATH)\n", remote.c_str());
     return false;
   }
+  // Datagrams that arrive meanwhile stay in the socket: the session drops every one whose sender
+  // is not the configured peer (and the peer's handshake repeats anyway).
+  const std::string path = remote.substr(5);
   const auto start = std::chrono::steady_clock::now();
-  uint8_t buffer[2048];
-  size_t length = 0;
   while (std::chrono::steady_clock::now() - start < std::chrono::microseconds(wait_us)) {
-    if ((*udp)->receive(peer, buffer, sizeof buffer, &length)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::ifstream in(path);
+    std::string line;
+    if (in && std::getline(in, line) && !line.empty()) {
+      if (parse_peer_address(line, peer)) return true;
+      std::fprintf(stderr, "bad peer address '%s' in %s\n", line.c_str(), path.c_str());
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  std::fprintf(stderr, "no peer within %.0f s\n", double(wait_us) / 1e6);
+  std::fprintf(stderr, "no peer address in %s within %.0f s\n", path.c_str(), double(wait_us) / 1e6);
   return false;
 }
 

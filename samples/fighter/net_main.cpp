@@ -4,12 +4,13 @@
 // ~100 ms RTT, jitter, 5% loss each way). Ends by itself after --seconds and prints a report whose
 // `checksum` line both processes must agree on (run_net_pair.sh compares them).
 //
-//   fighter_net --player 0 --local-port 0 --remote any          # prints "listening on HOST:PORT"
-//   fighter_net --player 1 --local-port 0 --remote 127.0.0.1:PORT
+//   fighter_net --player 0 --local-port 0 --remote file:B.addr   # prints "listening on HOST:PORT"
+//   fighter_net --player 1 --local-port 0 --remote 127.0.0.1:PORT # then: echo HOST:PORT > B.addr
 //
-// --remote any: the peer is whoever sends the first datagram (its handshake; the handshake
-// repeats, so dropping that first datagram costs nothing). That lets both sides bind port 0,
-// so nothing ever depends on a fixed port being free.
+// The peer is always the configured address: datagrams from anyone else are dropped by the
+// session. --remote file:PATH waits for PATH to name it, so both sides can bind port 0 and
+// nothing depends on a fixed port (run_net_pair.sh does exactly this). The connection nonces
+// come from fresh OS entropy on every run.
 // Exit status: 0 both confirmed the last frame and no desync was reported, 1 otherwise,
 // 2 bad usage or no socket.
 #include <algorithm>
@@ -52,7 +53,7 @@ struct Options {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: fighter_net --player 0|1 --remote HOST:PORT|any [--local-port P] [--bind HOST]\n"
+               "usage: fighter_net --player 0|1 --remote HOST:PORT|file:PATH [--local-port P] [--bind HOST]\n"
                "                   [--seconds N] [--seed S] [--profile NAME | --no-sim] [--progress]\n"
                "                   [--replay FILE] [--max-prediction F]\n");
 }

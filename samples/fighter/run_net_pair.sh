@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs a 2-process fighter match over loopback UDP and compares the two reports.
 #   run_net_pair.sh BIN_DIR [--seconds N] [--profile NAME] [other fighter_net flags...]
-# Process A binds port 0 and waits for its peer; B binds port 0 and is told A's port, so no
-# fixed port is ever needed. A shows a live progress line. Exit status 0 when both processes
-# succeeded and report the same checksum of the last frame, 1 otherwise.
+# Both bind port 0, so no fixed port is ever needed: B is told A's port, A is told B's (through a
+# file it waits for): each accepts only the other, never whoever sends first. A shows a live
+# progress line. Exit status 0 when both processes succeeded and report the same checksum of the last frame, 1 otherwise.
 # NET_PAIR_A / NET_PAIR_B: the command that runs process A / B instead of BIN_DIR/fighter_net,
 # e.g. "build/windows/wine_run build/windows/bin/fighter_net.exe" (a Windows peer under Wine).
 set -uo pipefail
@@ -19,7 +19,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"${run_a[@]}" --player 0 --local-port 0 --remote any --progress "$@" >"$tmp/a.out" &
+"${run_a[@]}" --player 0 --local-port 0 --remote "file:$tmp/b.addr" --progress "$@" >"$tmp/a.out" &
 pid_a=$!
 port=""
 for _ in $(seq 1 200); do
@@ -36,6 +36,15 @@ if [ -z "$port" ]; then
 fi
 "${run_b[@]}" --player 1 --local-port 0 --remote "127.0.0.1:$port" "$@" >"$tmp/b.out" 2>"$tmp/b.err" &
 pid_b=$!
+port_b=""
+for _ in $(seq 1 200); do
+  port_b=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$tmp/b.out")
+  [ -n "$port_b" ] && break
+  kill -0 "$pid_b" 2>/dev/null || break
+  sleep 0.05
+done
+# Written whole, then renamed: A never reads half a line.
+echo "127.0.0.1:${port_b:-0}" >"$tmp/b.addr.part" && mv "$tmp/b.addr.part" "$tmp/b.addr"
 wait "$pid_a"; status_a=$?
 wait "$pid_b"; status_b=$?
 

@@ -3,7 +3,7 @@
 //   P2: arrows move/jump/crouch, J light, K heavy, L block
 // Usage: fighter_sdl [--players 2..4] [--seed S] [--scale K] [--rollback N]
 //                    [--auto] [--frames N] [--screenshot FILE.bmp]
-//        fighter_sdl --net --player 0|1 --remote HOST:PORT|any [--local-port P] [--bind HOST]
+//        fighter_sdl --net --player 0|1 --remote HOST:PORT|file:PATH [--local-port P] [--bind HOST]
 //                    [--profile NAME | --no-sim] [--seed S] [--auto] ...
 // --net: a 2-player match against another process (fighter_sdl --net or fighter_net) over UDP,
 // through the same FighterPeer code as fighter_net; the keyboard (P1 keys) plays the local
@@ -44,7 +44,7 @@ struct Options {
   const char* screenshot = nullptr;
   bool net = false;
   int net_player = 0;
-  const char* remote = "any";
+  const char* remote = nullptr;  // required with --net: the configured peer, never a guess
   const char* bind = "127.0.0.1";
   uint16_t local_port = 0;
   const char* profile = nullptr;  // null: no simulated conditions
@@ -71,7 +71,7 @@ bool parse(int argc, char** argv, Options* o) {
     else return false;
   }
   if (o->net) o->players = 2;
-  if (o->net && (o->net_player < 0 || o->net_player > 1)) return false;
+  if (o->net && (o->net_player < 0 || o->net_player > 1 || o->remote == nullptr)) return false;
   if (o->profile != nullptr && fighter::find_net_profile(o->profile) == nullptr) return false;
   return o->players >= fighter::kMinPlayers && o->players <= fighter::kMaxPlayers &&
          o->scale >= 1 && o->scale <= 4;
@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: fighter_sdl [--players 2..4] [--seed S] [--scale 1..4] [--rollback N]\n"
                  "                   [--auto] [--frames N] [--screenshot FILE.bmp]\n"
-                 "       fighter_sdl --net --player 0|1 --remote HOST:PORT|any [--local-port P]\n"
+                 "       fighter_sdl --net --player 0|1 --remote HOST:PORT|file:PATH [--local-port P]\n"
                  "                   [--bind HOST] [--profile NAME | --no-sim] [...]\n");
     return 2;
   }

@@ -53,7 +53,7 @@ def main():
     sessions = []
     for i in range(PLAYERS):
         players = ["local" if p == i else wires[p].address for p in range(PLAYERS)]
-        sessions.append(retcon.p2p_session(games[i], players, 1, 64, links[i], rng_seed=7 + i))
+        sessions.append(retcon.p2p_session(games[i], players, 1, 64, links[i]))  # fresh entropy
 
     # Play on past FRAMES until every machine has confirmed it, and a few ticks more: the last
     # frames were first simulated on predictions, and a late correction is re-simulated by the

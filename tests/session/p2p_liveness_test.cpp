@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "support/liveness_monitor.h"
 #include "support/match_checks.h"
@@ -164,6 +165,114 @@ TEST(P2PLiveness, DroppingTheOnlyPeerBeforeItSynchronizedDoesNotStartAMatchAlone
   EXPECT_FALSE(match.machine(0).session->running());
   EXPECT_EQ(match.count_events(0, EventType::cannot_continue), 1u);
   EXPECT_EQ(match.count_events(0, EventType::running), 0u);
+}
+
+// Timeouts off, and a peer black-holed twice: no disconnect ever, but each stall is told once,
+// after the notify delay, naming the player awaited; the match resumes after each blackout.
+TEST(P2PLiveness, BlackHoleWithTimeoutsOffIsToldOncePerStall) {
+  MatchOptions o;
+  o.machines = 2;
+  o.frames = 100000;
+  o.disconnect_timeout_us = 0;
+  o.notify_delay_us = 500000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  LinkProfile holes;
+  holes.blackouts = {{3000000, 8000000}, {12000000, 20000000}};
+  match.machine(1).sim->set_outgoing(holes);
+  LivenessMonitor::Limits limits;
+  limits.notify_delay_us = o.notify_delay_us;
+  limits.disconnect_timeout_us = 0;
+  LivenessMonitor monitor(match, limits);
+  for (int t = 0; t < 60 * 24; ++t) {
+    match.tick();
+    monitor.observe();
+  }
+  EXPECT_EQ(monitor.violation(), "");
+  EXPECT_GT(monitor.longest_stall_us(), 4000000u);
+  // Machine 0 waited for player 1 in each blackout: told once each time, at the notify delay.
+  std::vector<uint64_t> told;
+  const std::vector<Event>& events = match.machine(0).game.events;
+  for (size_t k = 0; k < events.size(); ++k) {
+    if (events[k].type != EventType::prediction_limit) continue;
+    EXPECT_EQ(events[k].player, 1);
+    EXPECT_GE(events[k].frame, 0);
+    told.push_back(monitor.event_time(0, k));
+  }
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_GT(told[0], 3000000u);
+  EXPECT_LT(told[0], 3000000u + 8 * kTick + o.notify_delay_us + 3 * kTick);
+  EXPECT_GT(told[1], 12000000u);
+  EXPECT_LT(told[1], 12000000u + 8 * kTick + o.notify_delay_us + 3 * kTick);
+  EXPECT_EQ(match.count_events(0, EventType::disconnected), 0u);
+  // And it plays on after each blackout.
+  EXPECT_GT(match.machine(0).session->confirmed_frame(), 60 * 10);  // 24 s less 13 s of blackouts
+  expect_survivors_agree(match, {0, 1}, std::min(match.machine(0).session->confirmed_frame(),
+                                                 match.machine(1).session->confirmed_frame()));
+}
+
+// A peer that keeps sending keep-alives while its game no longer advances: the endpoint sees a
+// live connection, the session sees a stream that does not move. Told after the notify delay,
+// dropped after the disconnect timeout, and the other machine plays on.
+TEST(P2PLiveness, PeerWhoseFramesStopButKeepsSendingIsDropped) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 100000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  LivenessMonitor monitor(match, {});
+  uint64_t frozen_at = 0;
+  for (int t = 0; t < 60 * 15; ++t) {
+    if (t == 60 * 3) {
+      match.machine(2).frozen = true;
+      frozen_at = match.now();
+    }
+    match.tick();
+    monitor.observe();
+  }
+  EXPECT_EQ(monitor.violation(), "");
+  for (uint32_t m : {0u, 1u}) {
+    EXPECT_EQ(match.count_events(m, EventType::connection_interrupted), 0u) << "machine " << m;  // it was heard
+    const long stall = monitor.find_event(m, EventType::prediction_limit, 2);
+    const long gone = monitor.find_event(m, EventType::disconnected, 2);
+    ASSERT_GE(stall, 0) << "machine " << m;
+    ASSERT_GE(gone, 0) << "machine " << m;
+    EXPECT_LE(monitor.event_time(m, size_t(stall)), frozen_at + 1000000 + 750000);
+    EXPECT_GE(monitor.event_time(m, size_t(gone)), frozen_at + 5000000);
+    EXPECT_LE(monitor.event_time(m, size_t(gone)), frozen_at + 5000000 + 1000000);
+    EXPECT_GT(match.machine(m).session->current_frame(), 60 * 9) << "machine " << m << " did not go on";
+  }
+  expect_survivors_agree(match, {0, 1}, std::min(match.machine(0).session->confirmed_frame(),
+                                                 match.machine(1).session->confirmed_frame()));
+}
+
+// A peer that stops receiving (so stops acknowledging) but still sends: the others hear it and
+// get its frames, it hears nobody. It drops them after its silence timeout, they learn it from
+// its connect status and part ways with it; every machine keeps playing.
+TEST(P2PLiveness, PeerThatStopsAcknowledgingPartsWaysAndEveryoneGoesOn) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 100000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  LinkProfile deaf;
+  deaf.blackouts = {{3000000, UINT64_MAX}};
+  match.machine(2).sim->set_incoming(deaf);
+  LivenessMonitor monitor(match, {});
+  for (int t = 0; t < 60 * 15; ++t) {
+    match.tick();
+    monitor.observe();
+  }
+  EXPECT_EQ(monitor.violation(), "");
+  for (uint32_t m : {0u, 1u}) {
+    const long gone = monitor.find_event(m, EventType::disconnected, 2);
+    ASSERT_GE(gone, 0) << "machine " << m;
+    EXPECT_LE(monitor.event_time(m, size_t(gone)), 3000000u + 5000000u + 1000000u) << "machine " << m;
+    EXPECT_GT(match.machine(m).session->current_frame(), 60 * 9) << "machine " << m;
+  }
+  EXPECT_GE(monitor.find_event(2, EventType::cannot_continue), 0);  // alone now, and told so
+  expect_survivors_agree(match, {0, 1}, std::min(match.machine(0).session->confirmed_frame(),
+                                                 match.machine(1).session->confirmed_frame()));
 }
 
 // The handshake timeout is the config's: with it off, a silent peer is waited for (the match

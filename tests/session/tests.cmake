@@ -10,4 +10,5 @@ retcon_add_test(session_tests
   ${CMAKE_CURRENT_LIST_DIR}/time_sync_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lateness_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/adaptive_delay_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/p2p_liveness_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/p2p_liveness_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/p2p_liveness_property_test.cpp)

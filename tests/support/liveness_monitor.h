@@ -2,8 +2,10 @@
 //   1. a running machine whose advance is refused (prediction limit) for longer than the notify
 //      delay has been told (prediction_limit, connection_interrupted, disconnected or
 //      cannot_continue since the stall began);
-//   2. with timeouts on, no such stall outlasts `stall_bound_us`, and one that outlasts the
-//      disconnect timeout plus the handshake timeout saw a disconnected event;
+//   2. with timeouts on, such a stall never goes on longer than the disconnect timeout plus a
+//      grace (the handshake timeout, or the disconnect timeout when that is off: a peer that
+//      never sent a frame may still be handshaking with a third machine) without a disconnected
+//      (or cannot_continue) event: counted from the stall's start or the last such event;
 //   3. with a handshake timeout, a machine not running has made handshake progress (an event)
 //      within that timeout, or was told the match cannot start.
 // Call observe() after every Match::tick(); violation() is empty while the promise holds.
@@ -23,13 +25,10 @@ class LivenessMonitor {
     uint64_t notify_delay_us = 750000;
     uint64_t disconnect_timeout_us = 5000000;  // 0: timeouts off (only rule 1 applies)
     uint64_t handshake_timeout_us = 10000000;
-    uint64_t stall_bound_us = 0;               // 0: 2 x disconnect + handshake + 1 s
     uint64_t slack_us = 50000;                 // a few ticks of scheduling
   };
 
   LivenessMonitor(Match& match, const Limits& limits) : match_(match), limits_(limits) {
-    if (limits_.stall_bound_us == 0)
-      limits_.stall_bound_us = 2 * limits_.disconnect_timeout_us + limits_.handshake_timeout_us + 1000000;
     tracks_.resize(match.size());
   }
 
@@ -109,10 +108,16 @@ class LivenessMonitor {
                               EventType::disconnected, EventType::cannot_continue}))
       fail(m, "stalled " + std::to_string(lasted / 1000) + " ms and nobody told the game");
     if (limits_.disconnect_timeout_us == 0) return;
-    if (lasted > limits_.disconnect_timeout_us + limits_.handshake_timeout_us + limits_.slack_us &&
-        !seen_since(m, from, {EventType::disconnected, EventType::cannot_continue}))
-      fail(m, "stalled " + std::to_string(lasted / 1000) + " ms with no disconnected event");
-    if (lasted > limits_.stall_bound_us) fail(m, "stalled " + std::to_string(lasted / 1000) + " ms");
+    // The latest disconnected / cannot_continue event of this stall, or its start.
+    uint64_t since = t.since_us - 16667;
+    const std::vector<Event>& events = match_.machine(m).game.events;
+    for (size_t k = from; k < events.size(); ++k)
+      if (events[k].type == EventType::disconnected || events[k].type == EventType::cannot_continue)
+        since = std::max(since, t.event_times[k]);
+    const uint64_t grace = limits_.handshake_timeout_us != 0 ? limits_.handshake_timeout_us : limits_.disconnect_timeout_us;
+    if (now - since > limits_.disconnect_timeout_us + grace + limits_.slack_us)
+      fail(m, "stalled " + std::to_string(lasted / 1000) + " ms, " + std::to_string((now - since) / 1000) +
+                  " ms of it without a disconnected event");
   }
 
   void check_start(uint32_t m, const Track& t, uint64_t now) {

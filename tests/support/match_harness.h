@@ -61,6 +61,7 @@ struct Machine {
   std::vector<uint64_t> hashes;     // state hash at the start of each frame (last simulation)
   bool spectator = false;
   bool stopped = false;             // crashed / left: no more polls
+  bool frozen = false;              // polls (keep-alives flow) but never advances: stuck game
   uint64_t stalls = 0;
   uint64_t waits = 0;               // ticks skipped on time-sync advice
   bool retry = false;               // advance refused this tick
@@ -193,7 +194,7 @@ class Match {
       if (me.stopped) continue;
       me.sim->set_time(now_);
       me.session->poll(now_);
-      if (!me.session->running()) continue;
+      if (!me.session->running() || me.frozen) continue;
       if (me.spectator) {
         const Result r = me.session->advance_frame();
         if (r != Result::ok) ++me.stalls;
