@@ -148,8 +148,8 @@ TEST(P2PLiveness, TwoPlayersWhosePeerNeverAnswersAreToldTheMatchCannotStart) {
   ASSERT_GE(over, 0);
   EXPECT_LE(monitor.event_time(0, size_t(over)), o.handshake_timeout_us + 3 * kTick);  // from the first poll
   EXPECT_LT(monitor.find_event(0, EventType::running), 0);
-  uint8_t input = 0;
-  EXPECT_EQ(match.machine(0).session->add_local_input(0, &input, 1), Result::not_synchronized);
+  const uint8_t input[2] = {};
+  EXPECT_EQ(match.machine(0).session->add_local_input(0, input, sizeof input), Result::not_synchronized);
 }
 
 // Dropping the only peer by API before it synchronized does not start a match alone either.
