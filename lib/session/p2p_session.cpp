@@ -280,8 +280,9 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
   // still handshaking with, is gone (it died mid-handshake), and we start without it.
   agree_on_disconnects();
   update_running();
+  // Before running too: a peer dropped mid-handshake is announced like any other.
+  announce_agreed_cuts();
   if (running_) {
-    announce_agreed_cuts();
     for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
     timeline_.on_frame(driver_.frame(), now_);
     timeline_.on_confirmed(driver_.confirmed_frame(), now_);
@@ -417,19 +418,24 @@ void P2PSessionImpl::check_anyone_left() {
 }
 
 // The remote player whose next input the prediction window waits for: the one confirmed least
-// far among those still connected. -1 when none (nothing remote bounds the window).
+// far among those still connected; else a dropped player whose cut the peers have not all
+// reported yet (its provisional cut bounds the window until they do). -1 when none.
 PlayerIndex P2PSessionImpl::awaited_player() const {
-  PlayerIndex awaited = -1;
+  PlayerIndex awaited = -1, unagreed = -1;
   Frame lowest = INT32_MAX;
   for (uint32_t p = 0; p < num_players_; ++p) {
-    if (driver_.is_local(PlayerIndex(p)) || driver_.is_disconnected(PlayerIndex(p))) continue;
+    if (driver_.is_local(PlayerIndex(p))) continue;
+    if (driver_.is_disconnected(PlayerIndex(p))) {
+      if (unagreed < 0 && !driver_.cut_agreed(PlayerIndex(p))) unagreed = PlayerIndex(p);
+      continue;
+    }
     const Frame last = driver_.last_confirmed(PlayerIndex(p));
     if (last < lowest) {
       lowest = last;
       awaited = PlayerIndex(p);
     }
   }
-  return awaited;
+  return awaited >= 0 ? awaited : unagreed;
 }
 
 // A peer whose handshake made no round trip for the handshake timeout is given up (it died,
@@ -575,6 +581,9 @@ Result P2PSessionImpl::disconnect(PlayerIndex player) {
   if (peer == nullptr) return Result::invalid_player;  // local players cannot be dropped
   if (peer->dropped) return Result::player_disconnected;
   drop_peer(*peer, true);
+  // With nobody else to agree with (two players), the game hears of it at once.
+  announce_agreed_cuts();
+  check_anyone_left();
   return Result::ok;
 }
 

@@ -53,9 +53,10 @@ class SpectatorSessionImpl final : public P2PSession {
     handshake_timeout_us_ = c.network.handshake_timeout_us;
     e.logger = s.logger;
     notify_delay_us_ = e.notify_delay_us;
-    // The host may itself wait up to its disconnect timeout for a player before going on, so
-    // its stream is given twice that (plus the handshake time before its first frame).
-    progress_timeout_us_ = 2 * e.disconnect_timeout_us;
+    // The host may itself wait up to its disconnect timeout for a player, then for the other
+    // players to agree on its cut and for that cut to settle before it streams on, so its
+    // stream is given three times that (plus the handshake time before its first frame).
+    progress_timeout_us_ = 3 * e.disconnect_timeout_us;
     first_frame_grace_us_ = c.network.handshake_timeout_us != 0 ? c.network.handshake_timeout_us : e.disconnect_timeout_us;
     if (Result r = host_.endpoint.init(e); r != Result::ok) return r;
     // The reliable channel to the host (messages; blobs once state transfer sizes it).
