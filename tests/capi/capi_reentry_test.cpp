@@ -333,5 +333,151 @@ TEST(CapiReentry, EveryMutatingCallFromOnEventIsRefused) {
   EXPECT_EQ(retcon_session_poll(pair.session[0], pair.now), RETCON_RESULT_OK);
 }
 
+
+// Local and sync-test sessions: each callback of the game (save, load, advance, checksum,
+// on_event, the logger) runs a probe that tries every call changing the session, destroy
+// included. One test per entry point that runs callbacks: every try is refused, and the
+// session plays on afterwards.
+struct Probe {
+  retcon_session* session = nullptr;
+  bool armed = false;
+  int tries = 0;
+  int refused = 0;
+  std::vector<retcon_result> unexpected;
+};
+
+struct ProbedGame {
+  ctg_game game;
+  retcon_game_callbacks inner;  // ctg's own callbacks
+  Probe probe;
+};
+
+void probe_fire(ProbedGame* g) {
+  Probe& p = g->probe;
+  if (!p.armed || p.session == nullptr) return;
+  p.armed = false;  // once per arming: the calls below must not recurse through it
+  ++p.tries;
+  const uint8_t in[2] = {};
+  uint64_t sum = 0;
+  const retcon_result results[] = {
+      retcon_session_add_local_input(p.session, 0, in, sizeof in),
+      retcon_session_advance_frame(p.session),
+      retcon_session_poll(p.session, 1),
+      retcon_session_set_input_delay(p.session, 0, 1),
+      retcon_session_frame_checksum(p.session, 0, &sum),
+      retcon_session_destroy(p.session),
+  };
+  for (retcon_result r : results) {
+    if (r == RETCON_RESULT_WRONG_STATE) ++p.refused;
+    else p.unexpected.push_back(r);
+  }
+  int32_t frame = -5;
+  EXPECT_EQ(retcon_session_current_frame(p.session, &frame), RETCON_RESULT_OK);  // queries answer
+}
+
+size_t probed_save(void* user, int32_t frame, uint8_t* buffer, size_t capacity) {
+  auto* g = static_cast<ProbedGame*>(user);
+  probe_fire(g);
+  return g->inner.save_state(&g->game, frame, buffer, capacity);
+}
+void probed_load(void* user, int32_t frame, const uint8_t* buffer, size_t length) {
+  auto* g = static_cast<ProbedGame*>(user);
+  probe_fire(g);
+  g->inner.load_state(&g->game, frame, buffer, length);
+}
+void probed_advance(void* user, int32_t frame, const retcon_frame_inputs* inputs, uint32_t flags) {
+  auto* g = static_cast<ProbedGame*>(user);
+  probe_fire(g);
+  g->inner.advance_frame(&g->game, frame, inputs, flags);
+}
+uint64_t probed_checksum(void* user, int32_t frame, const uint8_t* buffer, size_t length) {
+  auto* g = static_cast<ProbedGame*>(user);
+  probe_fire(g);
+  return ctg_checksum(&g->game, frame, buffer, length);
+}
+void probed_event(void* user, const retcon_event*) { probe_fire(static_cast<ProbedGame*>(user)); }
+void probed_log(void* user, uint32_t, const char*) { probe_fire(static_cast<ProbedGame*>(user)); }
+
+struct LocalHarness {
+  ProbedGame g;
+  retcon_session* session = nullptr;
+
+  // kind 0: local session; 1: sync test (rolls back 2 frames every frame).
+  void build(int kind) {
+    ctg_init(&g.game);
+    retcon_game_callbacks_init(&g.inner);
+    ctg_bind(&g.game, &g.inner, 0);
+    retcon_session_config c;
+    retcon_session_config_init(&c);
+    c.num_players = 1;
+    c.input_size = 2;
+    c.max_state_size = 256;
+    c.logger.log = probed_log;
+    c.logger.user = &g;
+    c.logger.min_level = RETCON_LOG_DEBUG;
+    retcon_game_callbacks cb;
+    retcon_game_callbacks_init(&cb);
+    cb.user = &g;
+    cb.save_state = probed_save;
+    cb.load_state = probed_load;
+    cb.advance_frame = probed_advance;
+    cb.checksum = probed_checksum;
+    cb.on_event = probed_event;
+    if (kind == 0) {
+      ASSERT_EQ(retcon_local_session_create(&c, &cb, &session), RETCON_RESULT_OK);
+    } else {
+      retcon_sync_test_config st;
+      retcon_sync_test_config_init(&st);
+      st.check_distance = 2;
+      ASSERT_EQ(retcon_sync_test_session_create(&c, &st, &cb, &session), RETCON_RESULT_OK);
+    }
+    g.probe.session = session;
+  }
+  void step() {
+    const uint8_t in[2] = {1, 2};
+    ASSERT_EQ(retcon_session_poll(session, 0), RETCON_RESULT_OK);
+    ASSERT_EQ(retcon_session_add_local_input(session, 0, in, sizeof in), RETCON_RESULT_OK);
+    ASSERT_EQ(retcon_session_advance_frame(session), RETCON_RESULT_OK);
+  }
+  // Everything refused, and the session still plays.
+  void expect_refused_and_alive() {
+    EXPECT_GT(g.probe.tries, 0);
+    EXPECT_EQ(g.probe.refused, 6 * g.probe.tries);
+    EXPECT_TRUE(g.probe.unexpected.empty());
+    g.probe.armed = false;
+    int32_t before = 0, after = 0;
+    retcon_session_current_frame(session, &before);
+    for (int f = 0; f < 5; ++f) step();
+    retcon_session_current_frame(session, &after);
+    EXPECT_EQ(after, before + 5);
+  }
+  ~LocalHarness() {
+    g.probe.armed = false;
+    EXPECT_EQ(retcon_session_destroy(session), RETCON_RESULT_OK);
+  }
+};
+
+TEST(CapiReentry, LocalAdvanceFrameRefusesCallsFromItsCallbacks) {
+  LocalHarness h;
+  h.build(0);
+  for (int f = 0; f < 3; ++f) h.step();
+  h.g.probe.armed = true;
+  const uint8_t in[2] = {3, 4};
+  ASSERT_EQ(retcon_session_add_local_input(h.session, 0, in, sizeof in), RETCON_RESULT_OK);
+  ASSERT_EQ(retcon_session_advance_frame(h.session), RETCON_RESULT_OK);  // advance_frame callback
+  h.expect_refused_and_alive();
+}
+
+TEST(CapiReentry, SyncTestAdvanceFrameRefusesCallsFromItsRollback) {
+  LocalHarness h;
+  h.build(1);
+  for (int f = 0; f < 4; ++f) h.step();
+  h.g.probe.armed = true;  // the first callback of the check: a save, load or advance
+  const uint8_t in[2] = {3, 4};
+  ASSERT_EQ(retcon_session_add_local_input(h.session, 0, in, sizeof in), RETCON_RESULT_OK);
+  ASSERT_EQ(retcon_session_advance_frame(h.session), RETCON_RESULT_OK);
+  h.expect_refused_and_alive();
+}
+
 }  // namespace
 }  // namespace retcon::test
