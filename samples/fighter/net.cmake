@@ -17,6 +17,11 @@ if(RETCON_BUILD_TESTS)
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_net_pair.sh $<TARGET_FILE_DIR:fighter_net> --seconds 3)
   set_tests_properties(fighter_net_two_processes PROPERTIES TIMEOUT 90
     PASS_REGULAR_EXPRESSION "OK: both peers agree")
+  # A stranger's datagrams reach A first: A plays its configured peer all the same.
+  add_test(NAME fighter_net_ignores_strangers
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_net_pair.sh $<TARGET_FILE_DIR:fighter_net> --seconds 2)
+  set_tests_properties(fighter_net_ignores_strangers PROPERTIES TIMEOUT 90 ENVIRONMENT "NET_PAIR_STRANGER=1"
+    PASS_REGULAR_EXPRESSION "OK: both peers agree")
 endif()
 
 # Windows build: both processes run under Wine. With RETCON_LINUX_FIGHTER_NET (a Linux build's
@@ -26,6 +31,8 @@ endif()
 if(RETCON_BUILD_TESTS AND CMAKE_CROSSCOMPILING_EMULATOR)
   set(windows_fighter_net "${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:fighter_net>")
   set_property(TEST fighter_net_two_processes PROPERTY ENVIRONMENT
+    "NET_PAIR_A=${windows_fighter_net}" "NET_PAIR_B=${windows_fighter_net}")
+  set_property(TEST fighter_net_ignores_strangers APPEND PROPERTY ENVIRONMENT
     "NET_PAIR_A=${windows_fighter_net}" "NET_PAIR_B=${windows_fighter_net}")
   set(RETCON_LINUX_FIGHTER_NET "" CACHE FILEPATH "fighter_net of a Linux build, to play the Windows one")
   if(RETCON_LINUX_FIGHTER_NET)

@@ -197,6 +197,8 @@ int main(int argc, char** argv) {
               seconds > 0 ? double(peer.bytes_received()) / seconds : 0.0, seconds,
               sim.outgoing_stats().dropped_loss + sim.outgoing_stats().dropped_blackout, sim.outgoing_stats().sent);
   std::printf("desyncs %" PRIu64 "\n", peer.desyncs());
+  // Datagrams from any address but the configured peer's: dropped, never taken as the peer.
+  std::printf("datagrams from strangers dropped %" PRIu64 "\n", peer.session().dropped_unknown_address());
   if (opt.replay) {
     const retcon::Result r = peer.recorder().write_file(opt.replay);
     std::printf("replay %s: %s\n", opt.replay, retcon::result_name(r));

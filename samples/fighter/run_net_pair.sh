@@ -34,6 +34,11 @@ if [ -z "$port" ]; then
   cat "$tmp/a.out" >&2
   exit 1
 fi
+# NET_PAIR_STRANGER=1: before B even starts, a stranger sends A junk datagrams; A must ignore
+# them (it accepts only its configured peer) and play B as usual.
+if [ "${NET_PAIR_STRANGER:-0}" = 1 ]; then
+  for _ in 1 2 3; do printf 'stranger' >"/dev/udp/127.0.0.1/$port"; done
+fi
 "${run_b[@]}" --player 1 --local-port 0 --remote "127.0.0.1:$port" "$@" >"$tmp/b.out" 2>"$tmp/b.err" &
 pid_b=$!
 port_b=""
@@ -62,6 +67,10 @@ if [ "$status_a" -ne 0 ] || [ "$status_b" -ne 0 ]; then
 fi
 if [ -z "$sum_a" ] || [ "$sum_a" != "$sum_b" ]; then
   echo "DESYNC: A has '$sum_a', B has '$sum_b'"
+  exit 1
+fi
+if [ "${NET_PAIR_STRANGER:-0}" = 1 ] && ! grep -q '^datagrams from strangers dropped [1-9]' "$tmp/a.out"; then
+  echo "FAILED: A did not see (and drop) the stranger's datagrams"
   exit 1
 fi
 echo "OK: both peers agree on frame ${sum_a% *}: checksum ${sum_a#* }"
