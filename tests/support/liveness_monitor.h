@@ -55,6 +55,10 @@ class LivenessMonitor {
       if (t.first_poll_us == 0) t.first_poll_us = now;
       const Frame frame = me.session->current_frame();
       const bool refused = me.stalls > t.stalls && frame == t.frame;
+      // Events since the frame last advanced count for a stall that follows: a session tells
+      // when its window fills at a poll, which may be a tick the game spent waiting on
+      // time-sync advice, before its first refused advance.
+      if (frame != t.frame) t.events_at_advance = me.game.events.size();
       t.stalls = me.stalls;
       t.frame = frame;
       if (!me.session->running()) {
@@ -68,7 +72,7 @@ class LivenessMonitor {
       if (!t.stalled) {
         t.stalled = true;
         t.since_us = now;
-        t.events_at = events_before;  // what this tick's poll said counts
+        t.events_at = std::min(events_before, t.events_at_advance);  // this tick's poll counts too
       }
       check_stall(m, t, now);
     }
@@ -83,6 +87,7 @@ class LivenessMonitor {
     bool stalled = false;
     uint64_t since_us = 0;
     size_t events_at = 0;
+    size_t events_at_advance = 0;  // the event count when the frame last advanced
   };
 
   bool seen_since(uint32_t m, size_t from, std::initializer_list<EventType> types) const {
