@@ -53,11 +53,12 @@ class SpectatorSessionImpl final : public P2PSession {
     handshake_timeout_us_ = c.network.handshake_timeout_us;
     e.logger = s.logger;
     notify_delay_us_ = e.notify_delay_us;
-    // The host may itself wait up to its disconnect timeout for a player, then for the other
-    // players to agree on its cut and for that cut to settle before it streams on, so its
-    // stream is given three times that (plus the handshake time before its first frame).
-    progress_timeout_us_ = 3 * e.disconnect_timeout_us;
+    // The host may itself wait up to its disconnect timeout for a player (plus a grace of a
+    // handshake timeout for one that never sent a frame), then for the other players to agree
+    // on its cut and for that cut to settle before it streams on: its stream is given three
+    // disconnect timeouts plus that grace (plus the grace again before its first frame).
     first_frame_grace_us_ = c.network.handshake_timeout_us != 0 ? c.network.handshake_timeout_us : e.disconnect_timeout_us;
+    progress_timeout_us_ = e.disconnect_timeout_us != 0 ? 3 * e.disconnect_timeout_us + first_frame_grace_us_ : 0;
     if (Result r = host_.endpoint.init(e); r != Result::ok) return r;
     // The reliable channel to the host (messages; blobs once state transfer sizes it).
     if (Result r = host_.channel.init(ChannelConfig{}); r != Result::ok) return r;
