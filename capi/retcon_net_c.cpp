@@ -5,20 +5,13 @@
 #include <cstring>
 
 #include "handles.h"
+#include "network_config_c.h"
 #include "retcon.h"
 
 namespace {
 
 using namespace retcon::capi;
 using retcon::Result;
-
-// Addresses are the same bytes on both sides (abi_checks.cpp); the C++ side validates `size`.
-retcon::PeerAddress to_cpp(const retcon_peer_address& a) noexcept {
-  retcon::PeerAddress out;
-  out.size = a.size;
-  std::memcpy(out.bytes, a.bytes, sizeof out.bytes);
-  return out;
-}
 
 void address_to_c(const retcon::PeerAddress& a, retcon_peer_address* out) noexcept {
   out->size = a.size;
@@ -98,19 +91,6 @@ retcon_result peer_stats(const retcon_session* session, retcon_peer_stats* out, 
     copy_stats(s, out);
     return RETCON_RESULT_OK;
   });
-}
-
-template <class Config>
-void copy_network(const Config& c, retcon_transport* transport, retcon::NetworkConfig* out) noexcept {
-  out->transport = transport->transport;
-  out->frame_rate = c.frame_rate;
-  out->notify_delay_us = c.notify_delay_us;
-  out->disconnect_timeout_us = c.disconnect_timeout_us;
-  out->sync_round_trips = c.sync_round_trips;
-  out->rng_seed = c.rng_seed;
-  out->has_match_key = c.has_match_key != 0;
-  std::memcpy(out->match_key, c.match_key, sizeof out->match_key);
-  out->handshake_timeout_us = c.handshake_timeout_us;
 }
 
 // Shared by the two network session kinds: the transport check and its use count.
@@ -366,18 +346,7 @@ retcon_result retcon_p2p_session_create(const retcon_session_config* config, con
       [&](const retcon::SessionConfig& session, std::unique_ptr<retcon::P2PSession>* made) {
         retcon::P2PConfig c;
         c.session = session;
-        copy_network(*p2p, transport, &c.network);
-        c.network.input_batch_frames = p2p->input_batch_frames;
-        c.network.loss_hold_frames = p2p->loss_hold_frames;
-        c.desync_interval = p2p->desync_interval;
-        for (uint32_t p = 0; p < RETCON_MAX_PLAYERS; ++p) {
-          c.players[p].kind = static_cast<retcon::PlayerKind>(p2p->player_kinds[p]);
-          c.players[p].address = to_cpp(p2p->player_addresses[p]);
-        }
-        c.num_spectators = p2p->num_spectators;
-        for (uint32_t i = 0; i < p2p->num_spectators; ++i) c.spectators[i] = to_cpp(p2p->spectators[i]);
-        c.allow_local_only = p2p->allow_local_only != 0;
-        c.late_input_threshold = p2p->late_input_threshold;
+        p2p_config_from_c(*p2p, transport->transport, &c);
         if (const char* why = retcon::validate_p2p_config(c)) {
           reject(config, kFunction, why);  // logs the reason
           return Result::invalid_argument;
@@ -401,10 +370,7 @@ retcon_result retcon_spectator_session_create(const retcon_session_config* confi
       [&](const retcon::SessionConfig& session, std::unique_ptr<retcon::P2PSession>* made) {
         retcon::SpectatorConfig c;
         c.session = session;
-        copy_network(*spectator, transport, &c.network);
-        c.host = to_cpp(spectator->host);
-        c.catchup_threshold = spectator->catchup_threshold;
-        c.catchup_max_frames = spectator->catchup_max_frames;
+        spectator_config_from_c(*spectator, transport->transport, &c);
         if (const char* why = retcon::validate_spectator_config(c)) {
           reject(config, kFunction, why);  // logs the reason
           return Result::invalid_argument;

@@ -3,29 +3,12 @@
 #include <cstring>
 
 #include "handles.h"
+#include "network_config_c.h"
 #include "retcon/p2p.h"
 
 using namespace retcon::capi;
 
 namespace {
-
-retcon::PeerAddress address_of(const retcon_peer_address& a) noexcept {
-  retcon::PeerAddress out;
-  out.size = a.size <= RETCON_PEER_ADDRESS_CAPACITY ? a.size : RETCON_PEER_ADDRESS_CAPACITY + 1;
-  std::memcpy(out.bytes, a.bytes, RETCON_PEER_ADDRESS_CAPACITY);
-  return out;
-}
-
-template <class CConfig>
-void network_of(const CConfig& c, retcon::NetworkConfig* out) noexcept {
-  out->frame_rate = c.frame_rate;
-  out->notify_delay_us = c.notify_delay_us;
-  out->disconnect_timeout_us = c.disconnect_timeout_us;
-  out->sync_round_trips = c.sync_round_trips;
-  out->rng_seed = c.rng_seed;
-  out->has_match_key = c.has_match_key != 0;
-  std::memcpy(out->match_key, c.match_key, sizeof out->match_key);
-}
 
 // Sets *reason (when asked) and returns the matching result.
 retcon_result answer(const char* why, const char** reason) noexcept {
@@ -66,18 +49,7 @@ retcon_result retcon_p2p_config_validate(const retcon_session_config* config, co
   if (!known_size(p2p->size, sizeof *p2p))
     return answer("p2p->size is not sizeof(retcon_p2p_config): fill it with retcon_p2p_config_init", reason);
   if (p2p->num_spectators > RETCON_MAX_SPECTATORS) return answer("num_spectators must be 0..32", reason);
-  network_of(*p2p, &c.network);
-  c.network.input_batch_frames = p2p->input_batch_frames;
-  c.network.loss_hold_frames = p2p->loss_hold_frames;
-  c.desync_interval = p2p->desync_interval;
-  for (uint32_t p = 0; p < RETCON_MAX_PLAYERS; ++p) {
-    c.players[p].kind = static_cast<retcon::PlayerKind>(p2p->player_kinds[p]);
-    c.players[p].address = address_of(p2p->player_addresses[p]);
-  }
-  c.num_spectators = p2p->num_spectators;
-  for (uint32_t i = 0; i < p2p->num_spectators; ++i) c.spectators[i] = address_of(p2p->spectators[i]);
-  c.allow_local_only = p2p->allow_local_only != 0;
-  c.late_input_threshold = p2p->late_input_threshold;
+  p2p_config_from_c(*p2p, nullptr, &c);
   return answer(retcon::validate_p2p_config(c), reason);
 }
 
@@ -90,10 +62,7 @@ retcon_result retcon_spectator_config_validate(const retcon_session_config* conf
   if (!known_size(spectator->size, sizeof *spectator))
     return answer("spectator->size is not sizeof(retcon_spectator_config): fill it with retcon_spectator_config_init",
                   reason);
-  network_of(*spectator, &c.network);
-  c.host = address_of(spectator->host);
-  c.catchup_threshold = spectator->catchup_threshold;
-  c.catchup_max_frames = spectator->catchup_max_frames;
+  spectator_config_from_c(*spectator, nullptr, &c);
   return answer(retcon::validate_spectator_config(c), reason);
 }
 

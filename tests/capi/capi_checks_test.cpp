@@ -173,6 +173,85 @@ TEST_F(Checks, RefusedNetworkCreatesLogTheReason) {
   EXPECT_EQ(running, 1u);
 }
 
+// Validation and creation read the same C fields: for random configs (each field sometimes
+// out of range), retcon_*_config_validate says OK exactly when create succeeds, and a refused
+// create logs the very reason validate gave. A field that one path maps and the other forgets
+// shows up here as a disagreement.
+TEST_F(Checks, ValidateAgreesWithCreateOnRandomConfigs) {
+  Net net;
+  retcon_transport* t = net.endpoint();
+  uint64_t seed = 0x9E3779B97F4A7C15ull;
+  auto next = [&](uint32_t n) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    return uint32_t(seed % n);
+  };
+  int accepted = 0, refused = 0;
+  for (int round = 0; round < 400; ++round) {
+    retcon_p2p_config c;
+    retcon_p2p_config_init(&c);
+    retcon_spectator_config sc;
+    retcon_spectator_config_init(&sc);
+    c.player_kinds[1] = next(8) ? RETCON_PLAYER_REMOTE : RETCON_PLAYER_LOCAL;
+    c.player_addresses[1].size = next(8) ? 4 : 0;
+    c.player_addresses[1].bytes[0] = 1;
+    if (next(6) == 0) c.player_kinds[0] = next(3) ? RETCON_PLAYER_REMOTE : 7;
+    c.player_addresses[0] = c.player_addresses[1];
+    c.player_addresses[0].bytes[0] = 2;
+    if (next(6) == 0) c.frame_rate = next(2) ? 0 : 70000;
+    if (next(6) == 0) c.sync_round_trips = 0;
+    if (next(6) == 0) c.desync_interval = -1 - int32_t(next(5));
+    if (next(6) == 0) c.input_batch_frames = next(2) ? 0 : 61;
+    if (next(6) == 0) c.loss_hold_frames = next(100);
+    if (next(6) == 0) c.handshake_timeout_us = next(2) ? 0 : 1;
+    if (next(6) == 0) c.late_input_threshold = next(2) ? 601 : uint32_t(next(601));
+    if (next(6) == 0) {
+      c.has_match_key = 1;
+      c.match_key[3] = uint8_t(next(2));  // sometimes all zeros
+    }
+    if (next(5) == 0) {
+      c.num_spectators = 1 + next(2);
+      c.spectators[0].size = 4;
+      c.spectators[0].bytes[0] = uint8_t(next(4));  // sometimes a player's address
+      c.spectators[1] = c.spectators[0];
+      c.spectators[1].bytes[1] = uint8_t(next(2));  // sometimes the same spectator twice
+    }
+    c.allow_local_only = next(4) == 0;
+    sc.host = c.player_addresses[1];
+    sc.frame_rate = c.frame_rate;
+    sc.sync_round_trips = c.sync_round_trips;
+    sc.has_match_key = c.has_match_key;
+    std::memcpy(sc.match_key, c.match_key, sizeof sc.match_key);
+    if (next(6) == 0) sc.catchup_threshold = 0;
+    if (next(6) == 0) sc.catchup_max_frames = -1;
+
+    const char* reason = nullptr;
+    const retcon_result validated = retcon_p2p_config_validate(&config, &c, &callbacks, &reason);
+    retcon_session* s = nullptr;
+    const retcon_result created = retcon_p2p_session_create(&config, &c, &callbacks, t, &s);
+    ASSERT_EQ(validated == RETCON_RESULT_OK, created == RETCON_RESULT_OK)
+        << "round " << round << ": validate " << (reason ? reason : "OK") << ", create " << retcon_result_name(created);
+    if (created == RETCON_RESULT_OK) {
+      ++accepted;
+      EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_OK);
+    } else {
+      ++refused;
+      ASSERT_FALSE(log.lines.empty());
+      EXPECT_NE(log.lines.back().find(reason), std::string::npos) << log.lines.back() << " vs " << reason;
+    }
+    reason = nullptr;
+    const retcon_result sv = retcon_spectator_config_validate(&config, &sc, &callbacks, &reason);
+    const retcon_result sr = retcon_spectator_session_create(&config, &sc, &callbacks, t, &s);
+    ASSERT_EQ(sv == RETCON_RESULT_OK, sr == RETCON_RESULT_OK)
+        << "round " << round << ": spectator validate " << (reason ? reason : "OK") << ", create "
+        << retcon_result_name(sr);
+    if (sr == RETCON_RESULT_OK) {
+      EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_OK);
+    }
+  }
+  EXPECT_GT(accepted, 50);
+  EXPECT_GT(refused, 50);
+}
+
 TEST_F(Checks, BeforeTheHandshakeEachMistakeHasItsOwnResult) {
   Net net;
   retcon_transport* a = net.endpoint();
