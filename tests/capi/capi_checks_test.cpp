@@ -203,7 +203,7 @@ TEST_F(Checks, ValidateAgreesWithCreateOnRandomConfigs) {
     if (next(6) == 0) c.input_batch_frames = next(2) ? 0 : 61;
     if (next(6) == 0) c.loss_hold_frames = next(100);
     if (next(6) == 0) c.handshake_timeout_us = next(2) ? 0 : 1;
-    if (next(6) == 0) c.late_input_threshold = next(2) ? 601 : uint32_t(next(601));
+    if (next(6) == 0) c.late_input_threshold = next(2) ? 601 : int32_t(next(601));
     if (next(6) == 0) {
       c.has_match_key = 1;
       c.match_key[3] = uint8_t(next(2));  // sometimes all zeros
