@@ -228,6 +228,9 @@ TEST_F(Checks, ValidateAgreesWithCreateOnRandomConfigs) {
     const retcon_result validated = retcon_p2p_config_validate(&config, &c, &callbacks, &reason);
     retcon_session* s = nullptr;
     const retcon_result created = retcon_p2p_session_create(&config, &c, &callbacks, t, &s);
+    // Without libsodium (the Windows build) a valid config with a match key is UNSUPPORTED:
+    // not a disagreement about the config.
+    if (created == RETCON_RESULT_UNSUPPORTED && c.has_match_key) continue;
     ASSERT_EQ(validated == RETCON_RESULT_OK, created == RETCON_RESULT_OK)
         << "round " << round << ": validate " << (reason ? reason : "OK") << ", create " << retcon_result_name(created);
     if (created == RETCON_RESULT_OK) {
@@ -241,6 +244,7 @@ TEST_F(Checks, ValidateAgreesWithCreateOnRandomConfigs) {
     reason = nullptr;
     const retcon_result sv = retcon_spectator_config_validate(&config, &sc, &callbacks, &reason);
     const retcon_result sr = retcon_spectator_session_create(&config, &sc, &callbacks, t, &s);
+    if (sr == RETCON_RESULT_UNSUPPORTED && sc.has_match_key) continue;
     ASSERT_EQ(sv == RETCON_RESULT_OK, sr == RETCON_RESULT_OK)
         << "round " << round << ": spectator validate " << (reason ? reason : "OK") << ", create "
         << retcon_result_name(sr);
