@@ -11,32 +11,12 @@
 #include "net/datagram_auth.h"
 #include "net/wire.h"
 #include "support/match_keys.h"
-
-#ifndef RETCON_SOURCE_DIR
-#error "RETCON_SOURCE_DIR must point at the source tree"
-#endif
+#include "support/protocol_doc.h"
 
 namespace retcon::detail {
 namespace {
 
-// The hex bytes of the ```text block following "<!-- example: NAME -->".
-std::vector<uint8_t> doc_example(const std::string& name) {
-  std::ifstream file(std::string(RETCON_SOURCE_DIR) + "/docs/PROTOCOL.md");
-  EXPECT_TRUE(file.good()) << "docs/PROTOCOL.md not found";
-  std::stringstream all;
-  all << file.rdbuf();
-  const std::string text = all.str();
-  const size_t marker = text.find("<!-- example: " + name + " -->");
-  EXPECT_NE(marker, std::string::npos) << "no example " << name;
-  if (marker == std::string::npos) return {};
-  const size_t open = text.find("```text\n", marker);
-  const size_t close = text.find("```", open + 8);
-  std::istringstream hex(text.substr(open + 8, close - open - 8));
-  std::vector<uint8_t> bytes;
-  std::string token;
-  while (hex >> token) bytes.push_back(uint8_t(std::strtoul(token.c_str(), nullptr, 16)));
-  return bytes;
-}
+using test::doc_example;
 
 Handshake doc_handshake(uint16_t owned) {
   return {0x0123456789ABCDEFull, {2, 2, 60}, owned, false, 2, 2, false};
