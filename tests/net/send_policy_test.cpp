@@ -42,7 +42,10 @@ TEST(SendPolicy, UnchangedFramesWaitOnlyWhenNothingIsUrgent) {
   EXPECT_TRUE(decide_send(c, unchanged_frame_pending(100 * kFrame)).inputs) << "batch 1: every frame";
 }
 
-TEST(SendPolicy, AcknowledgementsWaitAFrameUnlessUrgent) {
+// An acknowledgement confirms nothing the peer's game waits for: it waits for an inputs
+// datagram to ride on even when urgent (it used to go alone at once: one acknowledgement-only
+// datagram per datagram received, ~1,000 B/s at 100 ms +-40 and 10% loss).
+TEST(SendPolicy, AcknowledgementsWaitAFrameEvenWhenUrgent) {
   SendPolicyConfig c;
   SendPolicyInput in;
   in.now_us = 1000 * kFrame;
@@ -51,7 +54,7 @@ TEST(SendPolicy, AcknowledgementsWaitAFrameUnlessUrgent) {
   in.ack_due_since_us = in.now_us - kFrame;
   EXPECT_FALSE(decide_send(c, in).ack);
   in.urgent = true;
-  EXPECT_TRUE(decide_send(c, in).ack);
+  EXPECT_FALSE(decide_send(c, in).ack) << "the next frame's inputs datagram carries it";
   in.urgent = false;
   in.ack_due_since_us = in.now_us - 2 * kFrame;
   EXPECT_TRUE(decide_send(c, in).ack);

@@ -182,7 +182,10 @@ TEST(TimeSyncMatch, JitterAndLossBarelyWaitOrStall) {
       ASSERT_TRUE(q.finished && q.agree) << seed;
       waits[delay / 2] += q.waits_per_min / 3;
       stalls[delay / 2] += q.stalls_per_min / 3;
-      EXPECT_LE(q.payload_bps, 4000.0) << "seed " << seed << " delay " << delay;
+      // Every frame goes at once on this link; acknowledgements ride on those datagrams instead
+      // of going alone (3,030-3,230 B/s with them, 2,410-2,580 without, on this test game whose
+      // inputs change more often than a player's; the fighter of docs/NETWORKING.md sends less).
+      EXPECT_LE(q.payload_bps, 2800.0) << "seed " << seed << " delay " << delay;
     }
   EXPECT_LE(waits[0], 10.0) << "100 ms +-40, 10% loss, delay 0: wait ticks per minute";
   EXPECT_LE(waits[1], 10.0) << "delay 2";
