@@ -17,6 +17,8 @@ void network_from_c(const CConfig& c, Transport* transport, NetworkConfig* out) 
   out->has_match_key = c.has_match_key != 0;
   std::memcpy(out->match_key, c.match_key, sizeof out->match_key);
   out->handshake_timeout_us = c.handshake_timeout_us;
+  out->state_transfer = c.state_transfer != 0;
+  out->transfer_bytes_per_second = c.transfer_bytes_per_second;
 }
 
 }  // namespace

@@ -534,6 +534,13 @@ typedef struct retcon_p2p_config {
   /* A peer whose handshake made no round trip for this long is dropped (DISCONNECTED; with
    * nobody left, CANNOT_CONTINUE). 0 waits forever. Default 10 s. */
   uint64_t handshake_timeout_us;
+  /* State transfer: 1 serves a spectator that joins a running match a recent confirmed state
+   * instead of a replay from frame 0 (one max_state_size buffer allocated at create). 0 (default)
+   * declines: such a spectator plays from frame 0. */
+  uint32_t state_transfer;
+  /* The pace of a state on its way, per connection (inputs always go first). 16384..2^30 bytes
+   * per second, default 1048576. */
+  uint64_t transfer_bytes_per_second;
 } retcon_p2p_config;
 
 /* Defaults above; every player local, no spectator. */
@@ -562,6 +569,10 @@ typedef struct retcon_spectator_config {
   uint32_t has_match_key;         /* as in retcon_p2p_config: the host's match key */
   uint8_t match_key[RETCON_MATCH_KEY_SIZE];
   uint64_t handshake_timeout_us;  /* as in retcon_p2p_config (default 10 s) */
+  /* 1: ask the host for a recent state and watch from there (the host needs state_transfer
+   * too; without it the spectator plays from frame 0). 0 (default): play from frame 0. */
+  uint32_t state_transfer;
+  uint64_t transfer_bytes_per_second;  /* as in retcon_p2p_config */
 } retcon_spectator_config;
 
 RETCON_API retcon_result retcon_spectator_config_init(retcon_spectator_config* config);

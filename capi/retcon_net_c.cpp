@@ -125,6 +125,8 @@ void set_network_defaults(CConfig* config, const retcon::NetworkConfig& network)
   config->rng_seed = network.rng_seed;
   config->sync_round_trips = network.sync_round_trips;
   config->handshake_timeout_us = network.handshake_timeout_us;
+  config->state_transfer = network.state_transfer ? 1u : 0u;
+  config->transfer_bytes_per_second = network.transfer_bytes_per_second;
 }
 }  // namespace
 

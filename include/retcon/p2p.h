@@ -43,6 +43,15 @@ struct NetworkConfig {
   // from the last round trip, so a slow link that answers still gets through. 0 disables it: a
   // peer that never answers is then waited for forever.
   uint64_t handshake_timeout_us = 10000000;
+  // State transfer (docs/NETWORKING.md "Late spectators"): a host sends a spectator that joins
+  // a running match a recent confirmed saved state, which the spectator loads and plays on from,
+  // instead of replaying the whole match from frame 0. Set it on the host to serve states and on
+  // the spectator to ask for one (a host without it declines, and the spectator plays from
+  // frame 0). Each side allocates one max_state_size buffer at create. Off by default.
+  bool state_transfer = false;
+  // The pace of a state on its way, per connection: the game's share of the link for transfers
+  // (inputs always go first). 16 KiB/s..1 GiB/s; default 1 MiB/s.
+  uint64_t transfer_bytes_per_second = 1u << 20;
 };
 
 struct P2PConfig {

@@ -63,6 +63,13 @@ class InputQueue {
     return mispredicted;
   }
 
+  // A queue that starts at `frame` (a transferred state): every frame before it counts as
+  // confirmed, with zeros as the last input (a spectator never predicts from it).
+  void start_at(Frame frame) noexcept {
+    last_confirmed_ = last_predicted_ = frame - 1;
+    if (frame > 0) std::memset(slot(frame - 1), 0, input_size_);
+  }
+
   // The real input of a confirmed frame (caller checks frame <= last_confirmed()).
   const uint8_t* confirmed(Frame frame) const noexcept { return slot(frame); }
 

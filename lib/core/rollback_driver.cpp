@@ -49,8 +49,29 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   stats_.current_frame = 0;
   stats_.confirmed_frame = kNullFrame;
   frame_ = 0;
+  start_frame_ = 0;
   first_incorrect_ = kNullFrame;
   last_saved_ = kNullFrame;
+  return Result::ok;
+}
+
+Result RollbackDriver::start_from(Frame frame, const uint8_t* data, size_t size) noexcept {
+  if (frame_ != start_frame_ || stats_.frames_advanced != 0) return Result::wrong_state;
+  if (frame < 0 || data == nullptr || size == 0 || size > ring_.capacity() || ring_.size() == 0)
+    return Result::invalid_argument;
+  for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.start_at(frame);
+  SavedState& slot = ring_.slot_for(frame);
+  std::memcpy(slot.data, data, size);
+  slot.frame = frame;
+  slot.length = size;
+  slot.checksum_valid = false;
+  frame_ = start_frame_ = frame;
+  last_saved_ = frame;
+  stats_.current_frame = frame;
+  stats_.confirmed_frame = frame - 1;
+  first_incorrect_ = kNullFrame;
+  if (Result r = load(slot); r != Result::ok) return r;
+  checkpoints_.offer(slot);  // the ring slot may hand its buffer over: load first
   return Result::ok;
 }
 
@@ -140,12 +161,15 @@ Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after, bool a
     return Result::ok;
   }
   const int32_t reach = std::max(history_, checkpoints_.enabled() ? checkpoints_.depth() : 0);
-  if (after < kNullFrame || (after + 1 < frame_ && after + 1 < frame_ - reach)) return Result::input_out_of_window;
+  // A cut before a transferred state's frame is part of that state: nothing before it runs here.
+  const bool before_start = after + 1 <= start_frame_ && start_frame_ > 0;
+  if (after < kNullFrame || (!before_start && after + 1 < frame_ && after + 1 < frame_ - reach))
+    return Result::input_out_of_window;
   p.disconnected = true;
   p.disconnected_after = after;
   p.cut_agreed = agreed;
   // Frames after `after` were simulated with other inputs than the zeros they get now.
-  note_mispredicted(after + 1);
+  note_mispredicted(before_start ? start_frame_ : after + 1);
   return Result::ok;
 }
 

@@ -69,6 +69,14 @@ class RollbackDriver {
     return frame == players_[player].queue.last_confirmed() + 1 && players_[player].queue.fits(frame, oldest_needed());
   }
 
+  // ---- state transfer: the match goes on from another machine's saved state of `frame`
+  // (a late spectator). Only before the first frame ran: copies the state into the ring (and
+  // checkpoints), loads it into the game (load_state) and makes `frame` the next to simulate,
+  // with every input before it counted as confirmed. wrong_state after a frame ran;
+  // invalid_argument for a negative frame, no data, or more than max_state_size bytes.
+  Result start_from(Frame frame, const uint8_t* data, size_t size) noexcept;
+  Frame start_frame() const noexcept { return start_frame_; }
+
   // ---- the normal frame: rollback if needed, window check, save, simulate ----
   Result advance() noexcept;
 
@@ -147,6 +155,7 @@ class RollbackDriver {
   SaveMode save_mode_ = SaveMode::every_frame;
   bool saves_needed_ = true;
   Frame frame_ = 0;
+  Frame start_frame_ = 0;  // the first frame simulated here (start_from)
   Frame first_incorrect_ = kNullFrame;
   Frame last_saved_ = kNullFrame;
   uint64_t memory_budget_ = 0;

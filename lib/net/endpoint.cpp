@@ -131,6 +131,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   encoded_ring_.assign(size_t(send_capacity_) * encoded_stride_, 0);
   encoded_.assign(send_capacity_, EncodedDelta{});
   last_sent_ = last_acked_ = last_flushed_ = kNullFrame;
+  out_base_ = 0;
   inputs_dirty_ = false;
   urgent_ = stalled_ = false;
   loss_seen_ = false;
@@ -140,6 +141,8 @@ Result Endpoint::init(const EndpointConfig& config) {
   receive_ring_.assign(size_t(config.receive_window_frames) * config.receive_blob_size, 0);
   last_received_ = kNullFrame;
   next_pop_ = 0;
+  in_base_ = 0;
+  receive_paused_ = false;
   ack_due_ = false;
   ack_due_since_ = 0;
   const size_t widest = config.send_blob_size > config.receive_blob_size
@@ -520,7 +523,8 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     return true;
   }
   const Frame window_end = next_pop_ + Frame(config_.receive_window_frames) - 1;
-  const uint8_t* reference = start == 0 ? zeros_.data() : received_input(start - 1);
+  if (receive_paused_) return true;  // the owner takes no frames yet (see pause_receive)
+  const uint8_t* reference = start == in_base_ ? zeros_.data() : received_input(start - 1);
   if (start > last_received_ + 1 || reference == nullptr || last_received_ >= window_end) {
     drop(DropReason::out_of_window);
     want_ack();
@@ -565,7 +569,7 @@ uint8_t* Endpoint::encoded_slot(Frame frame) noexcept {
 }
 
 void Endpoint::encode_queued(Frame frame) noexcept {
-  const uint8_t* previous = frame == 0 ? zeros_.data() : send_slot(frame - 1);
+  const uint8_t* previous = frame == out_base_ ? zeros_.data() : send_slot(frame - 1);
   encoded_[uint32_t(frame) % send_capacity_] =
       encode_delta(send_slot(frame), previous, config_.send_blob_size, encoded_slot(frame));
 }
@@ -576,12 +580,32 @@ uint8_t* Endpoint::receive_slot(Frame frame) noexcept {
 }
 
 const uint8_t* Endpoint::received_input(Frame frame) const noexcept {
-  if (frame < 0 || frame > last_received_ ||
+  if (frame < in_base_ || frame > last_received_ ||
       frame <= last_received_ - Frame(config_.receive_window_frames)) {
     return nullptr;
   }
   return receive_ring_.data() +
          size_t(uint32_t(frame) % config_.receive_window_frames) * config_.receive_blob_size;
+}
+
+// A stream that starts at `frame` (a state transfer: the receiver loads that frame's state):
+// both sides take `frame` as the first frame, delta-coded against zeros as frame 0 is. What was
+// queued before is dropped. The receiver pauses first (pause_receive), so that no datagram of
+// the old stream was acknowledged: those all start at frame 0 and are refused once the new
+// stream starts later (their reference frame is not held).
+void Endpoint::restart_outgoing_at(Frame frame) noexcept {
+  if (frame < 0) return;
+  out_base_ = frame;
+  last_sent_ = last_acked_ = last_flushed_ = frame - 1;
+  inputs_dirty_ = false;
+}
+
+void Endpoint::restart_incoming_at(Frame frame) noexcept {
+  if (frame < 0) return;
+  in_base_ = frame;
+  last_received_ = frame - 1;
+  next_pop_ = frame;
+  receive_paused_ = false;
 }
 
 bool Endpoint::pop_input(Frame* frame, const uint8_t** blob) noexcept {
@@ -598,12 +622,12 @@ Result Endpoint::grow_send_ring() {
   std::vector<uint8_t> ring(size_t(bigger) * config_.send_blob_size, 0);
   const size_t blob = config_.send_blob_size;
   // From the frame before the acknowledged one: a status-only repeat (send_inputs) uses it.
-  for (Frame f = last_acked_ < 1 ? 0 : last_acked_ - 1; f <= last_sent_; ++f) {
+  for (Frame f = std::max(out_base_, last_acked_ - 1); f <= last_sent_; ++f) {
     std::memcpy(ring.data() + size_t(uint32_t(f) % bigger) * blob, send_slot(f), blob);
   }
   std::vector<uint8_t> encoded_ring(size_t(bigger) * encoded_stride_, 0);
   std::vector<EncodedDelta> encoded(bigger);
-  for (Frame f = last_acked_ < 0 ? 0 : last_acked_; f <= last_sent_; ++f) {
+  for (Frame f = std::max(out_base_, last_acked_); f <= last_sent_; ++f) {
     const uint32_t from = uint32_t(f) % send_capacity_, to = uint32_t(f) % bigger;
     std::memcpy(encoded_ring.data() + size_t(to) * encoded_stride_, encoded_slot(f), encoded_stride_);
     encoded[to] = encoded_[from];
@@ -622,7 +646,7 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
       frame == std::numeric_limits<Frame>::max()) {
     return Result::invalid_argument;
   }
-  const Frame oldest_kept = last_acked_ < 1 ? 0 : last_acked_ - 1;
+  const Frame oldest_kept = std::max(out_base_, last_acked_ - 1);
   if (uint32_t(frame - oldest_kept) + 1 > send_capacity_) {
     const Result grown = grow_send_ring();
     if (grown != Result::ok) return grown;
@@ -775,12 +799,12 @@ Result Endpoint::send_reply(Transport& transport, const PeerAddress& to, uint64_
 
 Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
   Frame start = last_acked_ + 1;
-  const uint8_t* reference = last_acked_ < 0 ? zeros_.data() : send_slot(last_acked_);
-  if (start > last_sent_ && last_acked_ >= 0) {
+  const uint8_t* reference = last_acked_ < out_base_ ? zeros_.data() : send_slot(last_acked_);
+  if (start > last_sent_ && last_acked_ >= out_base_) {
     // Nothing unacknowledged: repeat the last acknowledged frame (the receiver takes it as
     // redundancy) so that the connect status it carries reaches the peer.
     start = last_acked_;
-    reference = last_acked_ == 0 ? zeros_.data() : send_slot(last_acked_ - 1);
+    reference = last_acked_ == out_base_ ? zeros_.data() : send_slot(last_acked_ - 1);
   }
   InputsWriter writer(datagram_, auth_.plain_capacity(MessageType::inputs),
                       next_header(MessageType::inputs), start,
@@ -912,7 +936,7 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
     // A player is disconnected and no frame is on its way: the status alone must still travel,
     // since peers may be waiting at their prediction limit for exactly that news (to agree on
     // the player's cut). Repeated as a resend, since the datagram may be lost.
-    const bool status_due = !unacked && any_disconnected_ && last_acked_ >= 0 && config_.send_blob_size > 0 &&
+    const bool status_due = !unacked && any_disconnected_ && last_acked_ >= out_base_ && config_.send_blob_size > 0 &&
                             now_us >= last_inputs_sent_at_ + resend_after;
     if ((unacked && ((pending && decision.inputs) || resend_due)) || status_due) {
       if (last_flushed_ <= last_acked_) unacked_since_ = now_us;

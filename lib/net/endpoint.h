@@ -162,6 +162,9 @@ class Endpoint {
   // input_out_of_window when max_send_queue_frames frames are unacknowledged.
   Result send_input(Frame frame, const uint8_t* blob);
   Frame last_sent_frame() const noexcept { return last_sent_; }
+  // State transfer: the outgoing stream starts over at `frame` (the receiver loads that
+  // frame's state); send_input continues with `frame`. Frames queued before are dropped.
+  void restart_outgoing_at(Frame frame) noexcept;
   Frame last_acked_frame() const noexcept { return last_acked_; }
 
   // --- incoming inputs, in order, each frame once.
@@ -170,6 +173,13 @@ class Endpoint {
   const uint8_t* received_input(Frame frame) const noexcept;
   // The next frame not yet popped. `*blob` stays valid until the next on_datagram().
   bool pop_input(Frame* frame, const uint8_t** blob) noexcept;
+  // State transfer, receiving side: pause_receive() before asking for a state (no frame is
+  // stored or acknowledged, so the peer's old stream never moves past frame 0), then
+  // restart_incoming_at(frame) when the peer says where its new stream starts (or at 0 to take
+  // the stream from the start after all). Both resume receiving.
+  void pause_receive() noexcept { receive_paused_ = true; }
+  bool receive_paused() const noexcept { return receive_paused_; }
+  void restart_incoming_at(Frame frame) noexcept;
 
   // --- connection status of every player, as this side sees it and as the peer reports it.
   void set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept;
@@ -326,6 +336,7 @@ class Endpoint {
   Frame last_sent_ = kNullFrame;
   Frame last_acked_ = kNullFrame;
   Frame last_flushed_ = kNullFrame;  // the newest frame an inputs datagram carried
+  Frame out_base_ = 0;               // the first frame of the outgoing stream (restart_outgoing_at)
   bool inputs_dirty_ = false;        // a pending frame's input differs from the one before
   bool urgent_ = false;              // the owner wants confirmations now
   bool stalled_ = false;             // the owner cannot advance
@@ -339,6 +350,8 @@ class Endpoint {
   std::vector<uint8_t> receive_ring_;
   Frame last_received_ = kNullFrame;
   Frame next_pop_ = 0;
+  Frame in_base_ = 0;            // the first frame of the incoming stream (restart_incoming_at)
+  bool receive_paused_ = false;  // frames are neither stored nor acknowledged (pause_receive)
   bool ack_due_ = false;
   uint64_t ack_due_since_ = 0;
   std::vector<uint8_t> zeros_;    // the reference before frame 0

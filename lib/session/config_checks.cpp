@@ -18,6 +18,8 @@ const char* check_network(const NetworkConfig& n) noexcept {
     for (uint8_t b : n.match_key) any = uint8_t(any | b);
     if (any == 0) return "has_match_key is set but match_key is all zeros: give the key from the lobby";
   }
+  if (n.transfer_bytes_per_second < (uint64_t{1} << 14) || n.transfer_bytes_per_second > (uint64_t{1} << 30))
+    return "transfer_bytes_per_second must be 16384..1073741824";
   return nullptr;
 }
 

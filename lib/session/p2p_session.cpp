@@ -19,6 +19,9 @@
 #include "session/network_security.h"
 #include "session/handshake_mismatch.h"
 #include "session/peer.h"
+#include "session/snapshot_server.h"
+#include "session/spectator_frames.h"
+#include "session/state_transfer.h"
 
 namespace retcon {
 namespace detail {
@@ -29,6 +32,9 @@ constexpr uint32_t kMaxPeers = kMaxPlayers - 1 + kMaxSpectators;
 constexpr int32_t kDisconnectDelayAllowance = 32;
 // Time sync ignores the first frames: the estimates settle only once reports and inputs flow.
 constexpr Frame kTimeSyncWarmupFrames = 30;
+// With state transfer, frames queued for a spectator that has not synchronized yet (beyond: it
+// must ask for a state).
+constexpr Frame kUnsyncedSpectatorFrames = 1024;
 // No time-sync samples while a wait is being carried out (see update_time_sync).
 constexpr uint64_t kWaitInProgress = UINT64_MAX;
 
@@ -136,6 +142,7 @@ class P2PSessionImpl final : public P2PSession {
   ConnectStatus local_status_[kMaxPlayers];
   bool cut_announced_[kMaxPlayers] = {};  // the disconnected event with the agreed cut was given
   DesyncDetector desync_;
+  SnapshotServer snapshots_;  // states for spectators that join a running match
   std::string describe_text_;
   uint64_t now_ = 0;
   bool started_ = false, running_ = false, failed_ = false;
@@ -178,13 +185,17 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
 
   // Desync detection needs saved states of confirmed frames, even in lockstep.
   SaveMode mode = s.save_mode;
-  if (c.desync_interval > 0 && s.max_prediction == 0 && mode == SaveMode::automatic) mode = SaveMode::every_frame;
+  // So does state transfer (the states it sends are saved ones).
+  if ((c.desync_interval > 0 || c.network.state_transfer) && s.max_prediction == 0 && mode == SaveMode::automatic)
+    mode = SaveMode::every_frame;
   if (Result r = driver_.init(s, s.max_prediction, mode); r != Result::ok) return r;
   // A dropped player's agreed last frame can be older than this machine's window: a peer that
   // lost them early reports it only with its next inputs, up to a window and both delays later.
   if (Result r = driver_.enable_checkpoints(2 * s.max_prediction + kDisconnectDelayAllowance); r != Result::ok)
     return r;
   if (Result r = driver_.set_checksum_interval(c.desync_interval); r != Result::ok) return r;
+  if (c.num_spectators > 0)
+    if (Result r = snapshots_.init(driver_, c.network.state_transfer, s.max_state_size); r != Result::ok) return r;
   disconnect_settle_frames_ = 2 * (s.max_prediction + kDisconnectDelayAllowance);
 
   uint16_t local_mask = 0;
@@ -236,8 +247,9 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     apply_network_security(c.network, i, &e);
     e.logger = s.logger;
     if (Result r = peer.endpoint.init(e); r != Result::ok) return r;
-    // Every peer gets the reliable channel (messages; blobs once state transfer sizes it).
-    if (Result r = peer.channel.init(ChannelConfig{}); r != Result::ok) return r;
+    // Every peer gets the reliable channel (messages; spectators: states, with state transfer).
+    const ChannelConfig channel = transfer_channel_config(c.network, peer.spectator ? s.max_state_size : 0);
+    if (Result r = peer.channel.init(channel); r != Result::ok) return r;
     peer.endpoint.set_channel_sink(&peer);
   }
   frame_us_ = 1000000u / c.network.frame_rate;
@@ -447,6 +459,9 @@ void P2PSessionImpl::watch_handshakes() {
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     if (peer.dropped || peer.endpoint.state() != EndpointState::synchronizing) continue;
+    // A host that serves states waits for its spectators however late they come: one that has
+    // not answered yet holds up nobody.
+    if (peer.spectator && snapshots_.enabled() && peer.endpoint.sync_progress() == 0) continue;
     peer.handshake.observe(peer.endpoint.sync_progress(), now_);
     if (now_ - peer.handshake.at_us < handshake_timeout_us_) continue;
     if (peer.endpoint.saw_other_version() && peer.endpoint.sync_progress() == 0) {
@@ -635,20 +650,25 @@ void P2PSessionImpl::stream_to_spectators() {
     // Spectators cannot roll back: frames after a disconnect cut go out only once the cut has
     // had time to settle among the peers (it may still move earlier).
     if (desync_.settling(f) && !desync_.settled(driver_.frame())) break;
-    for (uint32_t p = 0; p < num_players_; ++p) {
-      Frame after;
-      uint8_t* dst = blob_.get() + size_t(p) * input_size_;
-      if (driver_.is_disconnected(PlayerIndex(p), &after) && f > after) std::memset(dst, 0, input_size_);
-      else std::memcpy(dst, driver_.confirmed_input(PlayerIndex(p), f), input_size_);
-    }
+    compose_spectator_frame(driver_, f, blob_.get());
     for (uint32_t i = num_player_peers_; i < num_peers_; ++i) {
       Peer& spectator = peers_[i];
-      if (spectator.dropped) continue;
+      if (spectator.dropped || snapshots_.held(i - num_player_peers_)) continue;
+      // A spectator that has not come yet gets the match from frame 0 while that fits its
+      // queue; later it must ask for a state (its queue starts over, nothing is dropped).
+      if (snapshots_.enabled() && !spectator.synchronized &&
+          spectator.endpoint.last_sent_frame() - spectator.endpoint.last_acked_frame() >= kUnsyncedSpectatorFrames)
+        spectator.endpoint.restart_outgoing_at(f);
       // A spectator that stops acknowledging fills its queue: it is dropped, the host goes on.
       if (spectator.endpoint.send_input(f, blob_.get()) != Result::ok) drop_peer(spectator, true);
     }
     last_streamed_ = f;
   }
+  // Spectators that asked for a state get one that is final: no disconnect cut may still move.
+  bool stable = desync_.settled(driver_.frame()) || !desync_.settling(last_streamed_ + 1);
+  for (uint32_t p = 0; p < num_players_ && stable; ++p)
+    stable = !driver_.is_disconnected(PlayerIndex(p)) || driver_.cut_agreed(PlayerIndex(p));
+  snapshots_.serve(driver_, peers_ + num_player_peers_, num_spectators_, last_streamed_, stable, blob_.get());
 }
 
 void P2PSessionImpl::exchange_checksums() {
@@ -768,11 +788,17 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
   ChannelStream stream;
   uint8_t body[kMaxChannelMessage];
   size_t size = 0;
+  const uint32_t spectator = uint32_t(&peer - peers_) - num_player_peers_;
   while (peer.channel.pop_message(&stream, body, &size)) {
     switch (stream) {
+      case ChannelStream::state_transfer:
+        if (peer.spectator) snapshots_.on_message(spectator, peer, body, size, last_streamed_ + 1);
+        else ++peer.channel_messages_dropped;
+        break;
       default: ++peer.channel_messages_dropped; break;
     }
   }
+  if (peer.spectator) snapshots_.on_channel_events(spectator, peer);
 }
 
 // Adaptive delay (session/adaptive_delay.h): the rule over the RTTs measured now, told to the game.

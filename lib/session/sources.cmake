@@ -3,4 +3,6 @@ list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/sync_test_session.cpp
   ${CMAKE_CURRENT_LIST_DIR}/p2p_session.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spectator_session.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/snapshot_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/snapshot_client.cpp
   ${CMAKE_CURRENT_LIST_DIR}/config_checks.cpp)

@@ -9,6 +9,8 @@
 #include "session/network_security.h"
 #include "session/handshake_mismatch.h"
 #include "session/peer.h"
+#include "session/snapshot_client.h"
+#include "session/state_transfer.h"
 
 namespace retcon {
 namespace detail {
@@ -45,6 +47,8 @@ class SpectatorSessionImpl final : public P2PSession {
     e.spectator = true;
     e.send_blob_size = 0;
     e.receive_blob_size = uint16_t(s.num_players * s.input_size);
+    // While a transferred state arrives, the host's inputs since its frame wait here.
+    if (c.network.state_transfer) e.receive_window_frames = 1024;
     e.notify_delay_us = c.network.notify_delay_us;
     e.disconnect_timeout_us = c.network.disconnect_timeout_us;
     if (e.disconnect_timeout_us != 0 && e.notify_delay_us > e.disconnect_timeout_us) e.notify_delay_us = e.disconnect_timeout_us;
@@ -60,9 +64,10 @@ class SpectatorSessionImpl final : public P2PSession {
     first_frame_grace_us_ = c.network.handshake_timeout_us != 0 ? c.network.handshake_timeout_us : e.disconnect_timeout_us;
     progress_timeout_us_ = e.disconnect_timeout_us != 0 ? 3 * e.disconnect_timeout_us + first_frame_grace_us_ : 0;
     if (Result r = host_.endpoint.init(e); r != Result::ok) return r;
-    // The reliable channel to the host (messages; blobs once state transfer sizes it).
-    if (Result r = host_.channel.init(ChannelConfig{}); r != Result::ok) return r;
+    // The reliable channel to the host (messages; the host's state, with state transfer).
+    if (Result r = host_.channel.init(transfer_channel_config(c.network, s.max_state_size)); r != Result::ok) return r;
     host_.endpoint.set_channel_sink(&host_);
+    if (Result r = snapshot_.init(driver_, c.network.state_transfer, s.max_state_size, host_); r != Result::ok) return r;
     return Result::ok;
   }
 
@@ -95,9 +100,16 @@ class SpectatorSessionImpl final : public P2PSession {
     handle_events();
     route_channel_messages();
     watch_handshake();
+    if (running_ && !host_.dropped) {
+      snapshot_.poll(driver_, host_, now_);
+      if (snapshot_.take_failure()) {
+        host_.endpoint.send_disconnect();
+        host_gone("the host's state could not be received");
+      }
+    }
     if (running_) {
       apply_disconnects();
-      drain_inputs();
+      if (snapshot_.ready()) drain_inputs();
       watch_progress();
     }
     host_.endpoint.set_local_frame(driver_.frame(), 0);
@@ -109,8 +121,9 @@ class SpectatorSessionImpl final : public P2PSession {
 
   Result advance() {
     if (!running_) return Result::not_synchronized;
-    // Behind by more than the threshold: run extra frames this call to catch up.
-    const Frame waiting = driver_.confirmed_frame() - driver_.frame() + 1;
+    // Behind by more than the threshold: run extra frames this call to catch up. What waits is
+    // what the host sent and we have not run (the driver's confirmed frame never passes ours).
+    const Frame waiting = host_.endpoint.last_received_frame() - driver_.frame() + 1;
     const int32_t runs = 1 + (waiting > catchup_threshold_ ? catchup_max_ : 0);
     Result r = Result::ok;
     for (int32_t i = 0; i < runs; ++i) {
@@ -148,6 +161,7 @@ class SpectatorSessionImpl final : public P2PSession {
     size_t size = 0;
     while (host_.channel.pop_message(&stream, body, &size)) {
       switch (stream) {
+        case ChannelStream::state_transfer: snapshot_.on_message(driver_, host_, body, size); break;
         default: ++host_.channel_messages_dropped; break;
       }
     }
@@ -211,7 +225,8 @@ class SpectatorSessionImpl final : public P2PSession {
   void watch_progress() {
     host_.progress.observe(host_.endpoint.last_received_frame(), now_);
     if (host_.dropped) return;
-    const bool blocked = driver_.window_full();
+    // Waiting for the host's state is not a stall (the state's own progress is the channel's).
+    const bool blocked = driver_.window_full() && !snapshot_.transferring();
     const bool tell = stall_.update(blocked, now_, notify_delay_us_);
     if (!blocked) return;
     if (tell) {
@@ -262,6 +277,7 @@ class SpectatorSessionImpl final : public P2PSession {
   uint64_t dropped_unknown_address_ = 0;
   uint64_t notify_delay_us_ = 0, progress_timeout_us_ = 0, first_frame_grace_us_ = 0, handshake_timeout_us_ = 0;
   StallWatch stall_;
+  SnapshotClient snapshot_;  // a state from the host instead of a replay from frame 0
   uint8_t datagram_[kReceiveBufferSize];
 };
 

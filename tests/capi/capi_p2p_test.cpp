@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -452,6 +453,8 @@ class CMatch {
     retcon_session* session = nullptr;
     std::vector<uint64_t> hashes;
     bool spectator = false;
+    Frame join_at = 0;  // as Machine::join_at
+    bool joined = false;
   };
 
   explicit CMatch(const MatchOptions& o) : opt_(o), reference_(o) {}
@@ -485,6 +488,8 @@ class CMatch {
       machine->game.start_hashes = machine->hashes.data();
       machine->game.start_hash_count = machine->hashes.size();
       machine->spectator = m >= opt_.machines;
+      if (machine->spectator && m - opt_.machines < opt_.spectator_join.size())
+        machine->join_at = opt_.spectator_join[m - opt_.machines];
       machines_.push_back(std::move(machine));
     }
     for (uint32_t m = 0; m < total; ++m) {
@@ -504,6 +509,8 @@ class CMatch {
         c.rng_seed = opt_.seed * 31 + m;
         c.disconnect_timeout_us = opt_.disconnect_timeout_us;
         c.notify_delay_us = opt_.notify_delay_us;
+        c.state_transfer = opt_.spectator_state_transfer >= 0 ? uint32_t(opt_.spectator_state_transfer)
+                                                              : uint32_t(opt_.state_transfer);
         retcon_transport_address(machines_[0]->wire, &c.host);
         if (retcon_spectator_session_create(&s, &c, &cb, me.sim, &me.session) != RETCON_RESULT_OK) return false;
         continue;
@@ -514,6 +521,7 @@ class CMatch {
       c.disconnect_timeout_us = opt_.disconnect_timeout_us;
       c.notify_delay_us = opt_.notify_delay_us;
       c.desync_interval = opt_.desync_interval;
+      c.state_transfer = opt_.state_transfer ? 1u : 0u;
       for (uint32_t p = 0; p < opt_.machines; ++p) {
         c.player_kinds[p] = p == m ? RETCON_PLAYER_LOCAL : RETCON_PLAYER_REMOTE;
         retcon_transport_address(machines_[p]->wire, &c.player_addresses[p]);
@@ -532,6 +540,12 @@ class CMatch {
     now_ += 16667;
     for (uint32_t m = 0; m < machines_.size(); ++m) {
       CMachine& me = *machines_[m];
+      if (me.spectator && !me.joined) {
+        int32_t host_frame = 0;
+        retcon_session_current_frame(machines_[0]->session, &host_frame);
+        if (host_frame < me.join_at) continue;
+        me.joined = true;
+      }
       retcon_network_simulator_set_time(me.sim, now_);
       retcon_session_poll(me.session, now_);
       uint32_t running = 0;
@@ -665,6 +679,67 @@ RC_GTEST_PROP(CapiP2PProperty, CApiMatchEqualsCppMatchAndLockstep, ()) {
   RC_CLASSIFY(o.link.loss > 0.1, "loss > 10%");
 }
 #endif
+
+// Late spectators with state transfer through the C API: the same run as the C++ sessions
+// (every frame's state), each spectator starting from the host's state and keeping up.
+TEST(CapiNetMatch, LateSpectatorsFromATransferredStateRunAsTheCppSessions) {
+  retcon_p2p_config p;
+  ASSERT_EQ(retcon_p2p_config_init(&p), RETCON_RESULT_OK);
+  EXPECT_EQ(p.state_transfer, 0u) << "opt-in";
+  EXPECT_EQ(p.transfer_bytes_per_second, 1u << 20);
+  retcon_spectator_config sc;
+  ASSERT_EQ(retcon_spectator_config_init(&sc), RETCON_RESULT_OK);
+  EXPECT_EQ(sc.state_transfer, 0u);
+  retcon_session_config s;
+  retcon_session_config_init(&s);
+  s.input_size = 1;
+  s.max_state_size = 64;
+  ctg_game game;
+  ctg_init(&game);
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  ctg_bind(&game, &cb, 0);
+  sc.host.size = 4;
+  const char* why = nullptr;
+  EXPECT_EQ(retcon_spectator_config_validate(&s, &sc, &cb, &why), RETCON_RESULT_OK);
+  sc.transfer_bytes_per_second = 100;  // below the 16 KiB/s floor
+  EXPECT_EQ(retcon_spectator_config_validate(&s, &sc, &cb, &why), RETCON_RESULT_INVALID_ARGUMENT);
+  ASSERT_NE(why, nullptr);
+  EXPECT_NE(std::string(why).find("transfer_bytes_per_second"), std::string::npos);
+
+  MatchOptions o;
+  o.spectators = 2;
+  o.spectator_join = {150, 400};
+  o.state_transfer = true;
+  o.frames = 700;
+  o.seed = 5;
+  o.link.latency_us = 30000;
+  o.link.loss = 0.05;
+  Match cpp(o);
+  ASSERT_TRUE(cpp.build());
+  CMatch c(o);
+  ASSERT_TRUE(c.build());
+  ASSERT_TRUE(cpp.run(5000));
+  ASSERT_TRUE(c.run(5000));
+  for (int i = 0; i < 300; ++i) {
+    cpp.tick();
+    c.tick();
+  }
+  EXPECT_EQ(c.errors(), 0u);
+  const std::vector<uint64_t> ref = cpp.reference();
+  for (uint32_t k = 0; k < o.spectators; ++k) {
+    CMatch::CMachine& theirs = c.machine(2 + k);
+    EXPECT_EQ(theirs.hashes, cpp.machine(2 + k).hashes) << "spectator " << k;
+    EXPECT_EQ(theirs.hashes[0], 0u) << "spectator " << k << " started from a state, not frame 0";
+    Frame ran = 0;
+    for (Frame f = 0; f <= o.frames; ++f) {
+      if (theirs.hashes[size_t(f)] == 0) continue;
+      ASSERT_EQ(theirs.hashes[size_t(f)], ref[size_t(f)]) << "spectator " << k << " frame " << f;
+      ++ran;
+    }
+    EXPECT_GT(ran, o.frames - o.spectator_join[k] - 60) << "it ran the rest of the match";
+  }
+}
 
 // A match key through the C API: both machines with the same key play and agree, with no
 // allocation per frame; an all-zero key is refused, and the config init leaves none.

@@ -11,6 +11,7 @@
 #include "retcon/session.h"
 #include "support/alloc_counter.h"
 #include "support/driver_harness.h"
+#include "support/match_harness.h"
 
 namespace retcon::test {
 namespace {
@@ -85,5 +86,33 @@ TEST(NoAllocation, SyncTestAndLocalSessionsAllocateNothingPerFrame) {
   }
 }
 
+}  // namespace
+}  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+// State transfer allocates at create only: once a spectator started (its first poll, where the
+// test's simulator takes the backlog of datagrams sent to it), joining the running match
+// (handshake, request, the state's transfer, its load, the catch-up) allocates nothing anywhere.
+TEST(NoAllocation, ALateSpectatorJoiningFromATransferredStateAllocatesNothing) {
+  MatchOptions o;
+  o.frames = 600;
+  o.spectators = 1;
+  o.spectator_join = {150};
+  o.state_transfer = true;
+  o.link.latency_us = 20000;
+  o.link.loss = 0.05;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  Machine& s = match.machine(2);
+  for (int t = 0; t < 1000 && s.joined_at_us == 0; ++t) match.tick();
+  match.tick();
+  const uint64_t before = allocation_count();
+  for (int t = 0; t < 800; ++t) match.tick();
+  const uint64_t allocated = allocation_count() - before;
+  EXPECT_GE(s.game.loads, 1u) << "it joined from the host's state";
+  EXPECT_GE(s.session->current_frame(), o.frames);
+  EXPECT_EQ(allocated, 0u);
+}
 }  // namespace
 }  // namespace retcon::test

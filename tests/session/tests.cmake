@@ -3,6 +3,7 @@ retcon_add_test(session_tests
   ${CMAKE_CURRENT_LIST_DIR}/sync_test_session_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memory_budget_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/p2p_session_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/late_spectator_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/p2p_attack_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/p2p_property_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/p2p_udp_test.cpp
@@ -19,3 +20,6 @@ if(NOT WIN32)
   retcon_add_test(session_liveness_property_test ${CMAKE_CURRENT_LIST_DIR}/p2p_liveness_property_test.cpp
     LABELS known_gap)
 endif()
+# docs/PROTOCOL.md's state-transfer messages against the codec.
+retcon_add_test(session_state_transfer_doc_test ${CMAKE_CURRENT_LIST_DIR}/state_transfer_doc_test.cpp)
+target_compile_definitions(session_state_transfer_doc_test PRIVATE RETCON_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

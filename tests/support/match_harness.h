@@ -46,6 +46,15 @@ struct MatchOptions {
   std::vector<DelayChange> delay_changes;
   int32_t late_input_threshold = 15;  // P2PConfig::late_input_threshold of every player machine
   uint64_t handshake_timeout_us = 10000000;
+  // State transfer on the host (machine 0) and on every spectator (NetworkConfig::state_transfer);
+  // spectator_state_transfer overrides it for the spectators (-1: as state_transfer).
+  bool state_transfer = false;
+  int spectator_state_transfer = -1;
+  size_t state_padding = 0;         // TestGame::padding of every machine (a large state)
+  uint64_t transfer_bytes_per_second = 1u << 20;
+  // Spectator k starts (is polled for the first time) once the host reached frame
+  // spectator_join[k]; missing entries: from the start.
+  std::vector<Frame> spectator_join;
 };
 
 // The fixed match key of test matches (machine `m` of `other` gets a different one).
@@ -65,6 +74,8 @@ struct Machine {
   uint64_t stalls = 0;
   uint64_t waits = 0;               // ticks skipped on time-sync advice
   bool retry = false;               // advance refused this tick
+  Frame join_at = 0;                // a spectator: starts once the host reached this frame
+  uint64_t joined_at_us = 0;        // when it started (0: not yet)
 };
 
 class Match {
@@ -120,6 +131,8 @@ class Match {
       machine->game.start_hashes = &machine->hashes;
       machine->game.events.reserve(1 << 16);
       machine->spectator = m >= opt_.machines;
+      const size_t k = m - opt_.machines;
+      if (machine->spectator && k < opt_.spectator_join.size()) machine->join_at = opt_.spectator_join[k];
       machines_.push_back(std::move(machine));
     }
     for (uint32_t m = 0; m < total; ++m) {
@@ -128,7 +141,8 @@ class Match {
       s.num_players = players_;
       s.input_size = opt_.input_size;
       s.max_prediction = opt_.max_prediction;
-      s.max_state_size = 256;
+      s.max_state_size = 256 + opt_.state_padding;
+      me.game.padding = opt_.state_padding;
       s.save_mode = opt_.save_mode;
       s.callbacks = bind_game(me.game);
       NetworkConfig n;
@@ -139,6 +153,9 @@ class Match {
       n.has_match_key = opt_.match_key;
       if (opt_.match_key) test_match_key(n.match_key, int32_t(m) == opt_.other_key_machine);
       n.handshake_timeout_us = opt_.handshake_timeout_us;
+      n.state_transfer = opt_.state_transfer;
+      n.transfer_bytes_per_second = opt_.transfer_bytes_per_second;
+      if (me.spectator && opt_.spectator_state_transfer >= 0) n.state_transfer = opt_.spectator_state_transfer != 0;
       if (me.spectator) {
         SpectatorConfig c;
         c.session = s;
@@ -192,6 +209,10 @@ class Match {
     for (uint32_t m = 0; m < machines_.size(); ++m) {
       Machine& me = *machines_[m];
       if (me.stopped) continue;
+      if (me.spectator && me.joined_at_us == 0) {
+        if (machines_[0]->session->current_frame() < me.join_at) continue;
+        me.joined_at_us = now_;
+      }
       me.sim->set_time(now_);
       me.session->poll(now_);
       if (!me.session->running() || me.frozen) continue;

@@ -36,22 +36,29 @@ class TestGame {
   uint64_t advances = 0, resimulated = 0, loads = 0, saves = 0;
   int32_t frame_errors = 0;  // advance/load called with a frame the state disagrees with
   std::vector<Event> events;  // reserved up front by tests that count allocations
+  // Bytes appended to every save (a large state, as an emulator's RAM): filled from the chain,
+  // checked at load. 0: none.
+  size_t padding = 0;
 
   size_t save_state(Frame frame, uint8_t* buffer, size_t capacity) {
     ++saves;
     if (frame != state.frame) ++frame_errors;
     const size_t need = saved_size();
-    if (need > capacity) return need;
+    if (need + padding > capacity) return need + padding;
     std::memcpy(buffer, &state, offsetof(TestGameState, tail));
     std::memcpy(buffer + offsetof(TestGameState, tail), state.tail.data(), state.tail_length);
-    return need;
+    if (padding) std::memset(buffer + need, int(state.chain & 0xff), padding);
+    return need + padding;
   }
   void load_state(Frame frame, const uint8_t* buffer, size_t length) {
     ++loads;
     state = TestGameState{};
     std::memcpy(static_cast<void*>(&state), buffer, offsetof(TestGameState, tail));
-    if (length != saved_size()) ++frame_errors;
+    if (length != saved_size() + padding) ++frame_errors;
     std::memcpy(state.tail.data(), buffer + offsetof(TestGameState, tail), state.tail_length);
+    if (padding && length == saved_size() + padding &&
+        (buffer[saved_size()] != uint8_t(state.chain) || buffer[length - 1] != uint8_t(state.chain)))
+      ++frame_errors;
     if (frame != state.frame) ++frame_errors;
   }
   void advance_frame(Frame frame, const FrameInputs& in, uint32_t flags) {

@@ -255,6 +255,52 @@ class Sessions(unittest.TestCase):
         if "network" in machines:
             machines["network"].close()  # type: ignore[attr-defined]
 
+    def test_a_late_spectator_starts_from_the_hosts_state(self) -> None:
+        # State transfer (issue 11): a spectator that comes 4 s into the match loads the host's
+        # state and shows the match from there, caught up within seconds.
+        network = retcon.MemoryNetwork()
+        wires = [network.endpoint() for _ in range(3)]
+        addresses = [w.address for w in wires]
+        links = [w.simulated(seed=70 + i, latency_us=20000, loss=0.03) for i, w in enumerate(wires)]
+        games = [Counter() for _ in wires]
+        loads = []
+        games[2].load_state = lambda frame, data, g=games[2]: (loads.append(frame), Counter.load_state(g, frame, data))
+        sessions = [retcon.p2p_session(games[i], [retcon.LOCAL if p == i else addresses[p] for p in range(2)], 1, 64,
+                                       links[i], rng_seed=5 + i, spectators=[addresses[2]] if i == 0 else [],
+                                       state_transfer=1)
+                    for i in range(2)]
+        sessions.append(retcon.spectator_session(games[2], 2, 1, 64, links[2], addresses[0], rng_seed=9,
+                                                 state_transfer=1))
+        now = 0
+        caught_at = None
+        for tick in range(900):
+            now += 16667
+            for i, s in enumerate(sessions):
+                if i == 2 and tick < 240:
+                    continue  # the spectator is not there yet
+                links[i].set_time(now)
+                s.poll(now)
+                if i == 2:
+                    s.advance_frame()
+                elif s.add_local_input(i, steer(i, s.current_frame)):
+                    s.advance_frame()
+            if caught_at is None and tick >= 240 and sessions[2].current_frame >= sessions[0].confirmed_frame - 12:
+                caught_at = tick
+        self.assertTrue(loads, "the spectator loaded the host's state")
+        self.assertGreater(loads[0], 200)
+        self.assertIsNotNone(caught_at)
+        self.assertLess((caught_at - 240) / 60, 3.0)
+        # Every frame it shows equals the players' (the same state at the same frame).
+        frame = sessions[2].confirmed_frame
+        self.assertGreater(frame, 600)
+        self.assertEqual(sessions[2].frame_checksum(frame), sessions[0].frame_checksum(frame))
+        self.assertFalse([e for g in games for e in g.events if e.type == retcon.EVENT_CANNOT_CONTINUE])
+        for s in sessions:
+            s.close()
+        for t in links + wires:
+            t.close()
+        network.close()
+
     def test_p2p_with_a_spectator_over_a_simulated_network(self) -> None:
         machines = self.p2p_pair(spectator=True)
         self.play_pair(machines, 150)

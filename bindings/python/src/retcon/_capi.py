@@ -186,7 +186,7 @@ class P2PConfig(ctypes.Structure):
                 ("input_batch_frames", U32), ("loss_hold_frames", U32),
                 ("has_match_key", U32), ("match_key", ctypes.c_uint8 * MATCH_KEY_SIZE), ("allow_local_only", U32),
                 ("late_input_threshold", I32),
-                ("handshake_timeout_us", U64)]
+                ("handshake_timeout_us", U64), ("state_transfer", U32), ("transfer_bytes_per_second", U64)]
 
 
 class SpectatorConfig(ctypes.Structure):
@@ -194,7 +194,7 @@ class SpectatorConfig(ctypes.Structure):
                 ("rng_seed", U64), ("sync_round_trips", I32), ("catchup_threshold", I32),
                 ("catchup_max_frames", I32), ("host", PeerAddress),
                 ("has_match_key", U32), ("match_key", ctypes.c_uint8 * MATCH_KEY_SIZE),
-                ("handshake_timeout_us", U64)]
+                ("handshake_timeout_us", U64), ("state_transfer", U32), ("transfer_bytes_per_second", U64)]
 
 
 PEER_STAT_COUNTERS = (
