@@ -459,9 +459,9 @@ void P2PSessionImpl::watch_handshakes() {
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     if (peer.dropped || peer.endpoint.state() != EndpointState::synchronizing) continue;
-    // A host that serves states waits for its spectators however late they come: one that has
-    // not answered yet holds up nobody.
-    if (peer.spectator && snapshots_.enabled() && peer.endpoint.sync_progress() == 0) continue;
+    // A spectator may come at any time: one that has not answered yet holds up nobody, so it is
+    // waited for (unless it seems to speak another version: that is said as below).
+    if (peer.spectator && peer.endpoint.sync_progress() == 0 && !peer.endpoint.saw_other_version()) continue;
     peer.handshake.observe(peer.endpoint.sync_progress(), now_);
     if (now_ - peer.handshake.at_us < handshake_timeout_us_) continue;
     if (peer.endpoint.saw_other_version() && peer.endpoint.sync_progress() == 0) {
@@ -668,7 +668,17 @@ void P2PSessionImpl::stream_to_spectators() {
   bool stable = desync_.settled(driver_.frame()) || !desync_.settling(last_streamed_ + 1);
   for (uint32_t p = 0; p < num_players_ && stable; ++p)
     stable = !driver_.is_disconnected(PlayerIndex(p)) || driver_.cut_agreed(PlayerIndex(p));
-  snapshots_.serve(driver_, peers_ + num_player_peers_, num_spectators_, last_streamed_, stable, blob_.get());
+  if (!snapshots_.enabled()) return;
+  // Inputs every player machine has: no cut agreed later can reach before them (a cut is the
+  // earliest last frame any machine had of the player). A peer that sent its input of frame g
+  // had reached frame g minus its input delay, so it held every player's inputs up to a window
+  // before that. (The checkpoints, 2 windows + 32 frames deep, still hold a state that old.)
+  Frame everywhere = driver_.confirmed_frame();
+  for (uint32_t i = 0; i < num_player_peers_; ++i)
+    if (!peers_[i].dropped)
+      everywhere = std::min(everywhere, peers_[i].endpoint.last_received_frame() - kMaxInputDelay - max_prediction_ - 1);
+  snapshots_.serve(driver_, peers_ + num_player_peers_, num_spectators_, last_streamed_, stable, everywhere,
+                   blob_.get());
 }
 
 void P2PSessionImpl::exchange_checksums() {

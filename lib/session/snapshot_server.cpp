@@ -73,7 +73,7 @@ bool SnapshotServer::busy() const noexcept {
 }
 
 void SnapshotServer::serve(RollbackDriver& driver, Peer* spectators, uint32_t count, Frame last_streamed, bool stable,
-                           uint8_t* blob) noexcept {
+                           Frame everywhere, uint8_t* blob) noexcept {
   bool any = false;
   for (uint32_t i = 0; i < count && i < kMaxSpectators; ++i) {
     if (spectators[i].dropped) wanted_[i] = sending_[i] = false;  // its channel let the blob go
@@ -94,8 +94,9 @@ void SnapshotServer::serve(RollbackDriver& driver, Peer* spectators, uint32_t co
     return;
   }
   // The newest state that is final: saved before its frame ran (so at most frame() - 1), every
-  // input before it streamed, and no correction pending at or before it.
-  Frame top = std::min(last_streamed + 1, driver.frame() - 1);
+  // input before it streamed and held by every player machine (a peer that lost a player earlier
+  // would cut it before), and no correction pending at or before it.
+  Frame top = std::min({last_streamed + 1, driver.frame() - 1, everywhere + 1});
   if (driver.first_incorrect() != kNullFrame) top = std::min(top, driver.first_incorrect());
   const SavedState* state = nullptr;
   for (Frame f = top; f >= 0 && f > top - kSearchFrames && state == nullptr; --f) {

@@ -32,10 +32,11 @@ class SnapshotServer {
   // Nothing is streamed to a spectator that waits for its state.
   bool held(uint32_t index) const noexcept { return index < kMaxSpectators && wanted_[index]; }
   // Serves the waiting requests when a final state is at hand. `last_streamed`: the newest frame
-  // streamed to the spectators; `stable`: no disconnect cut may still move (the state of any
-  // frame up to last_streamed + 1 is final). `blob` is scratch for one frame of inputs.
+  // streamed to the spectators; `stable`: no disconnect cut may still move; `everywhere`: every
+  // player machine has every input up to this frame (so no later cut can revise them: a state of
+  // a frame up to everywhere + 1 never changes). `blob` is scratch for one frame of inputs.
   void serve(RollbackDriver& driver, Peer* spectators, uint32_t count, Frame last_streamed, bool stable,
-             uint8_t* blob) noexcept;
+             Frame everywhere, uint8_t* blob) noexcept;
 
   uint64_t states_sent() const noexcept { return states_sent_; }
   uint64_t malformed() const noexcept { return malformed_; }
