@@ -287,7 +287,7 @@ class Sessions(unittest.TestCase):
             if caught_at is None and tick >= 240 and sessions[2].current_frame >= sessions[0].confirmed_frame - 12:
                 caught_at = tick
         self.assertTrue(loads, "the spectator loaded the host's state")
-        self.assertGreater(loads[0], 200)
+        self.assertGreater(loads[0], 150)  # a recent state (about 32 frames + a window old), not frame 0
         self.assertIsNotNone(caught_at)
         self.assertLess((caught_at - 240) / 60, 3.0)
         # Every frame it shows equals the players' (the same state at the same frame).
