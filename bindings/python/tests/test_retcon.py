@@ -282,7 +282,7 @@ class Sessions(unittest.TestCase):
                 s.poll(now)
                 if i == 2:
                     s.advance_frame()
-                elif s.add_local_input(i, steer(i, s.current_frame)):
+                elif s.current_frame < 700 and s.add_local_input(i, steer(i, s.current_frame)):
                     s.advance_frame()
             if caught_at is None and tick >= 240 and sessions[2].current_frame >= sessions[0].confirmed_frame - 12:
                 caught_at = tick
@@ -291,8 +291,10 @@ class Sessions(unittest.TestCase):
         self.assertIsNotNone(caught_at)
         self.assertLess((caught_at - 240) / 60, 3.0)
         # Every frame it shows equals the players' (the same state at the same frame).
-        frame = sessions[2].confirmed_frame
-        self.assertGreater(frame, 600)
+        # The players stopped at 700; their last frames may wait for a correction (they would
+        # re-simulate at their next advance), so compare one a little earlier.
+        frame = 690
+        self.assertGreaterEqual(sessions[2].confirmed_frame, frame)
         self.assertEqual(sessions[2].frame_checksum(frame), sessions[0].frame_checksum(frame))
         self.assertFalse([e for g in games for e in g.events if e.type == retcon.EVENT_CANNOT_CONTINUE])
         for s in sessions:
