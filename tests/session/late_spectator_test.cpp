@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "net/endpoint.h"
+#include "net/reliable_channel.h"
 #include "support/match_checks.h"
 #include "support/match_harness.h"
 
@@ -201,6 +203,92 @@ TEST(LateSpectator, HostGoneMidTransferIsToldAndNothingRuns) {
   EXPECT_EQ(s.game.loads, 0u) << "no partial state was loaded";
   EXPECT_EQ(s.game.advances, 0u);
   s.session.reset();  // destroys cleanly (ASan/LSan builds check that nothing leaks)
+}
+
+}  // namespace
+}  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// A host from before state transfer: it streams every frame from 0 and drops stream-1 messages
+// unread (its channel still acknowledges them). Built from a bare Endpoint and ReliableChannel,
+// as the protocol sees it.
+struct SilentHost final : detail::ChannelSink, detail::ChannelOutput {
+  detail::Endpoint endpoint;
+  detail::ReliableChannel channel;
+  InMemoryTransport* wire = nullptr;
+  PeerAddress spectator;
+  void on_channel(detail::MessageType type, const uint8_t* body, size_t size, uint64_t now_us) override {
+    channel.on_datagram(type, body, size, now_us);
+  }
+  bool send(detail::MessageType type, const uint8_t* body, size_t size) override {
+    return endpoint.send_channel(type, body, size, *wire, spectator) == Result::ok;
+  }
+};
+
+TEST(LateSpectator, AHostThatIgnoresTheRequestIsWatchedFromFrameZeroAfterTwoSeconds) {
+  InMemoryNetwork net;
+  SilentHost host;
+  host.wire = net.add_endpoint();
+  InMemoryTransport* spectator_wire = net.add_endpoint();
+  host.spectator = spectator_wire->address();
+  detail::EndpointConfig e;
+  e.shape = detail::SessionShape{2, 1, 60};
+  e.players_owned = 1;
+  e.send_blob_size = 2;  // both players' inputs, as a host sends a spectator
+  e.rng_seed = 77;
+  ASSERT_EQ(host.endpoint.init(e), Result::ok);
+  ASSERT_EQ(host.channel.init(detail::ChannelConfig{}), Result::ok);
+  host.endpoint.set_channel_sink(&host);
+
+  TestGame game;
+  std::vector<uint64_t> hashes(2000, 0);
+  game.start_hashes = &hashes;
+  SpectatorConfig c;
+  c.session.num_players = 2;
+  c.session.input_size = 1;
+  c.session.max_state_size = 256;
+  c.session.callbacks = bind_game(game);
+  c.network.transport = spectator_wire;
+  c.network.rng_seed = 78;
+  c.network.state_transfer = true;
+  c.host = host.wire->address();
+  std::unique_ptr<P2PSession> spectator;
+  ASSERT_EQ(create_spectator_session(c, &spectator), Result::ok);
+
+  uint64_t now = 0;
+  Frame streamed = -1;
+  uint8_t buffer[2048];
+  ASSERT_EQ(host.endpoint.start(now), Result::ok);
+  uint64_t first_frame_at = 0;
+  for (int t = 0; t < 600; ++t) {
+    now += 16667;
+    PeerAddress from;
+    size_t n = 0;
+    while (host.wire->receive(&from, buffer, sizeof buffer, &n))
+      if (from == host.spectator) host.endpoint.on_datagram(buffer, n, now);
+    if (host.endpoint.running()) {
+      const uint8_t blob[2] = {uint8_t(streamed + 1), uint8_t(3 * (streamed + 1))};
+      ASSERT_EQ(host.endpoint.send_input(++streamed, blob), Result::ok);
+    }
+    host.endpoint.poll(now, *host.wire, host.spectator);
+    detail::ChannelStream stream;
+    uint8_t body[detail::kMaxChannelMessage];
+    while (host.channel.pop_message(&stream, body, &n)) {
+    }  // dropped unread
+    if (host.endpoint.running()) host.channel.poll(now, host.endpoint.ping_us(), host);
+    spectator->poll(now);
+    if (spectator->running()) spectator->advance_frame();
+    if (first_frame_at == 0 && spectator->current_frame() > 0) first_frame_at = now;
+  }
+  ASSERT_NE(first_frame_at, 0u) << "it watches the match";
+  EXPECT_EQ(game.loads, 0u);
+  EXPECT_NE(hashes[0], 0u) << "from frame 0";
+  EXPECT_GE(spectator->current_frame(), streamed - 10) << "and keeps up";
+  EXPECT_GE(first_frame_at, 2000000u) << "after waiting 2 s for an answer";
+  EXPECT_LT(first_frame_at, 4000000u);
+  EXPECT_EQ(game.frame_errors, 0);
 }
 
 }  // namespace
