@@ -655,7 +655,7 @@ void P2PSessionImpl::stream_to_spectators() {
       Peer& spectator = peers_[i];
       if (spectator.dropped || snapshots_.held(i - num_player_peers_)) continue;
       // A spectator that has not come yet gets the match from frame 0 while that fits its
-      // queue; later it must ask for a state (its queue starts over, nothing is dropped).
+      // queue; later it must ask for a state (its queue starts over; it is not dropped).
       if (snapshots_.enabled() && !spectator.synchronized &&
           spectator.endpoint.last_sent_frame() - spectator.endpoint.last_acked_frame() >= kUnsyncedSpectatorFrames)
         spectator.endpoint.restart_outgoing_at(f);
@@ -664,11 +664,11 @@ void P2PSessionImpl::stream_to_spectators() {
     }
     last_streamed_ = f;
   }
+  if (!snapshots_.enabled()) return;
   // Spectators that asked for a state get one that is final: no disconnect cut may still move.
   bool stable = desync_.settled(driver_.frame()) || !desync_.settling(last_streamed_ + 1);
   for (uint32_t p = 0; p < num_players_ && stable; ++p)
     stable = !driver_.is_disconnected(PlayerIndex(p)) || driver_.cut_agreed(PlayerIndex(p));
-  if (!snapshots_.enabled()) return;
   // Inputs every player machine has: no cut agreed later can reach before them (a cut is the
   // earliest last frame any machine had of the player). A peer that sent its input of frame g
   // had reached frame g minus its input delay, so it held every player's inputs up to a window
