@@ -102,6 +102,13 @@ RETCON_SAME_FIELD(retcon_frame_inputs, FrameInputs, bytes, bytes);
 RETCON_SAME_FIELD(retcon_frame_inputs, FrameInputs, status, status);
 RETCON_SAME_FIELD(retcon_frame_inputs, FrameInputs, input_size, input_size);
 RETCON_SAME_FIELD(retcon_frame_inputs, FrameInputs, player_count, player_count);
+RETCON_SAME_FIELD(retcon_frame_inputs, FrameInputs, decisions, decisions);
+RETCON_SAME_FIELD(retcon_frame_inputs, FrameInputs, decision_count, decision_count);
+static_assert(sizeof(retcon_decision) == sizeof(Decision));
+RETCON_SAME_FIELD(retcon_decision, Decision, bytes, bytes);
+RETCON_SAME_FIELD(retcon_decision, Decision, size, size);
+RETCON_SAME_FIELD(retcon_decision, Decision, sender, sender);
+RETCON_SAME_VALUE(RETCON_MAX_DECISION_SIZE, kMaxDecisionSize);
 static_assert(sizeof(InputStatus) == sizeof(uint8_t));
 
 static_assert(sizeof(retcon_text_sink) == sizeof(TextSink));

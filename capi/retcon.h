@@ -77,6 +77,7 @@ extern "C" {
 #define RETCON_MAX_INPUT_DELAY 32
 #define RETCON_MAX_STATE_SIZE (UINT64_C(256) << 20)
 #define RETCON_NULL_FRAME (-1)
+#define RETCON_MAX_DECISION_SIZE 240 /* bytes of one timed decision (retcon_session_send_decision) */
 
 /* ---------------------------------------------------------------------------------------------
  * Results. The numbers are pinned (they equal retcon::Result); new ones are only appended.
@@ -193,12 +194,23 @@ typedef enum retcon_session_kind {
  * What the callbacks receive. Owned by retcon, valid only during the callback.
  */
 
-/* Every player's input for one frame. */
+/* One timed decision (retcon_session_send_decision) of the frame being simulated. */
+typedef struct retcon_decision {
+  const uint8_t* bytes; /* `size` bytes, valid during the advance_frame call only */
+  uint32_t size;        /* 1..RETCON_MAX_DECISION_SIZE */
+  int32_t sender;       /* the first player of the machine that sent it */
+} retcon_decision;
+
+/* Every player's input for one frame, and the frame's timed decisions: the same ones in the
+ * same order on every machine, every time the frame is simulated (re-simulations included). */
 typedef struct retcon_frame_inputs {
   const uint8_t* bytes;   /* player_count * input_size bytes; player p at p * input_size */
   const uint8_t* status;  /* player_count retcon_input_status values */
   uint32_t input_size;
   uint32_t player_count;
+  const retcon_decision* decisions; /* decision_count entries (NULL when 0), by sender, then
+                                     * sending order */
+  uint32_t decision_count;
 } retcon_frame_inputs;
 
 /* Receives text from describe_state: call sink->write(sink->user, text, length) as often as
@@ -634,6 +646,22 @@ RETCON_API retcon_result retcon_delay_choice_init(retcon_delay_choice* choice);
 RETCON_API retcon_result retcon_session_choose_input_delay(retcon_session* session,
                                                            const retcon_adaptive_delay_rule* rule,
                                                            retcon_delay_choice* choice);
+
+/* Timed decision: `size` bytes (1..RETCON_MAX_DECISION_SIZE) that every machine and spectator
+ * hands to advance_frame (retcon_frame_inputs.decisions) whenever it simulates `frame`,
+ * re-simulations included; part of the desync checksum. Any player machine may send them (the
+ * game designates who, usually the host). `frame` must be at least
+ * retcon_session_earliest_decision_frame(), else RETCON_RESULT_INPUT_OUT_OF_WINDOW; `*earliest`
+ * (may be NULL) gets that frame either way. At most 16 of a machine's decisions are in flight:
+ * RETCON_RESULT_PREDICTION_LIMIT beyond (retry a few frames later). NOT_SYNCHRONIZED before the
+ * match runs; UNSUPPORTED for spectators; WRONG_STATE for local and sync-test sessions;
+ * INVALID_ARGUMENT for NULL bytes or a bad size. docs/PROTOCOL.md "Timed decisions". */
+RETCON_API retcon_result retcon_session_send_decision(retcon_session* session, const void* bytes, size_t size,
+                                                      int32_t frame, int32_t* earliest);
+/* The first frame retcon_session_send_decision accepts now (after the local inputs already
+ * taken, plus the round trip to the slowest peer); RETCON_NULL_FRAME for sessions without
+ * decisions or a NULL session. */
+RETCON_API int32_t retcon_session_earliest_decision_frame(const retcon_session* session);
 
 /* Drops a remote player and every player of the same machine; the peers agree on their last
  * frame, after which their input is zeros (RETCON_INPUT_DISCONNECTED). Local and sync-test

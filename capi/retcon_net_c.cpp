@@ -446,6 +446,22 @@ retcon_result retcon_session_choose_input_delay(retcon_session* session, const r
   });
 }
 
+retcon_result retcon_session_send_decision(retcon_session* session, const void* bytes, size_t size, int32_t frame,
+                                          int32_t* earliest) {
+  if (earliest != nullptr) *earliest = RETCON_NULL_FRAME;
+  if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
+  if (session->p2p == nullptr) return RETCON_RESULT_WRONG_STATE;
+  return guarded([&] {
+    CallbackScope scope(*session);  // a refusal is logged through the game's logger
+    return to_c(session->p2p->send_decision(bytes, size, frame, earliest));
+  });
+}
+
+int32_t retcon_session_earliest_decision_frame(const retcon_session* session) {
+  if (!is_session(session) || session->p2p == nullptr) return RETCON_NULL_FRAME;
+  return session->p2p->earliest_decision_frame();
+}
+
 retcon_result retcon_session_disconnect_player(retcon_session* session, int32_t player) {
   if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
   if (session->p2p == nullptr) return RETCON_RESULT_WRONG_STATE;

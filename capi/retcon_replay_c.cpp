@@ -232,6 +232,8 @@ retcon_result retcon_replay_get_inputs(const retcon_replay* replay, int32_t fram
   out->status = reinterpret_cast<const uint8_t*>(in.status);
   out->input_size = in.input_size;
   out->player_count = in.player_count;
+  out->decisions = reinterpret_cast<const retcon_decision*>(in.decisions);
+  out->decision_count = in.decision_count;
   return RETCON_RESULT_OK;
 }
 

@@ -154,6 +154,21 @@ class P2PSession : public Session {
   // every machine at the same frame. invalid_argument for a bad rule or null `out`;
   // not_synchronized before any RTT is measured; unsupported for spectators.
   virtual Result choose_input_delay(const AdaptiveDelayRule& rule, DelayChoice* out) = 0;
+
+  // Timed decisions: facts every machine must apply on the same frame (the round ends, the next
+  // stage is X, a player is kicked). `size` bytes (1..kMaxDecisionSize) are handed to
+  // advance_frame in FrameInputs::decisions every time `frame` is simulated, on every machine
+  // and spectator, re-simulations included; they are part of the desync checksum. Any player
+  // machine may send them (the game decides who: usually the host). `frame` must be at least
+  // earliest_decision_frame() (after the local inputs already taken, plus the round trip to
+  // the slowest peer), else input_out_of_window, with that frame in `*earliest` (may be null)
+  // either way. At most 16 decisions of one machine are in flight (until their frame is about
+  // two prediction windows plus 96 frames in the past): prediction_limit beyond, retry later.
+  // invalid_argument for null bytes or a bad size, not_synchronized before running,
+  // unsupported for spectators. Why every machine agrees: docs/PROTOCOL.md "Timed decisions".
+  virtual Result send_decision(const void* bytes, size_t size, Frame frame, Frame* earliest) = 0;
+  // The first frame send_decision accepts now (grows with the round trip to the slowest peer).
+  virtual Frame earliest_decision_frame() const = 0;
 };
 
 Result create_p2p_session(const P2PConfig& config, std::unique_ptr<P2PSession>* out);

@@ -39,12 +39,27 @@ enum class InputStatus : uint8_t {
   disconnected = 2,  // the player left; the input is their last one (or zeros)
 };
 
-// What advance_frame receives: every player's input for one frame, back to back.
+// Timed decisions (P2PSession::send_decision): at most this many bytes each. A channel message
+// holds 256 bytes; the decision's header (kind, sender, frame) takes 6 of them, the rest is spare.
+inline constexpr uint32_t kMaxDecisionSize = 240;
+
+// One timed decision, as advance_frame sees it. `bytes` stay valid during the call only.
+struct Decision {
+  const uint8_t* bytes;
+  uint32_t size;
+  PlayerIndex sender;  // the first player of the machine that sent it
+};
+
+// What advance_frame receives: every player's input for one frame, back to back, and the timed
+// decisions of that frame (the same ones, in the same order, on every machine and every time
+// the frame is simulated, re-simulations included).
 struct FrameInputs {
   const uint8_t* bytes;        // player_count * input_size bytes; player i at i * input_size
   const InputStatus* status;   // player_count entries
   uint32_t input_size;
   uint32_t player_count;
+  const Decision* decisions = nullptr;  // decision_count entries, ordered by sender, then sending order
+  uint32_t decision_count = 0;
 
   const uint8_t* player(PlayerIndex p) const noexcept { return bytes + size_t(p) * input_size; }
 };

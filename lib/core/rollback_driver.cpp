@@ -101,9 +101,22 @@ Result RollbackDriver::enable_checkpoints(int32_t depth) {
   reporter_.log(LogLevel::info, "checkpoints: %u of %zu bytes (%llu bytes committed in all)", count,
                 ring_.capacity(), static_cast<unsigned long long>(committed_bytes_));
   // Inputs must reach as far back as the states do.
-  const uint32_t queue_frames = std::bit_ceil(uint32_t(2 * history_ + checkpoints_.depth() + 2 * kMaxInputDelay + 16));
-  for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
+  init_queues();
   return Result::ok;
+}
+
+Result RollbackDriver::keep_confirmed_inputs(int32_t frames) {
+  if (frames < 0) return Result::invalid_argument;
+  extra_input_frames_ = frames;
+  init_queues();
+  return Result::ok;
+}
+
+void RollbackDriver::init_queues() {
+  const int32_t depth = checkpoints_.enabled() ? checkpoints_.depth() : 0;
+  const uint32_t queue_frames =
+      std::bit_ceil(uint32_t(2 * history_ + depth + 2 * kMaxInputDelay + 16 + extra_input_frames_));
+  for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
 }
 
 // ---------------------------------------------------------------- inputs
@@ -281,7 +294,8 @@ void RollbackDriver::step(Frame frame, uint32_t flags) noexcept {
     copy_input(frame_inputs_.get() + size_t(i) * input_size_, src, input_size_);
     frame_status_[i] = status;
   }
-  const FrameInputs inputs{frame_inputs_.get(), frame_status_.data(), input_size_, num_players_};
+  FrameInputs inputs{frame_inputs_.get(), frame_status_.data(), input_size_, num_players_};
+  if (decisions_.for_frame) inputs.decision_count = decisions_.for_frame(decisions_.user, frame, &inputs.decisions);
   callbacks_.advance_frame(callbacks_.user, frame, &inputs, flags);
 }
 

@@ -19,6 +19,12 @@
 
 namespace retcon::detail {
 
+// Where step() finds the timed decisions of a frame (sessions with decisions set one).
+struct DecisionSource {
+  void* user = nullptr;
+  uint32_t (*for_frame)(void* user, Frame frame, const Decision** out) = nullptr;
+};
+
 class RollbackDriver {
  public:
   // `history`: how many frames behind frame_ the session may need to load (max prediction, or
@@ -28,6 +34,10 @@ class RollbackDriver {
   // Call after init().
   // out_of_memory (logged) when they would exceed the memory budget.
   Result enable_checkpoints(int32_t depth);
+  // Keeps `frames` more confirmed inputs readable (confirmed_input) behind the confirmed frame
+  // than the window needs (P2P hosts: frames not yet streamed to a spectator). Call after
+  // enable_checkpoints, before the first input.
+  Result keep_confirmed_inputs(int32_t frames);
   // Counts `bytes` more of state memory against config.memory_budget before a session
   // allocates them; out_of_memory (logged, naming `what`) when they would exceed it.
   Result commit_memory(uint64_t bytes, const char* what) noexcept;
@@ -59,6 +69,10 @@ class RollbackDriver {
     return players_[player].disconnected;
   }
   bool cut_agreed(PlayerIndex player) const noexcept { return players_[player].cut_agreed; }
+  void set_decision_source(const DecisionSource& source) noexcept { decisions_ = source; }
+  // Something `frame` was simulated with changed (a timed decision arrived for it): the next
+  // advance rolls back to it. No-op for frames not simulated yet.
+  void mark_incorrect(Frame frame) noexcept { note_mispredicted(frame); }
   // Desync detection under sparse saving, which keeps too few states to checksum the frames
   // peers compare: every `interval`-th frame is hashed (from a save into a scratch buffer) each
   // time it is simulated, so checksum_of() knows it once it is final. No-op in other modes.
@@ -131,6 +145,7 @@ class RollbackDriver {
   void probe(Frame frame) noexcept;
 
   Result rollback() noexcept;
+  void init_queues();
   bool should_save(Frame frame) const noexcept;
   Frame oldest_needed() const noexcept;
   void note_mispredicted(Frame frame) noexcept {
@@ -140,6 +155,7 @@ class RollbackDriver {
 
   GameCallbacks callbacks_{};
   Predictor predictor_{};
+  DecisionSource decisions_{};
   Reporter reporter_;
   StateRing ring_;
   Checkpoints checkpoints_;
@@ -152,6 +168,7 @@ class RollbackDriver {
   uint32_t input_size_ = 0;
   int32_t max_prediction_ = 0;
   int32_t history_ = 0;
+  int32_t extra_input_frames_ = 0;
   SaveMode save_mode_ = SaveMode::every_frame;
   bool saves_needed_ = true;
   Frame frame_ = 0;

@@ -87,8 +87,13 @@ class ReliableChannel {
   // The next message in order into `out` (capacity >= kMaxChannelMessage), with its stream;
   // false when none. The owner dispatches by stream.
   bool pop_message(ChannelStream* stream, uint8_t* out, size_t* size) noexcept;
+  bool has_message() const noexcept { return in_msgs_[in_msg_next_ % kChannelMessageWindow].present; }
   uint32_t messages_unacknowledged() const noexcept { return out_msg_next_ - out_msg_base_; }
   uint32_t messages_free() const noexcept { return kChannelMessageWindow - messages_unacknowledged(); }
+  // The number the next send_message gets (messages count from 0 per connection).
+  uint32_t next_message_seq() const noexcept { return out_msg_next_; }
+  // True once the receiver acknowledged every message up to and including `seq` (one sent).
+  bool acknowledged_through(uint32_t seq) const noexcept { return int32_t(seq - out_msg_base_) < 0; }
 
   // ---- outgoing blob. wrong_state while another is in progress; invalid_argument when larger
   // than max_blob_size (or empty). `tag` and `frame` travel with it for the receiver.

@@ -19,7 +19,8 @@ inline constexpr uint8_t kMagic0 = 0x52;  // 'R'
 inline constexpr uint8_t kMagic1 = 0x43;  // 'C'
 // 2: compact inputs body (varints; last frames only of disconnected players).
 // 3: 64-bit handshake challenges, connection-keyed checksums, AEAD with a match key.
-inline constexpr uint8_t kProtocolVersion = 3;
+// 4: the reliable channel carries timed decisions (stream 2), which every machine must apply.
+inline constexpr uint8_t kProtocolVersion = 4;
 // Below every common path MTU (1280 for IPv6 minus headers), so datagrams never fragment.
 inline constexpr size_t kMaxDatagramSize = 1200;
 inline constexpr size_t kHeaderSize = 16;

@@ -14,6 +14,7 @@
 #include "core/report_throttle.h"
 #include "retcon/p2p.h"
 #include "session/adaptive_delay.h"
+#include "session/decision_exchange.h"
 #include "session/desync_detector.h"
 #include "session/driver_session.h"
 #include "session/network_security.h"
@@ -35,6 +36,9 @@ constexpr Frame kTimeSyncWarmupFrames = 30;
 // With state transfer, frames queued for a spectator that has not synchronized yet (beyond: it
 // must ask for a state).
 constexpr Frame kUnsyncedSpectatorFrames = 1024;
+// How far the spectators' stream may fall behind the confirmed frame waiting for a spectator to
+// acknowledge timed decisions (a slow handshake, a long outage) before that spectator is dropped.
+constexpr int32_t kSpectatorHoldFrames = 600;
 // No time-sync samples while a wait is being carried out (see update_time_sync).
 constexpr uint64_t kWaitInProgress = UINT64_MAX;
 
@@ -90,6 +94,10 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t dropped_unknown_address() const override { return dropped_unknown_address_; }
   uint64_t checksums_compared() const override { return checksums_compared_; }
   Result choose_input_delay(const AdaptiveDelayRule& rule, DelayChoice* out) override;
+  Result send_decision(const void* bytes, size_t size, Frame frame, Frame* earliest) override {
+    return guarded_call(guard_, [&] { return stamp_decision(bytes, size, frame, earliest); });
+  }
+  Frame earliest_decision_frame() const override;
 
  private:
   Peer* peer_of(PlayerIndex player) {
@@ -128,6 +136,8 @@ class P2PSessionImpl final : public P2PSession {
   PlayerIndex awaited_player() const;
   void send_due();
   void route_channel_messages(Peer& peer);
+  Result stamp_decision(const void* bytes, size_t size, Frame frame, Frame* earliest);
+  void retire_decisions();
   void emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count = 0, int32_t total = 0);
 
   RollbackDriver driver_;
@@ -168,6 +178,7 @@ class P2PSessionImpl final : public P2PSession {
   int32_t late_input_threshold_ = 15;
   ReportThrottle desyncs_{10};  // the first desync in full, then a summary every 10 more
   SessionShape shape_;          // ours, to name what differs in a rejected handshake
+  DecisionExchange decisions_;  // timed decisions (session/decision_exchange.h)
   uint8_t datagram_[kReceiveBufferSize];
 };
 
@@ -197,6 +208,14 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   if (c.num_spectators > 0)
     if (Result r = snapshots_.init(driver_, c.network.state_transfer, s.max_state_size); r != Result::ok) return r;
   disconnect_settle_frames_ = 2 * (s.max_prediction + kDisconnectDelayAllowance);
+  // Decisions are kept as long as a late disconnect cut can roll back.
+  if (Result r = decisions_.init(driver_, disconnect_settle_frames_ + kDisconnectDelayAllowance, kDecisionsPerSender);
+      r != Result::ok)
+    return r;
+  // A spectator may hold the stream until it has a frame's decisions: the inputs of frames not
+  // streamed yet stay readable that long (then it is dropped, see stream_to_spectators).
+  if (c.num_spectators > 0)
+    if (Result r = driver_.keep_confirmed_inputs(kSpectatorHoldFrames); r != Result::ok) return r;
 
   uint16_t local_mask = 0;
   for (uint32_t p = 0; p < num_players_; ++p) {
@@ -302,6 +321,7 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     send_local_inputs();
     stream_to_spectators();
     exchange_checksums();
+    retire_decisions();
     watch_progress();
   }
   check_anyone_left();
@@ -623,6 +643,10 @@ void P2PSessionImpl::send_local_inputs() {
   Frame ready = INT32_MAX;
   for (uint32_t p = 0; p < num_players_; ++p)
     if (driver_.is_local(PlayerIndex(p))) ready = std::min(ready, driver_.last_confirmed(PlayerIndex(p)));
+  // Not past a decision of ours that a peer has not acknowledged: nobody may confirm its frame
+  // before holding it (session/decision_exchange.h).
+  const Frame hold = decisions_.hold_from(peers_, num_player_peers_);
+  if (hold != INT32_MAX) ready = std::min(ready, hold - 1);
   while (last_local_sent_ < ready) {
     const Frame f = last_local_sent_ + 1;
     size_t offset = 0;
@@ -645,11 +669,30 @@ void P2PSessionImpl::send_local_inputs() {
 void P2PSessionImpl::stream_to_spectators() {
   if (num_spectators_ == 0) return;
   const Frame confirmed = driver_.confirmed_frame();
+  Peer* spectators = &peers_[num_player_peers_];
+  decisions_.forward(spectators, num_spectators_);
   while (last_streamed_ < confirmed) {
     const Frame f = last_streamed_ + 1;
     // Spectators cannot roll back: frames after a disconnect cut go out only once the cut has
     // had time to settle among the peers (it may still move earlier).
     if (desync_.settling(f) && !desync_.settled(driver_.frame())) break;
+    // Every decision up to the frame goes first: the frame waits until each spectator has them
+    // (a spectator that keeps it waiting too long is dropped, without touching the match). One
+    // that waits for a state, or will ask for one, is not waited for.
+    bool ready = true;
+    for (uint32_t i = 0; i < num_spectators_; ++i) {
+      Peer& s = spectators[i];
+      if (s.dropped || snapshots_.held(i) || (snapshots_.enabled() && !s.synchronized)) continue;
+      if (decisions_.ready_to_stream(i, s, f)) continue;
+      if (confirmed - f < kSpectatorHoldFrames - 1) {
+        ready = false;
+        continue;
+      }
+      driver_.reporter().log(LogLevel::warning, "spectator %u has not acknowledged the decisions of frame %d: dropped",
+                             i, f);
+      drop_peer(s, true);
+    }
+    if (!ready) break;
     compose_spectator_frame(driver_, f, blob_.get());
     for (uint32_t i = num_player_peers_; i < num_peers_; ++i) {
       Peer& spectator = peers_[i];
@@ -691,6 +734,11 @@ void P2PSessionImpl::exchange_checksums() {
     const Frame f = desync_.next_local();
     uint64_t sum = 0;
     const bool have = driver_.checksum_of(f, &sum) == Result::ok;
+    // The decisions before the frame are part of being in sync (none: the state's checksum).
+    if (const uint64_t d = decisions_.digest_before(f); d != 0) {
+      const uint64_t both[2] = {sum, d};
+      sum = xxh3_64(both, sizeof both);
+    }
     desync_.record_local(f, sum, have);
     if (!have || desync_.settling(f)) continue;
     for (uint32_t i = 0; i < num_player_peers_; ++i)
@@ -805,10 +853,49 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
         if (peer.spectator) snapshots_.on_message(spectator, peer, body, size, last_streamed_ + 1);
         else ++peer.channel_messages_dropped;
         break;
+      case ChannelStream::decisions:
+        if (peer.spectator) ++peer.channel_messages_dropped;  // spectators decide nothing
+        else decisions_.on_message(peer, false, body, size);
+        break;
       default: ++peer.channel_messages_dropped; break;
     }
   }
   if (peer.spectator) snapshots_.on_channel_events(spectator, peer);
+}
+
+// ---------------------------------------------------------------- timed decisions
+
+Frame P2PSessionImpl::earliest_decision_frame() const {
+  uint64_t rtt = 0, jitter = 0;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    if (peers_[i].dropped) continue;
+    rtt = std::max(rtt, peers_[i].endpoint.ping_us());
+    jitter = std::max(jitter, peers_[i].endpoint.jitter_us());
+  }
+  return decisions_.earliest_frame(rtt, jitter, frame_us_);
+}
+
+Result P2PSessionImpl::stamp_decision(const void* bytes, size_t size, Frame frame, Frame* earliest) {
+  const Frame first = earliest_decision_frame();
+  if (earliest != nullptr) *earliest = first;
+  if (bytes == nullptr || size == 0 || size > kMaxDecisionSize) return Result::invalid_argument;
+  if (!running_) return Result::not_synchronized;
+  PlayerIndex me = 0;
+  while (!driver_.is_local(me)) ++me;
+  const Result r = decisions_.send(me, frame, static_cast<const uint8_t*>(bytes), size, peers_, num_player_peers_, first);
+  if (r == Result::input_out_of_window)
+    driver_.reporter().log(LogLevel::warning, "decision for frame %d refused: the earliest frame that works is %d",
+                           frame, first);
+  return r;
+}
+
+// Decisions no rollback, checksum comparison or spectator stream needs any more are dropped.
+void P2PSessionImpl::retire_decisions() {
+  const Frame confirmed = driver_.confirmed_frame();
+  Frame before = confirmed - disconnect_settle_frames_ - kDisconnectDelayAllowance;
+  if (desync_.enabled()) before = std::min(before, desync_.next_local());
+  if (num_spectators_ > 0) before = std::min(before, last_streamed_ + 1);
+  decisions_.retire(before, confirmed);
 }
 
 // Adaptive delay (session/adaptive_delay.h): the rule over the RTTs measured now, told to the game.

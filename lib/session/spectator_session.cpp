@@ -5,6 +5,7 @@
 #include <new>
 
 #include "retcon/p2p.h"
+#include "session/decision_exchange.h"
 #include "session/driver_session.h"
 #include "session/network_security.h"
 #include "session/handshake_mismatch.h"
@@ -33,6 +34,9 @@ class SpectatorSessionImpl final : public P2PSession {
     // spectator keeps a few states (and checkpoints) to re-run those frames.
     if (Result r = driver_.init(s, kRevisionFrames, SaveMode::every_frame); r != Result::ok) return r;
     if (Result r = driver_.enable_checkpoints(4 * kRevisionFrames); r != Result::ok) return r;
+    // The host forwards decisions as soon as it has them; a spectator may trail the match.
+    if (Result r = decisions_.init(driver_, 4 * kRevisionFrames, kSpectatorDecisionsPerSender); r != Result::ok)
+      return r;
     for (uint32_t p = 0; p < s.num_players; ++p) driver_.set_local(PlayerIndex(p), false);
     num_players_ = s.num_players;
     input_size_ = s.input_size;
@@ -127,7 +131,7 @@ class SpectatorSessionImpl final : public P2PSession {
     const int32_t runs = 1 + (waiting > catchup_threshold_ ? catchup_max_ : 0);
     Result r = Result::ok;
     for (int32_t i = 0; i < runs; ++i) {
-      if (driver_.window_full()) {
+      if (driver_.window_full() || decision_pending()) {
         if (i == 0) {
           ++driver_.mutable_stats().frames_stalled;
           r = Result::prediction_limit;  // waiting for the host's next confirmed frame
@@ -136,6 +140,7 @@ class SpectatorSessionImpl final : public P2PSession {
       }
       if ((r = driver_.advance()) != Result::ok) break;
     }
+    decisions_.retire(driver_.frame() - 4 * kRevisionFrames - 1, driver_.frame());
     return r;
   }
 
@@ -152,16 +157,29 @@ class SpectatorSessionImpl final : public P2PSession {
   uint64_t dropped_unknown_address() const override { return dropped_unknown_address_; }
   uint64_t checksums_compared() const override { return 0; }
   Result choose_input_delay(const AdaptiveDelayRule&, DelayChoice*) override { return Result::unsupported; }
+  Result send_decision(const void*, size_t, Frame, Frame* earliest) override {
+    if (earliest != nullptr) *earliest = kNullFrame;
+    return Result::unsupported;
+  }
+  Frame earliest_decision_frame() const override { return kNullFrame; }
 
  private:
+  // A decision left in the channel (the queue was full: a host beyond the documented rate)
+  // may be for the frame about to run.
+  bool decision_pending() { return host_.channel.has_message() && queue_full(); }
+  bool queue_full() { return decisions_.queue().size() + 1 >= decisions_.queue().capacity(); }
+
   // Messages from the host's reliable channel, by stream; streams not served here are dropped.
   void route_channel_messages() {
     ChannelStream stream;
     uint8_t body[kMaxChannelMessage];
     size_t size = 0;
-    while (host_.channel.pop_message(&stream, body, &size)) {
+    // Taken only while the queue has room; the rest waits in the channel, which then stops
+    // acknowledging, so the host stops streaming (and advance() waits for it).
+    while (!queue_full() && host_.channel.pop_message(&stream, body, &size)) {
       switch (stream) {
         case ChannelStream::state_transfer: snapshot_.on_message(driver_, host_, body, size); break;
+        case ChannelStream::decisions: decisions_.on_message(host_, true, body, size); break;
         default: ++host_.channel_messages_dropped; break;
       }
     }
@@ -268,6 +286,7 @@ class SpectatorSessionImpl final : public P2PSession {
   RollbackDriver driver_;
   CallGuard guard_;
   Peer host_;
+  DecisionExchange decisions_;
   SessionShape shape_;  // ours, to name what differs in a rejected handshake
   Transport* transport_ = nullptr;
   uint32_t num_players_ = 0, input_size_ = 0;

@@ -15,7 +15,7 @@ static int failures = 0;
   } while (0)
 
 /* Structs initialise as plain C aggregates. */
-static const retcon_frame_inputs kInputs = {NULL, NULL, 4u, 2u};
+static const retcon_frame_inputs kInputs = {NULL, NULL, 4u, 2u, NULL, 0u};
 
 int main(void) {
   retcon_session_config config;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "net/reliable_channel.h"
+#include "session/decision_exchange.h"
 #include "support/protocol_doc.h"
 
 namespace retcon::detail {
@@ -58,6 +59,23 @@ TEST(ChannelDoc, ExamplesMatchTheCodec) {
   ASSERT_EQ(from_b.sent.size(), 1u);
   EXPECT_EQ(from_b.sent[0].first, MessageType::channel_ack);
   EXPECT_EQ(from_b.sent[0].second, doc_example("channel_ack")) << hex(from_b.sent[0].second);
+}
+
+TEST(ChannelDoc, DecisionExampleMatchesTheCodec) {
+  const uint8_t end[3] = {'e', 'n', 'd'};
+  uint8_t body[kMaxChannelMessage];
+  const size_t n = encode_decision(body, sizeof body, 0, 600, end, sizeof end);
+  const std::vector<uint8_t> encoded(body, body + n);
+  const std::vector<uint8_t> doc = doc_example("decision");
+  EXPECT_EQ(encoded, doc) << hex(encoded);
+  PlayerIndex sender = -1;
+  Frame frame = kNullFrame;
+  const uint8_t* bytes = nullptr;
+  size_t length = 0;
+  ASSERT_TRUE(decode_decision(doc.data(), doc.size(), &sender, &frame, &bytes, &length));
+  EXPECT_EQ(sender, 0);
+  EXPECT_EQ(frame, 600);
+  EXPECT_EQ(std::vector<uint8_t>(bytes, bytes + length), std::vector<uint8_t>(end, end + 3));
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ TEST(ProtocolDoc, HandshakeExamplesMatchTheCodec) {
     uint8_t buffer[kMaxDatagramSize];
     const size_t n = encode_message(m, buffer, sizeof buffer);
     const auto doc = doc_example(name);
-    EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc) << name;
+    EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc) << name << " is: " << test::doc_hex({buffer, buffer + n});
     Message back;
     ASSERT_EQ(decode_message(doc.data(), doc.size(), &back), DecodeError::ok);
     EXPECT_EQ(back.handshake, m.handshake);
@@ -60,7 +60,7 @@ TEST(ProtocolDoc, InputsExampleMatchesTheCodec) {
   a_to_b.connection_key = connection_checksum_key(kNonceA, kNonceB);
   seal_datagram(buffer, n, a_to_b.connection_key);
   const auto doc = doc_example("inputs");
-  EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc);
+  EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc) << "inputs is: " << test::doc_hex({buffer, buffer + n});
 
   Message m;
   EXPECT_EQ(decode_message(doc.data(), doc.size(), &m), DecodeError::bad_checksum)
@@ -107,7 +107,9 @@ TEST(ProtocolDoc, SealedExamplesMatchTheAead) {
     const size_t n = a.seal(buffer, encode_message(m, buffer, sizeof buffer), sizeof buffer, rng);
     const auto doc = doc_example(aes ? "sealed_input_ack_aes256gcm"
                                      : "sealed_input_ack_chacha20poly1305");
-    EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc);
+    EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc)
+        << (aes ? "sealed_input_ack_aes256gcm" : "sealed_input_ack_chacha20poly1305")
+        << " is: " << test::doc_hex({buffer, buffer + n});
     Message back;
     ASSERT_EQ(b.open(doc.data(), doc.size(), &back), DecodeError::ok);
     EXPECT_EQ(back.ack_frame, 98);

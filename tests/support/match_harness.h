@@ -3,6 +3,8 @@
 // virtual clock. No real time, no sockets, no sleeping: the same seed is the same match.
 #pragma once
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -78,8 +80,31 @@ struct Machine {
   uint64_t joined_at_us = 0;        // when it started (0: not yet)
 };
 
+// A timed decision a machine's send_decision accepted (the reference applies it at `frame`).
+struct SentDecision {
+  Frame frame;
+  PlayerIndex sender;  // the sending machine's first player
+  std::vector<uint8_t> bytes;
+};
+
 class Match {
  public:
+  // Called for every player machine that is about to give its inputs this tick (tests send
+  // timed decisions from here, as a game does from its frame loop).
+  std::function<void(uint32_t machine)> before_input;
+  std::vector<SentDecision> sent_decisions;  // in sending order
+
+  // send_decision on machine m, recorded for the reference when accepted.
+  Result send_decision(uint32_t m, Frame frame, const std::vector<uint8_t>& bytes, Frame* earliest = nullptr) {
+    const Result r = machines_[m]->session->send_decision(bytes.data(), bytes.size(), frame, earliest);
+    if (r == Result::ok) {
+      PlayerIndex first = 0;
+      while (opt_.owner[size_t(first)] != m) ++first;
+      sent_decisions.push_back({frame, first, bytes});
+    }
+    return r;
+  }
+
   explicit Match(const MatchOptions& o) : opt_(o), rng_(o.seed) {
     if (opt_.owner.empty())
       for (uint32_t m = 0; m < opt_.machines; ++m) opt_.owner.push_back(m);
@@ -227,6 +252,7 @@ class Match {
         continue;
       }
       if (me.session->current_frame() >= opt_.frames + 120) continue;
+      if (before_input) before_input(m);
       const Frame f = me.session->current_frame();
       uint8_t in[kMaxInputSize];
       for (uint32_t p = 0; p < players_; ++p) {
@@ -287,7 +313,19 @@ class Match {
           const bool gone = p < cut.size() && cut[p] != -2 && f > cut[p];
           inputs[p * opt_.input_size + i] = gone ? 0 : played[p].by_frame[size_t(f)][i];
         }
-      const FrameInputs fi{inputs.data(), status.data(), opt_.input_size, players_};
+      FrameInputs fi{inputs.data(), status.data(), opt_.input_size, players_};
+      // Timed decisions of the frame: by sender, then sending order; none of a sender cut
+      // before the frame.
+      std::vector<Decision> decisions;
+      for (const SentDecision& d : sent_decisions) {
+        const Frame c = size_t(d.sender) < cut.size() ? cut[size_t(d.sender)] : -2;
+        if (d.frame == f && (c == -2 || f <= c))
+          decisions.push_back(Decision{d.bytes.data(), uint32_t(d.bytes.size()), d.sender});
+      }
+      std::stable_sort(decisions.begin(), decisions.end(),
+                       [](const Decision& a, const Decision& b) { return a.sender < b.sender; });
+      fi.decisions = decisions.empty() ? nullptr : decisions.data();
+      fi.decision_count = uint32_t(decisions.size());
       ref.step(fi);
     }
     return out;

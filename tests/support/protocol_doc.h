@@ -36,4 +36,16 @@ inline std::vector<uint8_t> doc_example(const std::string& name) {
   return bytes;
 }
 
+// Bytes as the doc writes them ("52 43 ..."), for failure messages that say what to write.
+inline std::string doc_hex(const std::vector<uint8_t>& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : bytes) {
+    if (!s.empty()) s += ' ';
+    s += digits[b >> 4];
+    s += digits[b & 15];
+  }
+  return s;
+}
+
 }  // namespace retcon::test

@@ -112,6 +112,13 @@ inline void TestGame::step(const FrameInputs& in) {
     // Position integrates a signed value of the first byte: history matters, not just the sum.
     state.position[p] = state.position[p] * 3 / 4 + int8_t(bytes[0]) + int32_t(state.chain & 3);
   }
+  // Timed decisions change the state too: on which frame, in which order and how often they are
+  // applied all show in the hash.
+  for (uint32_t k = 0; k < in.decision_count; ++k) {
+    const Decision& d = in.decisions[k];
+    state.chain = mix(state.chain, 0xDEC1500ull + uint32_t(d.sender));
+    for (uint32_t i = 0; i < d.size; ++i) state.chain = mix(state.chain, d.bytes[i]);
+  }
   state.tail_length = uint8_t(state.chain % 64);
   for (uint8_t i = 0; i < state.tail_length; ++i) state.tail[i] = uint8_t(state.chain >> (i % 56));
   ++state.frame;
