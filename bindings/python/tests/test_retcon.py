@@ -8,7 +8,7 @@ import os
 import tempfile
 import unittest
 from collections import deque
-from typing import Deque, Dict, List, Optional, Tuple
+from typing import Callable, Deque, Dict, List, Optional, Tuple
 
 import retcon
 
@@ -42,6 +42,19 @@ class Counter:
 
     def on_event(self, event: retcon.Event) -> None:
         self.events.append(event)
+
+    def take_decisions(self) -> None:
+        """From now on the game applies timed decisions (its advance_frame takes `decisions`)."""
+        self.decided: Dict[int, List[Tuple[int, bytes]]] = {}
+        plain = self.advance_frame
+
+        def advance_frame(frame: int, inputs: List[bytes], flags: int, decisions: List[retcon.Decision]) -> None:
+            plain(frame, inputs, flags)
+            for d in decisions:
+                self.x = (self.x * 7 + len(d.data) + d.sender) % (1 << 61)
+            if decisions:
+                self.decided[frame] = [(d.sender, d.data) for d in decisions]
+        self.advance_frame = advance_frame  # type: ignore[method-assign]
 
     def describe_state(self, frame: int, data: bytes) -> str:
         return "frame %d x %d" % (int.from_bytes(data[8:12], "little"), int.from_bytes(data[:8], "little"))
@@ -222,13 +235,16 @@ class Sessions(unittest.TestCase):
         machines.update(wires=wires, links=links, games=games, sessions=sessions)
         return machines
 
-    def play_pair(self, machines: Dict[str, object], frames: int) -> None:
+    def play_pair(self, machines: Dict[str, object], frames: int,
+                  each_tick: Optional[Callable[[], None]] = None) -> None:
         sessions: List[retcon.Session] = machines["sessions"]  # type: ignore[assignment]
         links: List[retcon.Transport] = machines["links"]  # type: ignore[assignment]
         now = 0
         waited = 0
         for _ in range(frames * 6):
             now += 16667
+            if each_tick is not None:
+                each_tick()
             for i, s in enumerate(sessions):
                 links[i].set_time(now)
                 s.poll(now)
@@ -246,6 +262,47 @@ class Sessions(unittest.TestCase):
                 break
         self.assertTrue(all(s.running for s in sessions))
         self.assertTrue(all(s.confirmed_frame >= frames for s in sessions), [s.confirmed_frame for s in sessions])
+
+    def test_timed_decision_happens_on_the_same_frame_everywhere(self) -> None:
+        machines = self.p2p_pair(spectator=True)
+        for g in machines["games"]:  # type: ignore[attr-defined]
+            g.take_decisions()
+        sessions: List[retcon.Session] = machines["sessions"]  # type: ignore[assignment]
+        stamped: List[int] = []
+
+        def decide() -> None:
+            host = sessions[0]
+            if stamped or not host.running or host.current_frame < 40:
+                return
+            earliest = host.earliest_decision_frame
+            self.assertGreater(earliest, host.current_frame)
+            with self.assertRaises(retcon.InputOutOfWindow) as refused:
+                host.send_decision(b"too close", host.current_frame)
+            self.assertEqual(refused.exception.earliest, earliest)  # type: ignore[attr-defined]
+            self.assertTrue(host.send_decision(b"round over", earliest))
+            stamped.append(earliest)
+        self.play_pair(machines, 200, decide)
+        for _ in range(60):  # the spectator catches up
+            self.play_tick(machines)
+        games: List[Counter] = machines["games"]  # type: ignore[assignment]
+        for g in games:  # every machine and the spectator, at that frame, in its last simulation
+            self.assertEqual(g.decided, {stamped[0]: [(0, b"round over")]})
+        confirmed = min(s.confirmed_frame for s in sessions)
+        self.assertGreater(confirmed, stamped[0])
+        checksums = {s.frame_checksum(confirmed) for s in sessions}
+        self.assertEqual(len(checksums), 1)
+        self.assertEqual(sessions[2].earliest_decision_frame, retcon.NULL_FRAME)
+        with self.assertRaises(retcon.Unsupported):
+            sessions[2].send_decision(b"x", 500)
+        with self.assertRaises(retcon.InvalidArgument):
+            sessions[0].send_decision(bytes(retcon.MAX_DECISION_SIZE + 1), 500)
+        self.close_pair(machines)
+
+    def play_tick(self, machines: Dict[str, object]) -> None:
+        for s in machines["sessions"]:  # type: ignore[attr-defined]
+            s.poll(10 ** 9)
+            if s.kind == retcon.SESSION_SPECTATOR:
+                s.advance_frame()
 
     def close_pair(self, machines: Dict[str, object]) -> None:
         for s in machines["sessions"]:  # type: ignore[attr-defined]

@@ -6,7 +6,8 @@
         def save_state(self, frame: int) -> bytes: ...            # the whole state
         def load_state(self, frame: int, data: bytes) -> None: ...
         def advance_frame(self, frame: int, inputs: list, flags: int) -> None: ...
-        # optional: on_event(event), describe_state(frame, data) -> str, checksum(frame, data) -> int
+        # optional: on_event(event), describe_state(frame, data) -> str, checksum(frame, data) -> int;
+        # advance_frame(frame, inputs, flags, decisions) receives timed decisions (send_decision)
 
     with retcon.sync_test_session(Game(), num_players=2, input_size=1, max_state_size=64) as s:
         s.add_local_input(0, b"\\x01"); s.add_local_input(1, b"\\x00"); s.advance_frame()
@@ -22,9 +23,9 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from ._capi import (MAX_INPUT_DELAY, MAX_INPUT_SIZE, MAX_PLAYERS, MAX_PREDICTION_FRAMES, MAX_SPECTATORS, NULL_FRAME,
-                    LinkProfile, PeerAddress, fn)
-from ._game import ADVANCE_RESIMULATING, Event, Game, event_type_name
+from ._capi import (MAX_DECISION_SIZE, MAX_INPUT_DELAY, MAX_INPUT_SIZE, MAX_PLAYERS, MAX_PREDICTION_FRAMES,
+                    MAX_SPECTATORS, NULL_FRAME, LinkProfile, PeerAddress, fn)
+from ._game import ADVANCE_RESIMULATING, Decision, Event, Game, event_type_name
 from ._net import MemoryNetwork, Transport, ip_address, link_profile, peer_address
 from ._replay import REPLAY_GAME_CHECKSUM, REPLAY_STORES_STATES, Checkpoint, Replay, ReplayInfo, ReplayReport
 from ._session import (INPUT_CONFIRMED, INPUT_DISCONNECTED, INPUT_PREDICTED, LOCAL, LOG_DEBUG, LOG_ERROR, LOG_INFO,

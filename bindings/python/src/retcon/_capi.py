@@ -20,6 +20,7 @@ MAX_INPUT_SIZE = 128
 MAX_PREDICTION_FRAMES = 64
 MAX_INPUT_DELAY = 32
 NULL_FRAME = -1
+MAX_DECISION_SIZE = 240
 PEER_ADDRESS_CAPACITY = 32
 MATCH_KEY_SIZE = 32
 
@@ -88,8 +89,13 @@ def new(kind: Type[T], init: Optional[Callable[..., int]] = None) -> T:
     return value
 
 
+class Decision(ctypes.Structure):
+    _fields_ = [("bytes", u8p), ("size", U32), ("sender", I32)]
+
+
 class FrameInputs(ctypes.Structure):
-    _fields_ = [("bytes", u8p), ("status", u8p), ("input_size", U32), ("player_count", U32)]
+    _fields_ = [("bytes", u8p), ("status", u8p), ("input_size", U32), ("player_count", U32),
+                ("decisions", ctypes.POINTER(Decision)), ("decision_count", U32)]
 
 
 TextWrite = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, SZ)
@@ -306,6 +312,8 @@ _PROTOTYPES = {
     "retcon_session_frames_to_wait": (R, [H, _p(I32)]),
     "retcon_session_should_wait": (R, [H, _p(U32)]),
     "retcon_session_disconnect_player": (R, [H, I32]),
+    "retcon_session_send_decision": (R, [H, ctypes.c_char_p, SZ, I32, _p(I32)]),
+    "retcon_session_earliest_decision_frame": (I32, [H]),
     "retcon_adaptive_delay_rule_init": (R, [_p(AdaptiveDelayRule)]),
     "retcon_delay_choice_init": (R, [_p(DelayChoice)]),
     "retcon_session_choose_input_delay": (R, [H, _p(AdaptiveDelayRule), _p(DelayChoice)]),

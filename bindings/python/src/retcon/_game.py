@@ -4,8 +4,9 @@ through C: a callback's exception is kept and re-raised from the retcon call tha
 from __future__ import annotations
 
 import ctypes
+import inspect
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Protocol, Sequence
+from typing import Any, Callable, List, NamedTuple, Optional, Protocol, Sequence
 
 from . import _capi as c
 from ._capi import fn
@@ -38,6 +39,8 @@ class Game(Protocol):
     def load_state(self, frame: int, data: bytes) -> None: ...
 
     def advance_frame(self, frame: int, inputs: List[bytes], flags: int) -> None: ...
+    # A game that takes timed decisions declares a 4th parameter named `decisions`: a list of
+    # Decision(sender, data), the frame's decisions in the order every machine applies them.
 
 
 def _text(pointer: Optional[int], length: int) -> Optional[str]:
@@ -54,6 +57,19 @@ def event_of(e: c.Event) -> Event:
                  e.message.decode("utf-8", "replace") if e.message else "")
 
 
+class Decision(NamedTuple):
+    """A timed decision (Session.send_decision) of the frame being simulated."""
+    sender: int   # the first player of the machine that sent it
+    data: bytes
+
+
+def _takes_decisions(game: Any) -> bool:
+    try:
+        return "decisions" in inspect.signature(game.advance_frame).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 class GameBridge:
     """Builds the C callbacks of `game`. Keep it alive as long as retcon may call them."""
 
@@ -65,6 +81,7 @@ class GameBridge:
         self._save = c.SaveState(self._save_state)
         self._load = c.LoadState(self._load_state)
         self._advance = c.AdvanceFrame(self._advance_frame)
+        self._wants_decisions: Optional[bool] = None  # looked up at the first frame
         cb.save_state, cb.load_state, cb.advance_frame = self._save, self._load, self._advance
         if hasattr(game, "on_event"):
             self._event = c.OnEvent(self._on_event)
@@ -113,7 +130,15 @@ class GameBridge:
             fi = inputs.contents
             n = fi.input_size
             raw = ctypes.string_at(fi.bytes, fi.player_count * n)
-            self.game.advance_frame(frame, [raw[p * n:(p + 1) * n] for p in range(fi.player_count)], flags)
+            inputs_list = [raw[p * n:(p + 1) * n] for p in range(fi.player_count)]
+            if self._wants_decisions is None:
+                self._wants_decisions = _takes_decisions(self.game)
+            if self._wants_decisions:
+                decisions = [Decision(fi.decisions[k].sender, ctypes.string_at(fi.decisions[k].bytes, fi.decisions[k].size))
+                             for k in range(fi.decision_count)]
+                self.game.advance_frame(frame, inputs_list, flags, decisions)
+            else:
+                self.game.advance_frame(frame, inputs_list, flags)
         self._guard(advance, None)
 
     def _on_event(self, user: Any, event: Any) -> None:

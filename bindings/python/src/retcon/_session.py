@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from . import _capi as c
-from ._capi import fn
+from ._capi import NULL_FRAME, fn
 from ._game import GameBridge
-from .errors import NotSynchronized, PredictionLimit, check, error_for
+from .errors import InputOutOfWindow, NotSynchronized, PredictionLimit, check, error_for
 
 SAVE_AUTOMATIC, SAVE_EVERY_FRAME, SAVE_SPARSE = 0, 1, 2
 LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERROR = 0, 1, 2, 3
@@ -190,6 +190,30 @@ class Session:
         self._call(fn.session_choose_input_delay(self._handle, ctypes.byref(rule), ctypes.byref(out)),
                    "choose_input_delay")
         return DelayChoice(out.delay, out.previous, out.median_rtt_us, list(out.rtt_us))
+
+    def send_decision(self, data: Union[bytes, bytearray], frame: int) -> bool:
+        """Timed decision: `data` (1..MAX_DECISION_SIZE bytes) reaches every machine's and
+        spectator's advance_frame (its `decisions` parameter) whenever it simulates `frame`,
+        re-simulations included, the same on every machine. False when 16 decisions of this
+        machine are in flight (retry a few frames later). A frame before
+        earliest_decision_frame raises InputOutOfWindow, whose `earliest` names the first that
+        works."""
+        raw = bytes(data)
+        earliest = c.I32(NULL_FRAME)
+        code = fn.session_send_decision(self._handle, raw, len(raw), frame, ctypes.byref(earliest))
+        if code == PredictionLimit.code and self._bridge.pending is None:
+            return False
+        try:
+            self._call(code, "send_decision")
+        except InputOutOfWindow as e:
+            e.earliest = earliest.value  # type: ignore[attr-defined]
+            raise
+        return True
+
+    @property
+    def earliest_decision_frame(self) -> int:
+        """The first frame send_decision accepts now (NULL_FRAME for sessions without them)."""
+        return int(fn.session_earliest_decision_frame(self._handle))
 
     def spectator_stats(self, index: int) -> PeerStats:
         s = c.new(c.PeerStats, fn.peer_stats_init)
