@@ -45,6 +45,10 @@ void p2p_config_from_c(const retcon_p2p_config& c, Transport* transport, P2PConf
     out->spectators[i] = peer_address_from_c(c.spectators[i]);
   out->allow_local_only = c.allow_local_only != 0;
   out->late_input_threshold = c.late_input_threshold;
+  out->adaptive_delay = c.adaptive_delay != 0;
+  out->adaptive_delay_rule.rtt_percent = c.adaptive_delay_rtt_percent;
+  out->adaptive_delay_rule.min_frames = c.adaptive_delay_min_frames;
+  out->adaptive_delay_rule.max_frames = c.adaptive_delay_max_frames;
 }
 
 void spectator_config_from_c(const retcon_spectator_config& c, Transport* transport,

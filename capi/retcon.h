@@ -175,9 +175,14 @@ typedef enum retcon_event_type {
                                            * explains (lag switch, frozen game): player, frame = the
                                            * newest late frame, count = frames late, total = events
                                            * for this peer so far; at most one per peer per second */,
-  RETCON_EVENT_INPUT_DELAY_CHOSEN = 21    /* retcon_session_choose_input_delay: count = the delay
+  RETCON_EVENT_INPUT_DELAY_CHOSEN = 21,   /* retcon_session_choose_input_delay: count = the delay
                                            * chosen, total = the delay before, checksum_local = the
                                            * median RTT (us), text_local = every remote player's RTT */
+  RETCON_EVENT_INPUT_DELAY_APPLIED = 22   /* the input delay changed (apply_input_delay): frame = where
+                                           * (the same on every machine), count = new, total = old,
+                                           * checksum_local = median RTT (us), text_local = the RTTs,
+                                           * player = the deciding machine's first player,
+                                           * checksum_remote = the planned frame */
 } retcon_event_type;
 
 /* Stable lowercase name of a retcon_event_type; "unknown_event" for other values. Static. */
@@ -553,6 +558,13 @@ typedef struct retcon_p2p_config {
   /* The pace of a state on its way, per connection (inputs always go first). 16384..2^30 bytes
    * per second, default 1048576. */
   uint64_t transfer_bytes_per_second;
+  /* Automatic adaptive delay (retcon_session_apply_input_delay): 1: the machine of the
+   * lowest-numbered player still in the match applies the rule below once the match runs and
+   * every RTT is measured, and at each retcon_session_between_rounds. 0 (default): off. */
+  uint32_t adaptive_delay;
+  uint32_t adaptive_delay_rtt_percent;  /* 1..400 (default 50) */
+  int32_t adaptive_delay_min_frames;    /* 0..32 (default 2) */
+  int32_t adaptive_delay_max_frames;    /* min..32 (default 4) */
 } retcon_p2p_config;
 
 /* Defaults above; every player local, no spectator. */
@@ -634,6 +646,7 @@ typedef struct retcon_delay_choice {
   uint32_t peers;         /* round trips used */
   uint64_t median_rtt_us;
   uint64_t rtt_us[RETCON_MAX_PLAYERS]; /* per player: its machine's RTT (0: local or unmeasured) */
+  int32_t frame;          /* retcon_session_apply_input_delay: the frame it takes effect */
 } retcon_delay_choice;
 
 RETCON_API retcon_result retcon_delay_choice_init(retcon_delay_choice* choice);
@@ -646,6 +659,18 @@ RETCON_API retcon_result retcon_delay_choice_init(retcon_delay_choice* choice);
 RETCON_API retcon_result retcon_session_choose_input_delay(retcon_session* session,
                                                            const retcon_adaptive_delay_rule* rule,
                                                            retcon_delay_choice* choice);
+
+/* Adaptive delay applied: chooses like retcon_session_choose_input_delay, then every player
+ * machine sets its local players' input delay from `frame` on (RETCON_NULL_FRAME: the earliest
+ * decision frame), through a timed message; each raises RETCON_EVENT_INPUT_DELAY_APPLIED when
+ * its frame reaches it. `choice->frame` names the frame. Errors as choose_input_delay and
+ * retcon_session_send_decision. Call it between rounds. */
+RETCON_API retcon_result retcon_session_apply_input_delay(retcon_session* session,
+                                                          const retcon_adaptive_delay_rule* rule, int32_t frame,
+                                                          retcon_delay_choice* choice);
+/* Automatic adaptive delay: a round is over (every machine may call it; only the deciding one
+ * acts). WRONG_STATE without retcon_p2p_config.adaptive_delay. */
+RETCON_API retcon_result retcon_session_between_rounds(retcon_session* session);
 
 /* Timed decision: `size` bytes (1..RETCON_MAX_DECISION_SIZE) that every machine and spectator
  * hands to advance_frame (retcon_frame_inputs.decisions) whenever it simulates `frame`,

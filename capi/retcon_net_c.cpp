@@ -309,6 +309,9 @@ retcon_result retcon_p2p_config_init(retcon_p2p_config* config) {
   set_network_defaults(config, defaults.network);
   config->desync_interval = defaults.desync_interval;
   config->late_input_threshold = defaults.late_input_threshold;
+  config->adaptive_delay_rtt_percent = defaults.adaptive_delay_rule.rtt_percent;
+  config->adaptive_delay_min_frames = defaults.adaptive_delay_rule.min_frames;
+  config->adaptive_delay_max_frames = defaults.adaptive_delay_rule.max_frames;
   config->input_batch_frames = defaults.network.input_batch_frames;
   config->loss_hold_frames = defaults.network.loss_hold_frames;
   for (uint32_t& kind : config->player_kinds) kind = RETCON_PLAYER_LOCAL;
@@ -443,6 +446,41 @@ retcon_result retcon_session_choose_input_delay(retcon_session* session, const r
     choice->median_rtt_us = c.median_rtt_us;
     for (uint32_t p = 0; p < RETCON_MAX_PLAYERS; ++p) choice->rtt_us[p] = c.rtt_us[p];
     return RETCON_RESULT_OK;
+  });
+}
+
+retcon_result retcon_session_apply_input_delay(retcon_session* session, const retcon_adaptive_delay_rule* rule,
+                                              int32_t frame, retcon_delay_choice* choice) {
+  if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
+  if (rule == nullptr || choice == nullptr || !known_size(rule->size, sizeof *rule) ||
+      !known_size(choice->size, sizeof *choice))
+    return RETCON_RESULT_INVALID_ARGUMENT;
+  if (session->p2p == nullptr) return RETCON_RESULT_WRONG_STATE;
+  return guarded([&] {
+    CallbackScope scope(*session);  // input_delay_chosen / input_delay_applied reach on_event
+    retcon::AdaptiveDelayRule r;
+    r.rtt_percent = rule->rtt_percent;
+    r.min_frames = rule->min_frames;
+    r.max_frames = rule->max_frames;
+    retcon::DelayChoice c;
+    const Result result = session->p2p->apply_input_delay(r, frame, &c);
+    choice->frame = c.frame;
+    if (result != Result::ok) return to_c(result);
+    choice->delay = c.delay;
+    choice->previous = c.previous;
+    choice->peers = c.peers;
+    choice->median_rtt_us = c.median_rtt_us;
+    for (uint32_t p = 0; p < RETCON_MAX_PLAYERS; ++p) choice->rtt_us[p] = c.rtt_us[p];
+    return RETCON_RESULT_OK;
+  });
+}
+
+retcon_result retcon_session_between_rounds(retcon_session* session) {
+  if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
+  if (session->p2p == nullptr) return RETCON_RESULT_WRONG_STATE;
+  return guarded([&] {
+    CallbackScope scope(*session);
+    return to_c(session->p2p->between_rounds());
   });
 }
 

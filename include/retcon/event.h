@@ -40,6 +40,12 @@ enum class EventType : uint32_t {
   // local player's), `checksum_local` the median RTT in microseconds it came from, `text_local`
   // every remote player's RTT ("player 1: 84 ms, ...").
   input_delay_chosen = 21,
+  // P2PSession::apply_input_delay (or the automatic mode): every local player's input delay
+  // changed at `frame` on every machine; `count` the new delay, `total` the old one,
+  // `checksum_local` the median RTT (us) and `text_local` the RTTs the deciding machine used,
+  // `player` its first player; `checksum_remote` the planned frame (differs from `frame` only
+  // when the message arrived late).
+  input_delay_applied = 22,
 };
 
 // One event. Fields that do not apply to a type are zero / kNullFrame / null.

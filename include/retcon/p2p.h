@@ -54,6 +54,15 @@ struct NetworkConfig {
   uint64_t transfer_bytes_per_second = 1u << 20;
 };
 
+// Adaptive input delay (P2PSession::choose_input_delay): rtt_percent of the median round trip to
+// the peers, in frames (rounded), clamped to min_frames..max_frames. The defaults are the rule a
+// shipped 4-player game uses at 60 Hz: half the median RTT, 2..4 frames.
+struct AdaptiveDelayRule {
+  uint32_t rtt_percent = 50;  // 1..400
+  int32_t min_frames = 2;     // 0..32
+  int32_t max_frames = 4;     // min_frames..32
+};
+
 struct P2PConfig {
   SessionConfig session;
   NetworkConfig network;
@@ -71,6 +80,12 @@ struct P2PConfig {
   // frames later than the network explains (0: no events; the statistics are kept anyway).
   // 0..600. An honest peer stays far below 15 even on the worst links the simulator models.
   int32_t late_input_threshold = 15;
+  // Automatic adaptive delay: the machine of the lowest-numbered player still in the match
+  // applies `adaptive_delay_rule` (P2PSession::apply_input_delay) once the match runs and every
+  // round trip is measured, and again whenever the game calls between_rounds() (every machine
+  // may call it; only that machine acts). Off by default.
+  bool adaptive_delay = false;
+  AdaptiveDelayRule adaptive_delay_rule;
 };
 
 struct SpectatorConfig {
@@ -106,21 +121,13 @@ struct PeerStats {
   uint32_t late_input_events;     // late_inputs events raised for this peer
 };
 
-// Adaptive input delay (P2PSession::choose_input_delay): rtt_percent of the median round trip to
-// the peers, in frames (rounded), clamped to min_frames..max_frames. The defaults are the rule a
-// shipped 4-player game uses at 60 Hz: half the median RTT, 2..4 frames.
-struct AdaptiveDelayRule {
-  uint32_t rtt_percent = 50;  // 1..400
-  int32_t min_frames = 2;     // 0..32
-  int32_t max_frames = 4;     // min_frames..32
-};
-
 struct DelayChoice {
   int32_t delay = 0;           // what the rule gives, frames
   int32_t previous = 0;        // the delay of our local players now (the first one's)
   uint64_t median_rtt_us = 0;  // the median it came from
   uint32_t peers = 0;          // round trips used (remote machines with a measured RTT)
   uint64_t rtt_us[kMaxPlayers] = {};  // per player: its machine's RTT (0: local or not measured)
+  Frame frame = kNullFrame;    // apply_input_delay: the frame it takes effect on every machine
 };
 
 class P2PSession : public Session {
@@ -169,6 +176,20 @@ class P2PSession : public Session {
   virtual Result send_decision(const void* bytes, size_t size, Frame frame, Frame* earliest) = 0;
   // The first frame send_decision accepts now (grows with the round trip to the slowest peer).
   virtual Frame earliest_decision_frame() const = 0;
+
+  // Adaptive delay applied: chooses like choose_input_delay (and reports input_delay_chosen),
+  // then sets every local player's input delay on every player machine from `frame` on
+  // (kNullFrame: earliest_decision_frame()), through a timed message. Every machine raises
+  // input_delay_applied when its frame reaches it: `frame` the frame it took effect here
+  // (the same everywhere unless the message came later than that; then `checksum_remote` says
+  // which frame was planned), `count` the new delay, `total` the old one, `checksum_local` the
+  // median RTT, `text_local` the RTTs used, `player` the deciding machine's first player. Call
+  // it between rounds (automatic mode: P2PConfig::adaptive_delay). Errors as choose_input_delay
+  // and send_decision (`out->frame` says the frame).
+  virtual Result apply_input_delay(const AdaptiveDelayRule& rule, Frame frame, DelayChoice* out) = 0;
+  // Automatic adaptive delay: "a round is over". wrong_state without P2PConfig::adaptive_delay;
+  // ok (doing nothing) on machines other than the deciding one.
+  virtual Result between_rounds() = 0;
 };
 
 Result create_p2p_session(const P2PConfig& config, std::unique_ptr<P2PSession>* out);

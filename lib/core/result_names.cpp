@@ -49,6 +49,7 @@ const char* event_type_name(EventType t) noexcept {
     case EventType::spectator_left: return "spectator_left";
     case EventType::late_inputs: return "late_inputs";
     case EventType::input_delay_chosen: return "input_delay_chosen";
+    case EventType::input_delay_applied: return "input_delay_applied";
     case EventType::cannot_continue: return "cannot_continue";
   }
   return "unknown_event";

@@ -15,6 +15,7 @@
 #include "retcon/p2p.h"
 #include "session/adaptive_delay.h"
 #include "session/decision_exchange.h"
+#include "session/delay_change.h"
 #include "session/desync_detector.h"
 #include "session/driver_session.h"
 #include "session/network_security.h"
@@ -98,6 +99,17 @@ class P2PSessionImpl final : public P2PSession {
     return guarded_call(guard_, [&] { return stamp_decision(bytes, size, frame, earliest); });
   }
   Frame earliest_decision_frame() const override;
+  Result apply_input_delay(const AdaptiveDelayRule& rule, Frame frame, DelayChoice* out) override {
+    return guarded_call(guard_, [&] { return plan_delay(rule, frame, out); });
+  }
+  Result between_rounds() override {
+    return guarded_call(guard_, [&] {
+      if (!auto_delay_) return Result::wrong_state;
+      if (!running_ || !deciding_machine()) return Result::ok;
+      DelayChoice c;
+      return plan_delay(auto_rule_, kNullFrame, &c);
+    });
+  }
 
  private:
   Peer* peer_of(PlayerIndex player) {
@@ -137,6 +149,11 @@ class P2PSessionImpl final : public P2PSession {
   void send_due();
   void route_channel_messages(Peer& peer);
   Result stamp_decision(const void* bytes, size_t size, Frame frame, Frame* earliest);
+  Result plan_delay(const AdaptiveDelayRule& rule, Frame frame, DelayChoice* out);
+  bool schedule_delay(const DelayChange& change);
+  void apply_due_delays();
+  void auto_delay_at_start();
+  bool deciding_machine() const;
   void retire_decisions();
   void emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count = 0, int32_t total = 0);
 
@@ -179,6 +196,13 @@ class P2PSessionImpl final : public P2PSession {
   ReportThrottle desyncs_{10};  // the first desync in full, then a summary every 10 more
   SessionShape shape_;          // ours, to name what differs in a rejected handshake
   DecisionExchange decisions_;  // timed decisions (session/decision_exchange.h)
+  // Adaptive delay applied at one frame (session/delay_change.h): changes not yet due here.
+  static constexpr uint32_t kMaxPendingDelays = 4;
+  DelayChange pending_delays_[kMaxPendingDelays];
+  uint32_t pending_delay_count_ = 0;
+  uint64_t delay_changes_dropped_ = 0;
+  bool auto_delay_ = false, auto_delay_done_ = false;
+  AdaptiveDelayRule auto_rule_;
   uint8_t datagram_[kReceiveBufferSize];
 };
 
@@ -277,6 +301,9 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   for (auto& st : local_status_) st = ConnectStatus{};
   desync_.init(c.desync_interval);
   late_input_threshold_ = c.late_input_threshold;
+  auto_delay_ = c.adaptive_delay;
+  auto_rule_ = c.adaptive_delay_rule;
+  if (auto_delay_ && validate_delay_rule(auto_rule_) != nullptr) return Result::invalid_argument;
   describe_text_.reserve(4096);
   handshake_timeout_us_ = c.network.handshake_timeout_us;
   notify_delay_us_ = c.network.notify_delay_us;
@@ -315,6 +342,8 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
   announce_agreed_cuts();
   if (running_) {
     for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
+    auto_delay_at_start();
+    apply_due_delays();
     timeline_.on_frame(driver_.frame(), now_);
     timeline_.on_confirmed(driver_.confirmed_frame(), now_);
     for (uint32_t i = 0; i < num_player_peers_; ++i) watch_lateness(peers_[i]);
@@ -336,6 +365,7 @@ Result P2PSessionImpl::advance() {
   const Result r = driver_.advance();
   stalled_ = r == Result::prediction_limit;
   if (r == Result::ok) {
+    apply_due_delays();  // before the next frame's local input is taken
     advice_.on_advanced(now_);
     timeline_.on_frame(driver_.frame(), now_);
     stream_to_spectators();
@@ -853,10 +883,20 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
         if (peer.spectator) snapshots_.on_message(spectator, peer, body, size, last_streamed_ + 1);
         else ++peer.channel_messages_dropped;
         break;
-      case ChannelStream::decisions:
-        if (peer.spectator) ++peer.channel_messages_dropped;  // spectators decide nothing
-        else decisions_.on_message(peer, false, body, size);
+      case ChannelStream::decisions: {
+        DelayChange change;
+        if (peer.spectator) {
+          ++peer.channel_messages_dropped;  // spectators decide nothing
+        } else if (size > 0 && body[0] == kDelayChangeKind) {
+          bool owns = false;
+          const bool valid = decode_delay_change(body, size, &change);
+          for (uint32_t k = 0; valid && k < peer.player_count; ++k) owns = owns || peer.players[k] == change.sender;
+          if (!owns || !schedule_delay(change)) ++delay_changes_dropped_;
+        } else {
+          decisions_.on_message(peer, false, body, size);
+        }
         break;
+      }
       default: ++peer.channel_messages_dropped; break;
     }
   }
@@ -887,6 +927,104 @@ Result P2PSessionImpl::stamp_decision(const void* bytes, size_t size, Frame fram
     driver_.reporter().log(LogLevel::warning, "decision for frame %d refused: the earliest frame that works is %d",
                            frame, first);
   return r;
+}
+
+// ---------------------------------------------------------------- adaptive delay, applied
+
+// The machine of the lowest-numbered player still in the match decides (automatic mode).
+bool P2PSessionImpl::deciding_machine() const {
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    if (driver_.is_local(PlayerIndex(p))) return true;
+    const Peer* peer = peer_of(PlayerIndex(p));
+    if (peer != nullptr && !peer->dropped) return false;
+  }
+  return false;
+}
+
+void P2PSessionImpl::auto_delay_at_start() {
+  if (!auto_delay_ || auto_delay_done_ || !deciding_machine()) return;
+  for (uint32_t i = 0; i < num_player_peers_; ++i)
+    if (!peers_[i].dropped && peers_[i].endpoint.ping_us() == 0) return;  // not every RTT measured yet
+  DelayChoice c;
+  if (plan_delay(auto_rule_, kNullFrame, &c) == Result::ok) auto_delay_done_ = true;
+}
+
+Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, DelayChoice* out) {
+  if (out == nullptr || validate_delay_rule(rule) != nullptr) return Result::invalid_argument;
+  if (!running_) return Result::not_synchronized;
+  const Frame first = earliest_decision_frame();
+  if (frame == kNullFrame) frame = first;
+  out->frame = frame;
+  if (frame < first || frame > driver_.frame() + kMaxDecisionLead) return Result::input_out_of_window;
+  if (pending_delay_count_ == kMaxPendingDelays) return Result::prediction_limit;
+  for (uint32_t i = 0; i < num_player_peers_; ++i)
+    if (!peers_[i].dropped && peers_[i].channel.messages_free() == 0) return Result::prediction_limit;
+  DelayChoice c;
+  if (Result r = choose_input_delay(rule, &c); r != Result::ok) return r;
+  c.frame = frame;
+  *out = c;
+  DelayChange change;
+  while (!driver_.is_local(change.sender = PlayerIndex(change.sender + 1))) {}
+  change.frame = frame;
+  change.delay = c.delay;
+  change.median_rtt_us = uint32_t(std::min<uint64_t>(c.median_rtt_us, UINT32_MAX));
+  change.peers = c.peers;
+  for (uint32_t p = 0; p < uint32_t(kMaxPlayers); ++p) change.rtt_ms[p] = uint16_t(std::min<uint64_t>(c.rtt_us[p] / 1000, 65535));
+  uint8_t body[kMaxChannelMessage];
+  const size_t n = encode_delay_change(change, body, sizeof body);
+  for (uint32_t i = 0; i < num_player_peers_; ++i)
+    if (!peers_[i].dropped) peers_[i].channel.send_message(ChannelStream::decisions, body, n);
+  schedule_delay(change);
+  apply_due_delays();
+  return Result::ok;
+}
+
+bool P2PSessionImpl::schedule_delay(const DelayChange& change) {
+  if (pending_delay_count_ == kMaxPendingDelays) return false;
+  pending_delays_[pending_delay_count_++] = change;
+  return true;
+}
+
+// Changes whose frame has come: every local player's delay, before the frame's input is taken.
+void P2PSessionImpl::apply_due_delays() {
+  for (uint32_t k = 0; k < pending_delay_count_;) {
+    const DelayChange c = pending_delays_[k];
+    if (c.frame > driver_.frame()) {
+      ++k;
+      continue;
+    }
+    pending_delays_[k] = pending_delays_[--pending_delay_count_];
+    int32_t old = -1;
+    for (uint32_t p = 0; p < num_players_; ++p) {
+      if (!driver_.is_local(PlayerIndex(p))) continue;
+      if (old < 0) old = driver_.input_delay(PlayerIndex(p));
+      driver_.set_input_delay(PlayerIndex(p), c.delay);
+    }
+    char text[kMaxPlayers * 32] = "";
+    size_t used = 0;
+    for (uint32_t p = 0; p < uint32_t(kMaxPlayers); ++p) {
+      if (c.rtt_ms[p] == 0) continue;
+      const int n = std::snprintf(text + used, sizeof text - used, "%splayer %u: %u ms", used ? ", " : "", p,
+                                  unsigned(c.rtt_ms[p]));
+      if (n > 0) used = std::min(sizeof text - 1, used + size_t(n));
+    }
+    const bool late = c.frame < driver_.frame();
+    Event e = Reporter::make(EventType::input_delay_applied,
+                             late ? "input delay changed late: the message came after its frame"
+                                  : "input delay changed at the agreed frame");
+    e.player = c.sender;
+    e.frame = driver_.frame();
+    e.count = c.delay;
+    e.total = old;
+    e.checksum_local = c.median_rtt_us;
+    e.checksum_remote = uint64_t(c.frame);
+    e.text_local = text;
+    e.text_local_len = used;
+    if (late)
+      driver_.reporter().log(LogLevel::warning, "input delay change for frame %d applied at frame %d", c.frame,
+                             driver_.frame());
+    driver_.reporter().emit(e);
+  }
 }
 
 // Decisions no rollback, checksum comparison or spectator stream needs any more are dropped.

@@ -162,6 +162,8 @@ class SpectatorSessionImpl final : public P2PSession {
     return Result::unsupported;
   }
   Frame earliest_decision_frame() const override { return kNullFrame; }
+  Result apply_input_delay(const AdaptiveDelayRule&, Frame, DelayChoice*) override { return Result::unsupported; }
+  Result between_rounds() override { return Result::unsupported; }
 
  private:
   // A decision left in the channel (the queue was full: a host beyond the documented rate)

@@ -10,6 +10,7 @@
 
 #include "net/reliable_channel.h"
 #include "session/decision_exchange.h"
+#include "session/delay_change.h"
 #include "support/protocol_doc.h"
 
 namespace retcon::detail {
@@ -76,6 +77,31 @@ TEST(ChannelDoc, DecisionExampleMatchesTheCodec) {
   EXPECT_EQ(sender, 0);
   EXPECT_EQ(frame, 600);
   EXPECT_EQ(std::vector<uint8_t>(bytes, bytes + length), std::vector<uint8_t>(end, end + 3));
+}
+
+TEST(ChannelDoc, DelayChangeExampleMatchesTheCodec) {
+  DelayChange c;
+  c.sender = 0;
+  c.frame = 600;
+  c.delay = 3;
+  c.median_rtt_us = 100000;
+  c.peers = 1;
+  c.rtt_ms[1] = 100;
+  uint8_t body[kMaxChannelMessage];
+  const size_t n = encode_delay_change(c, body, sizeof body);
+  ASSERT_EQ(n, kDelayChangeSize);
+  const std::vector<uint8_t> encoded(body, body + n);
+  const std::vector<uint8_t> doc = doc_example("delay_change");
+  EXPECT_EQ(encoded, doc) << hex(encoded);
+  DelayChange back;
+  ASSERT_TRUE(decode_delay_change(doc.data(), doc.size(), &back));
+  EXPECT_EQ(back.frame, 600);
+  EXPECT_EQ(back.delay, 3);
+  EXPECT_EQ(back.rtt_ms[1], 100);
+  std::vector<uint8_t> bad = doc;
+  bad[6] = kMaxInputDelay + 1;
+  EXPECT_FALSE(decode_delay_change(bad.data(), bad.size(), &back));
+  EXPECT_FALSE(decode_delay_change(doc.data(), doc.size() - 1, &back));
 }
 
 }  // namespace

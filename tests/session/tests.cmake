@@ -13,6 +13,7 @@ retcon_add_test(session_tests
   ${CMAKE_CURRENT_LIST_DIR}/adaptive_delay_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/decision_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/decision_property_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/adaptive_delay_applied_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/p2p_liveness_test.cpp)
 # The liveness property over random schedules finds a known, open gap (issue 9: a machine that
 # freezes before it ever sent a frame delays the survivors' disconnected event past

@@ -32,6 +32,7 @@ struct MatchOptions {
   LinkProfile link;                 // applied to every machine's outgoing traffic
   uint64_t seed = 1;
   uint32_t spectators = 0;          // spectators of machine 0
+  bool adaptive_delay = false;      // P2PConfig::adaptive_delay (default rule) on every player machine
   int32_t desync_interval = 10;
   uint64_t disconnect_timeout_us = 5000000;
   uint64_t notify_delay_us = 750000;
@@ -46,6 +47,7 @@ struct MatchOptions {
   // Input delay changes: from frame `first` on, every local player's delay is `delay`.
   struct DelayChange { Frame first; int32_t delay; };
   std::vector<DelayChange> delay_changes;
+  std::vector<DelayChange> delay_changes_seen;  // made by the sessions (reference only)
   int32_t late_input_threshold = 15;  // P2PConfig::late_input_threshold of every player machine
   uint64_t handshake_timeout_us = 10000000;
   // State transfer on the host (machine 0) and on every spectator (NetworkConfig::state_transfer);
@@ -94,6 +96,9 @@ class Match {
   std::function<void(uint32_t machine)> before_input;
   std::vector<SentDecision> sent_decisions;  // in sending order
 
+  // A delay change the sessions made themselves (adaptive delay): the reference plays it.
+  void note_delay_change(Frame first, int32_t delay) { opt_.delay_changes_seen.push_back({first, delay}); }
+
   // send_decision on machine m, recorded for the reference when accepted.
   Result send_decision(uint32_t m, Frame frame, const std::vector<uint8_t>& bytes, Frame* earliest = nullptr) {
     const Result r = machines_[m]->session->send_decision(bytes.data(), bytes.size(), frame, earliest);
@@ -126,6 +131,8 @@ class Match {
   int32_t delay_at(Frame f) const {
     int32_t d = opt_.input_delay;
     for (const auto& c : opt_.delay_changes)
+      if (c.first <= f) d = c.delay;
+    for (const auto& c : opt_.delay_changes_seen)
       if (c.first <= f) d = c.delay;
     return d;
   }
@@ -194,6 +201,7 @@ class Match {
       c.network = n;
       c.desync_interval = opt_.desync_interval;
       c.late_input_threshold = opt_.late_input_threshold;
+      c.adaptive_delay = opt_.adaptive_delay;
       for (uint32_t p = 0; p < players_; ++p) {
         c.players[p].kind = opt_.owner[p] == m ? PlayerKind::local : PlayerKind::remote;
         c.players[p].address = machines_[opt_.owner[p]]->wire->address();

@@ -8,7 +8,7 @@ import os
 import tempfile
 import unittest
 from collections import deque
-from typing import Callable, Deque, Dict, List, Optional, Tuple
+from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
 import retcon
 
@@ -281,7 +281,16 @@ class Sessions(unittest.TestCase):
             self.assertEqual(refused.exception.earliest, earliest)  # type: ignore[attr-defined]
             self.assertTrue(host.send_decision(b"round over", earliest))
             stamped.append(earliest)
-        self.play_pair(machines, 200, decide)
+
+        choices: List[Any] = []
+
+        def decide_and_delay() -> None:
+            decide()
+            if not choices and sessions[1].running and sessions[1].current_frame >= 80:
+                choices.append(sessions[1].apply_input_delay())
+                with self.assertRaises(retcon.WrongState):
+                    sessions[0].between_rounds()  # no automatic mode here
+        self.play_pair(machines, 200, decide_and_delay)
         for _ in range(60):  # the spectator catches up
             self.play_tick(machines)
         games: List[Counter] = machines["games"]  # type: ignore[assignment]
@@ -296,6 +305,13 @@ class Sessions(unittest.TestCase):
             sessions[2].send_decision(b"x", 500)
         with self.assertRaises(retcon.InvalidArgument):
             sessions[0].send_decision(bytes(retcon.MAX_DECISION_SIZE + 1), 500)
+        # Adaptive delay applied at one frame on both machines.
+        choice = choices[0]
+        self.assertGreaterEqual(choice.frame, 80)
+        applied = [[e for e in g.events if e.type == retcon.EVENT_INPUT_DELAY_APPLIED] for g in games[:2]]
+        self.assertEqual([len(a) for a in applied], [1, 1])
+        self.assertEqual({a[0].frame for a in applied}, {choice.frame})
+        self.assertEqual({a[0].count for a in applied}, {choice.delay})
         self.close_pair(machines)
 
     def play_tick(self, machines: Dict[str, object]) -> None:

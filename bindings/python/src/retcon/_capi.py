@@ -192,7 +192,9 @@ class P2PConfig(ctypes.Structure):
                 ("input_batch_frames", U32), ("loss_hold_frames", U32),
                 ("has_match_key", U32), ("match_key", ctypes.c_uint8 * MATCH_KEY_SIZE), ("allow_local_only", U32),
                 ("late_input_threshold", I32),
-                ("handshake_timeout_us", U64), ("state_transfer", U32), ("transfer_bytes_per_second", U64)]
+                ("handshake_timeout_us", U64), ("state_transfer", U32), ("transfer_bytes_per_second", U64),
+                ("adaptive_delay", U32), ("adaptive_delay_rtt_percent", U32), ("adaptive_delay_min_frames", I32),
+                ("adaptive_delay_max_frames", I32)]
 
 
 class SpectatorConfig(ctypes.Structure):
@@ -225,7 +227,7 @@ class AdaptiveDelayRule(ctypes.Structure):
 
 class DelayChoice(ctypes.Structure):
     _fields_ = [("size", U32), ("delay", I32), ("previous", I32), ("peers", U32), ("median_rtt_us", U64),
-                ("rtt_us", U64 * MAX_PLAYERS)]
+                ("rtt_us", U64 * MAX_PLAYERS), ("frame", I32)]
 
 
 class RecordingConfig(ctypes.Structure):
@@ -313,6 +315,8 @@ _PROTOTYPES = {
     "retcon_session_should_wait": (R, [H, _p(U32)]),
     "retcon_session_disconnect_player": (R, [H, I32]),
     "retcon_session_send_decision": (R, [H, ctypes.c_char_p, SZ, I32, _p(I32)]),
+    "retcon_session_apply_input_delay": (R, [H, _p(AdaptiveDelayRule), I32, _p(DelayChoice)]),
+    "retcon_session_between_rounds": (R, [H]),
     "retcon_session_earliest_decision_frame": (I32, [H]),
     "retcon_adaptive_delay_rule_init": (R, [_p(AdaptiveDelayRule)]),
     "retcon_delay_choice_init": (R, [_p(DelayChoice)]),

@@ -59,6 +59,7 @@ class DelayChoice:
     previous: int          # our first local player's delay now
     median_rtt_us: int
     rtt_us: List[int]      # per player: its machine's RTT (0: local or not measured)
+    frame: int = -1        # apply_input_delay: the frame it takes effect on every machine
 
 
 def _peer_stats(s: c.PeerStats) -> PeerStats:
@@ -190,6 +191,22 @@ class Session:
         self._call(fn.session_choose_input_delay(self._handle, ctypes.byref(rule), ctypes.byref(out)),
                    "choose_input_delay")
         return DelayChoice(out.delay, out.previous, out.median_rtt_us, list(out.rtt_us))
+
+    def apply_input_delay(self, rtt_percent: int = 50, min_frames: int = 2, max_frames: int = 4,
+                          frame: int = NULL_FRAME) -> DelayChoice:
+        """Adaptive delay applied: chooses like choose_input_delay, then every player machine
+        sets its local players' delay from `frame` on (NULL_FRAME: earliest_decision_frame);
+        each raises EVENT_INPUT_DELAY_APPLIED then. The returned choice's `frame` names it."""
+        rule = c.new(c.AdaptiveDelayRule, fn.adaptive_delay_rule_init)
+        rule.rtt_percent, rule.min_frames, rule.max_frames = rtt_percent, min_frames, max_frames
+        out = c.new(c.DelayChoice, fn.delay_choice_init)
+        self._call(fn.session_apply_input_delay(self._handle, ctypes.byref(rule), frame, ctypes.byref(out)),
+                   "apply_input_delay")
+        return DelayChoice(out.delay, out.previous, out.median_rtt_us, list(out.rtt_us), out.frame)
+
+    def between_rounds(self) -> None:
+        """Automatic adaptive delay (p2p_session(..., adaptive_delay=1)): a round is over."""
+        self._call(fn.session_between_rounds(self._handle), "between_rounds")
 
     def send_decision(self, data: Union[bytes, bytearray], frame: int) -> bool:
         """Timed decision: `data` (1..MAX_DECISION_SIZE bytes) reaches every machine's and

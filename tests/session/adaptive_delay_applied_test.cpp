@@ -1,0 +1,175 @@
+// Adaptive delay applied (issue 12): the deciding machine chooses the delay from its round trips
+// and every machine switches to it at the same frame, under each netsim profile and for 2-8
+// players, at match start and between rounds; the match stays in sync with the lockstep
+// reference that changes the delay at that frame; and rollbacks drop against delay 0.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "session/adaptive_delay.h"
+#include "support/match_harness.h"
+
+namespace retcon::test {
+namespace {
+
+struct Profile {
+  const char* name;
+  uint64_t latency_ms, jitter_ms;
+  double loss;
+  uint64_t blackout_every_ms, blackout_ms;
+};
+constexpr Profile kProfiles[] = {
+    {"lan", 1, 1, 0.0, 0, 0},           {"broadband", 20, 4, 0.005, 0, 0},       {"transatlantic", 50, 8, 0.05, 0, 0},
+    {"mobile", 40, 30, 0.03, 10000, 300}, {"hell", 120, 60, 0.15, 5000, 800},
+};
+
+std::vector<Event> applied(Match& match, uint32_t m) {
+  std::vector<Event> out;
+  for (const Event& e : match.machine(m).game.events)
+    if (e.type == EventType::input_delay_applied) out.push_back(e);
+  return out;
+}
+
+// Every player machine saw the same changes (frame, old and new delay); returns them.
+std::vector<Event> expect_same_changes_everywhere(Match& match, uint32_t machines, const char* profile,
+                                                  PlayerIndex decider = 0) {
+  const std::vector<Event> first = applied(match, 0);
+  for (uint32_t m = 1; m < machines; ++m) {
+    const std::vector<Event> seen = applied(match, m);
+    EXPECT_EQ(seen.size(), first.size()) << profile << " machine " << m;
+    for (size_t k = 0; k < std::min(seen.size(), first.size()); ++k) {
+      EXPECT_EQ(seen[k].frame, first[k].frame) << profile << " machine " << m << ": applied on another frame";
+      EXPECT_EQ(seen[k].checksum_remote, uint64_t(seen[k].frame)) << profile << ": not late";
+      EXPECT_EQ(seen[k].count, first[k].count);
+      EXPECT_EQ(seen[k].total, first[k].total);
+      EXPECT_EQ(seen[k].checksum_local, first[k].checksum_local) << "the deciding machine's median RTT";
+      EXPECT_EQ(seen[k].player, decider) << "the deciding machine's first player";
+    }
+  }
+  return first;
+}
+
+void expect_states_match_reference(Match& match, uint32_t machines, Frame frames, const char* profile) {
+  const std::vector<uint64_t> ref = match.reference();
+  for (uint32_t m = 0; m < machines; ++m) {
+    Machine& me = match.machine(m);
+    EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << profile;
+    const Frame last = std::min({frames, me.session->confirmed_frame() + 1, me.session->current_frame() - 1});
+    for (Frame f = 0; f <= last; ++f) ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << profile << " machine " << m << " frame " << f;
+  }
+}
+
+TEST(AdaptiveDelayApplied, SameFrameEverywhereUnderEveryProfileAtStartAndBetweenRounds) {
+  for (const Profile& p : kProfiles) {
+    for (uint32_t machines : {2u, 4u, 8u}) {
+      MatchOptions o;
+      o.machines = machines;
+      o.frames = 600;
+      o.seed = machines + 10;
+      o.adaptive_delay = true;
+      o.link.latency_us = p.latency_ms * 1000;
+      o.link.jitter_us = p.jitter_ms * 1000;
+      o.link.loss = p.loss;
+      o.link.blackout_period_us = p.blackout_every_ms * 1000;
+      o.link.blackout_duration_us = p.blackout_ms * 1000;
+      if (p.loss > 0.1) o.max_prediction = 12;
+      Match match(o);
+      ASSERT_TRUE(match.build());
+      // A round ends at frame 300 on every machine (the game's deterministic rule).
+      match.before_input = [&](uint32_t m) {
+        P2PSession& s = *match.machine(m).session;
+        if (s.current_frame() == 300) {
+          EXPECT_EQ(s.between_rounds(), Result::ok);
+        }
+      };
+      ASSERT_TRUE(match.run(20000)) << p.name << " " << machines;
+      const std::vector<Event> changes = expect_same_changes_everywhere(match, machines, p.name);
+      ASSERT_EQ(changes.size(), 2u) << p.name << " " << machines << ": at start and after the round";
+      EXPECT_GT(changes[1].frame, 300);
+      for (const Event& e : changes) {
+        EXPECT_EQ(e.count, detail::delay_for_rtt(e.checksum_local, 1000000 / 60, AdaptiveDelayRule{})) << "the rule";
+        EXPECT_GE(e.count, 2);
+        EXPECT_LE(e.count, 4);
+        match.note_delay_change(e.frame, e.count);
+      }
+      EXPECT_EQ(changes[0].total, 0) << "from the configured delay";
+      EXPECT_EQ(changes[1].total, changes[0].count);
+      expect_states_match_reference(match, machines, o.frames, p.name);
+      if (machines == 2)
+        std::printf("[adaptive delay applied] %s: median RTT %llu ms -> delay %d at frame %d, then %d at frame %d\n",
+                    p.name, static_cast<unsigned long long>(changes[0].checksum_local / 1000), changes[0].count,
+                    changes[0].frame, changes[1].count, changes[1].frame);
+    }
+  }
+}
+
+TEST(AdaptiveDelayApplied, ExplicitCallNamesItsFrameAndRefusesBadOnes) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 400;
+  o.link.latency_us = 50000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  Frame planned = kNullFrame;
+  match.before_input = [&](uint32_t m) {
+    P2PSession& s = *match.machine(m).session;
+    if (m != 1 || planned != kNullFrame || s.current_frame() < 100) return;
+    DelayChoice c;
+    EXPECT_EQ(s.apply_input_delay(AdaptiveDelayRule{}, s.current_frame() + 1, &c), Result::input_out_of_window);
+    EXPECT_EQ(c.frame, s.current_frame() + 1);
+    AdaptiveDelayRule bad;
+    bad.max_frames = 1;
+    EXPECT_EQ(s.apply_input_delay(bad, kNullFrame, &c), Result::invalid_argument);
+    EXPECT_EQ(s.between_rounds(), Result::wrong_state) << "no automatic mode";
+    ASSERT_EQ(s.apply_input_delay(AdaptiveDelayRule{}, s.earliest_decision_frame() + 10, &c), Result::ok);
+    planned = c.frame;
+    EXPECT_EQ(c.delay, detail::delay_for_rtt(c.median_rtt_us, 1000000 / 60, AdaptiveDelayRule{}));
+  };
+  ASSERT_TRUE(match.run(20000));
+  const std::vector<Event> changes = expect_same_changes_everywhere(match, 3, "explicit", 1);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].frame, planned);
+  EXPECT_EQ(changes[0].player, 1) << "machine 1 decided";
+}
+
+// Rollbacks per minute at transatlantic latency (50 +- 8 ms one way, 5% loss), delay 0 against
+// the automatic mode (the delay chosen and applied at match start). docs/NETWORKING.md quotes
+// the printed numbers.
+TEST(AdaptiveDelayApplied, FewerRollbacksThanDelayZeroAtTransatlanticLatency) {
+  auto run = [](bool adaptive, uint64_t seed, uint32_t machines) {
+    MatchOptions o;
+    o.machines = machines;
+    o.frames = 3600;  // one minute
+    o.link.latency_us = 50000;
+    o.link.jitter_us = 8000;
+    o.link.loss = 0.05;
+    o.seed = seed;
+    o.adaptive_delay = adaptive;
+    Match match(o);
+    EXPECT_TRUE(match.build());
+    EXPECT_TRUE(match.run(8000));
+    const SessionStats st = match.machine(0).session->stats();
+    const std::vector<Event> changes = applied(match, 0);
+    return std::tuple<uint64_t, uint64_t, int32_t>(st.rollbacks, st.frames_resimulated,
+                                                   changes.empty() ? 0 : changes[0].count);
+  };
+  for (uint32_t machines : {2u, 4u}) {
+    for (uint64_t seed = 1; seed <= 2; ++seed) {
+      const auto [none, resim_none, d0] = run(false, seed, machines);
+      const auto [with, resim_with, chosen] = run(true, seed, machines);
+      EXPECT_EQ(d0, 0);
+      EXPECT_GE(chosen, 3);
+      EXPECT_LT(with, none) << "seed " << seed;
+      EXPECT_LT(resim_with * 2, resim_none) << "seed " << seed;
+      std::printf("[adaptive delay applied] transatlantic, %u players, seed %llu, per minute on machine 0: delay 0: "
+                  "%llu rollbacks, %llu frames re-simulated; automatic (delay %d): %llu rollbacks, %llu frames "
+                  "re-simulated\n",
+                  machines, static_cast<unsigned long long>(seed), static_cast<unsigned long long>(none),
+                  static_cast<unsigned long long>(resim_none), chosen, static_cast<unsigned long long>(with),
+                  static_cast<unsigned long long>(resim_with));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace retcon::test
