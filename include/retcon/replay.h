@@ -34,8 +34,12 @@ enum ReplayFlags : uint32_t {
   kReplayGameChecksum = 1u << 0,
   // Every checksum record also holds the saved state, so a divergence can show both states.
   kReplayStoresStates = 1u << 1,
+  // The file holds timed decisions (P2PSession::send_decision), after the checkpoints.
+  kReplayDecisions = 1u << 2,
 };
-inline constexpr uint32_t kReplayKnownFlags = kReplayGameChecksum | kReplayStoresStates;
+inline constexpr uint32_t kReplayKnownFlags = kReplayGameChecksum | kReplayStoresStates | kReplayDecisions;
+// A recorder keeps at most this many decisions per frame (more: error() is internal_error).
+inline constexpr uint32_t kMaxRecordedDecisionsPerFrame = 8;
 
 struct ReplayHeader {
   uint32_t num_players = 0;        // 1..kMaxPlayers
@@ -53,6 +57,14 @@ struct ReplayCheckpoint {
   size_t state_length = 0;
 };
 
+// A timed decision of a recorded frame; its bytes are Replay::decision_bytes()[offset, offset + size).
+struct ReplayDecision {
+  Frame frame = 0;
+  PlayerIndex sender = 0;
+  size_t offset = 0;
+  uint32_t size = 0;
+};
+
 // A replay in memory: what a file holds.
 class Replay {
  public:
@@ -65,8 +77,12 @@ class Replay {
   void set_user_data(std::vector<uint8_t> data) { user_data_ = std::move(data); }
 
   Frame frame_count() const noexcept { return Frame(header_.num_players ? status_.size() / header_.num_players : 0); }
-  // Inputs of `frame` (0 <= frame < frame_count()); pointers stay valid until the replay changes.
+  // Inputs of `frame` (0 <= frame < frame_count()), with its timed decisions; pointers stay
+  // valid until the replay changes or inputs() is called again.
   FrameInputs inputs(Frame frame) const noexcept;
+  // Timed decisions, in the order they were applied (by frame).
+  const std::vector<ReplayDecision>& decisions() const noexcept { return decisions_; }
+  const std::vector<uint8_t>& decision_bytes() const noexcept { return decision_bytes_; }
   const std::vector<ReplayCheckpoint>& checkpoints() const noexcept { return checkpoints_; }
   // The checkpoint of `frame`, or null.
   const ReplayCheckpoint* checkpoint(Frame frame) const noexcept;
@@ -75,6 +91,8 @@ class Replay {
   // Appending (the recorder does this). Frames are appended in order from 0.
   void append_frame(const uint8_t* inputs, const InputStatus* status);
   void append_checkpoint(Frame frame, uint64_t checksum, const uint8_t* state, size_t length);
+  // A decision of `frame` (frames in nondecreasing order; sets kReplayDecisions).
+  void append_decision(Frame frame, PlayerIndex sender, const uint8_t* bytes, size_t size);
   // A committed frame simulated again with other inputs: only when peers agree on a dropped
   // player's last frame that is earlier than this machine had confirmed (see replay_recorder).
   void revise_frame(Frame frame, const uint8_t* inputs, const InputStatus* status) noexcept;
@@ -101,6 +119,9 @@ class Replay {
   std::vector<InputStatus> status_;   // per frame: players statuses
   std::vector<ReplayCheckpoint> checkpoints_;
   std::vector<uint8_t> states_;
+  std::vector<ReplayDecision> decisions_;
+  std::vector<uint8_t> decision_bytes_;
+  mutable std::vector<Decision> decision_views_;  // sized to the most decisions of one frame
 };
 
 struct ReplayRecorderConfig {

@@ -144,7 +144,12 @@ struct SyncTestProbe {
     cb.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
       SyncTestProbe& p = *static_cast<SyncTestProbe*>(u);
       if ((flags & kAdvanceResimulating) == 0) p.check_recording(f);
-      p.game.advance_frame(p.game.user, f, in, flags);
+      // The sync test knows the inputs only: the frame's recorded decisions come from the replay.
+      FrameInputs with = *in;
+      const FrameInputs recorded = p.replay->inputs(f);
+      with.decisions = recorded.decisions;
+      with.decision_count = recorded.decision_count;
+      p.game.advance_frame(p.game.user, f, &with, flags);
     };
     cb.on_event = [](void* u, const Event* e) {
       SyncTestProbe& p = *static_cast<SyncTestProbe*>(u);

@@ -70,8 +70,38 @@ Result fail(Result r, std::string* error, const std::string& message) {
 
 FrameInputs Replay::inputs(Frame frame) const noexcept {
   if (frame < 0 || frame >= frame_count()) return FrameInputs{nullptr, nullptr, header_.input_size, 0};
-  return FrameInputs{inputs_.data() + size_t(frame) * input_bytes(), status_.data() + size_t(frame) * header_.num_players,
-                     header_.input_size, header_.num_players};
+  FrameInputs in{inputs_.data() + size_t(frame) * input_bytes(), status_.data() + size_t(frame) * header_.num_players,
+                 header_.input_size, header_.num_players};
+  // Decisions are in frame order: binary search for the first of this frame.
+  size_t lo = 0, hi = decisions_.size();
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (decisions_[mid].frame < frame) lo = mid + 1;
+    else hi = mid;
+  }
+  uint32_t n = 0;
+  for (size_t k = lo; k < decisions_.size() && decisions_[k].frame == frame && n < decision_views_.size(); ++k)
+    decision_views_[n++] = Decision{decision_bytes_.data() + decisions_[k].offset, decisions_[k].size, decisions_[k].sender};
+  if (n != 0) {
+    in.decisions = decision_views_.data();
+    in.decision_count = n;
+  }
+  return in;
+}
+
+void Replay::append_decision(Frame frame, PlayerIndex sender, const uint8_t* bytes, size_t size) {
+  ReplayDecision d;
+  d.frame = frame;
+  d.sender = sender;
+  d.offset = decision_bytes_.size();
+  d.size = uint32_t(size);
+  decision_bytes_.insert(decision_bytes_.end(), bytes, bytes + size);
+  decisions_.push_back(d);
+  header_.flags |= kReplayDecisions;
+  // The views inputs() fills: as many as the busiest frame has.
+  uint32_t same = 0;
+  for (size_t k = decisions_.size(); k > 0 && decisions_[k - 1].frame == frame; --k) ++same;
+  if (decision_views_.size() < same) decision_views_.resize(same);
 }
 
 const ReplayCheckpoint* Replay::checkpoint(Frame frame) const noexcept {
@@ -164,6 +194,16 @@ Result Replay::serialize(std::vector<uint8_t>* out) const {
       put(o, uint32_t(c.state_length), 4);
       o.insert(o.end(), states_.begin() + ptrdiff_t(c.state_offset),
                states_.begin() + ptrdiff_t(c.state_offset + c.state_length));
+    }
+    if ((header_.flags & kReplayDecisions) != 0) {
+      put(o, uint32_t(decisions_.size()), 4);
+      for (const ReplayDecision& d : decisions_) {
+        put(o, uint32_t(d.frame), 4);
+        put(o, uint32_t(d.sender), 1);
+        put(o, d.size, 1);
+        o.insert(o.end(), decision_bytes_.begin() + ptrdiff_t(d.offset),
+                 decision_bytes_.begin() + ptrdiff_t(d.offset + d.size));
+      }
     }
     put(o, detail::xxh3_64(o.data(), o.size()), 8);
   } catch (const std::bad_alloc&) {
@@ -280,6 +320,26 @@ Result Replay::parse(const uint8_t* data, size_t size, Replay* out, std::string*
       r.states_.insert(r.states_.end(), p, p + length);
       r.checkpoints_.push_back(cp);
       previous = Frame(frame);
+    }
+    if ((h.flags & kReplayDecisions) != 0) {
+      const uint64_t count = in.num(4, "the decision count");
+      if (in.failed()) return fail(Result::corrupt_data, error, in.error());
+      if (count * 7 > size) return fail(Result::corrupt_data, error, "truncated: " + std::to_string(count) + " decisions do not fit");
+      Frame last = 0;
+      for (uint64_t k = 0; k < count; ++k) {
+        const uint64_t frame = in.num(4, "a decision frame");
+        const uint64_t sender = in.num(1, "a decision sender");
+        const uint64_t length = in.num(1, "a decision size");
+        if (in.failed()) return fail(Result::corrupt_data, error, in.error());
+        if (frame >= frames || Frame(frame) < last || sender >= h.num_players || length < 1 || length > kMaxDecisionSize)
+          return fail(Result::corrupt_data, error,
+                      "decision " + std::to_string(k) + " (frame " + std::to_string(frame) + ", sender " +
+                          std::to_string(sender) + ", " + std::to_string(length) +
+                          " bytes) is out of order, past the last frame or out of range");
+        if (!in.take(size_t(length), "a decision's bytes", &p)) return fail(Result::corrupt_data, error, in.error());
+        r.append_decision(Frame(frame), PlayerIndex(sender), p, size_t(length));
+        last = Frame(frame);
+      }
     }
     if (size - in.pos() != kTrailerSize) {
       return fail(Result::corrupt_data, error,

@@ -1,6 +1,7 @@
 // ReplayRecorder: a GameCallbacks decorator. advance_frame keeps the inputs of the latest
 // simulation of each frame in a ring (a rollback overwrites them); commit() moves confirmed
 // frames to the replay. See include/retcon/replay.h for why that is enough.
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -25,6 +26,15 @@ struct ReplayRecorder::Impl {
   std::vector<uint8_t> inputs;   // ring_frames * players * input_size
   std::vector<InputStatus> status;  // ring_frames * players
   std::vector<uint8_t> states;   // ring_frames * max_state_size when storing states
+  // Per slot: the decisions of its latest simulation (count, then kMaxRecordedDecisionsPerFrame
+  // records of sender, size and bytes).
+  struct RecordedDecision {
+    PlayerIndex sender = 0;
+    uint32_t size = 0;
+    uint8_t bytes[kMaxDecisionSize] = {};
+  };
+  std::vector<uint32_t> decision_count;        // ring_frames
+  std::vector<RecordedDecision> decisions;     // ring_frames * kMaxRecordedDecisionsPerFrame
   std::unique_ptr<uint8_t[]> scratch;
   Frame newest = kNullFrame;     // newest frame simulated
 
@@ -45,6 +55,15 @@ struct ReplayRecorder::Impl {
         // A predicted input still here once the frame is confirmed was predicted right.
         const InputStatus s = in->status ? in->status[p] : InputStatus::confirmed;
         status[index * config.num_players + p] = s == InputStatus::disconnected ? s : InputStatus::confirmed;
+      }
+      if (in->decision_count > kMaxRecordedDecisionsPerFrame) owner->error_ = Result::internal_error;
+      const uint32_t n = std::min(in->decision_count, kMaxRecordedDecisionsPerFrame);
+      decision_count[index] = n;
+      for (uint32_t k = 0; k < n; ++k) {
+        RecordedDecision& d = decisions[index * kMaxRecordedDecisionsPerFrame + k];
+        d.sender = in->decisions[k].sender;
+        d.size = std::min(in->decisions[k].size, kMaxDecisionSize);
+        std::memcpy(d.bytes, in->decisions[k].bytes, d.size);
       }
       slot.has_checksum = config.checksum_interval != 0 && frame % Frame(config.checksum_interval) == 0;
       if (slot.has_checksum) take_checksum(slot, frame);
@@ -96,6 +115,8 @@ Result ReplayRecorder::init(const ReplayRecorderConfig& config, const GameCallba
     impl->slots.assign(config.ring_frames, Impl::Slot{});
     impl->inputs.assign(size_t(config.ring_frames) * impl->input_bytes(), 0);
     impl->status.assign(size_t(config.ring_frames) * config.num_players, InputStatus::confirmed);
+    impl->decision_count.assign(config.ring_frames, 0);
+    impl->decisions.assign(size_t(config.ring_frames) * kMaxRecordedDecisionsPerFrame, Impl::RecordedDecision{});
     if (config.checksum_interval != 0) {
       impl->scratch = std::make_unique<uint8_t[]>(config.max_state_size);
       if (config.store_states) impl->states.assign(size_t(config.ring_frames) * config.max_state_size, 0);
@@ -174,6 +195,10 @@ void ReplayRecorder::commit(Frame confirmed) {
         return;
       }
       replay_.append_frame(m.inputs.data() + index * m.input_bytes(), m.status.data() + index * m.config.num_players);
+      for (uint32_t k = 0; k < m.decision_count[index]; ++k) {
+        const Impl::RecordedDecision& d = m.decisions[index * kMaxRecordedDecisionsPerFrame + k];
+        replay_.append_decision(f, d.sender, d.bytes, d.size);
+      }
       if (slot.has_checksum) {
         replay_.append_checkpoint(f, slot.checksum, slot.state_length ? m.states.data() + slot.state_offset : nullptr,
                                   slot.state_length);

@@ -132,6 +132,7 @@ struct MatchSetup {
   SaveMode save_mode = SaveMode::automatic;
   Frame frames = 400;
   Frame leave_at = -1;  // the last machine stops (crashes) at this frame
+  Frame decide_at = -1;  // machines 0 and 1 each send a timed decision at this frame
 };
 
 void PrintTo(const MatchSetup& m, std::ostream* os) {
@@ -197,6 +198,12 @@ void run_recorded_match(const MatchSetup& setup, InMemoryNetwork& net, std::vect
         if (m + 1 == setup.machines && f == setup.leave_at) {
           me.stopped = true;
           continue;
+        }
+        if (f == setup.decide_at && m < 2) {
+          const uint8_t decision[3] = {uint8_t('D'), uint8_t(m), uint8_t(f)};
+          EXPECT_EQ(me.session->send_decision(decision, sizeof decision, me.session->earliest_decision_frame() + Frame(m),
+                                              nullptr),
+                    Result::ok);
         }
         uint8_t in[kInputSize] = {input_byte(m, f, 0), input_byte(m, f, 1)};
         me.session->add_local_input(PlayerIndex(m), in, kInputSize);
@@ -442,6 +449,66 @@ TEST(Replay, PredictedInputStatusIsRefused) {
   std::string error;
   EXPECT_EQ(Replay::parse(image.data(), image.size(), &r, &error), Result::corrupt_data);
   EXPECT_NE(error.find("status"), std::string::npos) << error;
+}
+
+// Timed decisions are recorded on the frame they were applied, the same on every machine, and a
+// replay plays them back: through the player, through the sync test, and after a file round trip.
+TEST(Replay, TimedDecisionsAreRecordedAndPlayedBack) {
+  MatchSetup setup;
+  setup.machines = 3;
+  setup.decide_at = 100;
+  InMemoryNetwork net;
+  std::vector<std::unique_ptr<RecordedMachine>> ms;
+  run_recorded_match(setup, net, &ms);
+  if (HasFatalFailure()) return;
+  const Replay& first = ms[0]->rec.replay();
+  ASSERT_EQ(first.decisions().size(), 2u);
+  EXPECT_NE(first.header().flags & kReplayDecisions, 0u);
+  for (auto& m : ms) {
+    ASSERT_EQ(m->rec.error(), Result::ok);
+    const Replay& r = m->rec.replay();
+    ASSERT_EQ(r.decisions().size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(r.decisions()[k].frame, first.decisions()[k].frame);
+      EXPECT_EQ(r.decisions()[k].sender, first.decisions()[k].sender);
+    }
+    const FrameInputs at = r.inputs(r.decisions()[0].frame);
+    ASSERT_GE(at.decision_count, 1u);
+    EXPECT_EQ(at.decisions[0].bytes[0], uint8_t('D'));
+    TestGame replayed;
+    const ReplayVerdict v = play(r, replayed);
+    EXPECT_FALSE(v.diverged()) << "first bad " << v.first_bad;
+  }
+  // Without its decisions the same inputs give other states: the replay really carries them.
+  std::vector<uint8_t> image;
+  ASSERT_EQ(first.serialize(&image), Result::ok);
+  Replay back;
+  std::string error;
+  ASSERT_EQ(Replay::parse(image.data(), image.size(), &back, &error), Result::ok) << error;
+  ASSERT_EQ(back.decisions().size(), 2u);
+  TestGame replayed;
+  EXPECT_FALSE(play(back, replayed).diverged());
+  TestGame checked;
+  ReplaySyncTestResult st;
+  ASSERT_EQ(sync_test_replay(back, bind_game(checked), kStateCap, 3, nullptr, &st), Result::ok);
+  EXPECT_TRUE(st.deterministic());
+  EXPECT_TRUE(st.matches_recording()) << "first bad " << st.first_bad;
+  Replay stripped(first.header());
+  for (Frame f = 0; f < first.frame_count(); ++f) {
+    const FrameInputs in = first.inputs(f);
+    stripped.append_frame(in.bytes, in.status);
+  }
+  for (const ReplayCheckpoint& c : first.checkpoints()) stripped.append_checkpoint(c.frame, c.checksum, nullptr, 0);
+  TestGame without;
+  EXPECT_TRUE(play(stripped, without).diverged());
+  // A damaged decision record is refused, naming it.
+  std::vector<uint8_t> bad = image;
+  const size_t trailer = 8, record = 4 + 1 + 1 + 3;
+  bad[bad.size() - trailer - record + 4] = 9;  // the last decision's sender: no such player
+  const uint64_t sum = detail::xxh3_64(bad.data(), bad.size() - trailer);
+  std::memcpy(bad.data() + bad.size() - trailer, &sum, trailer);
+  EXPECT_EQ(Replay::parse(bad.data(), bad.size(), &back, &error), Result::corrupt_data);
+  EXPECT_NE(error.find("decision"), std::string::npos) << error;
 }
 
 }  // namespace
