@@ -50,7 +50,9 @@ size_t new_match(uint32_t players, uint64_t seed, uint8_t* out, size_t capacity)
 }
 
 void* create(const uint8_t* user_data, size_t size, uint32_t players, retcon_game_callbacks* callbacks) {
-  if (user_data == nullptr || size != kUserDataSize || user_data[0] != players || players < fighter::kMinPlayers ||
+  // A 6th byte 1: rounds end by timed decisions (a network match with decided_round_end).
+  if (user_data == nullptr || (size != kUserDataSize && size != kUserDataSize + 1) || user_data[0] != players ||
+      players < fighter::kMinPlayers ||
       players > fighter::kMaxPlayers)
     return nullptr;
   const uint32_t seed = uint32_t(user_data[1]) | uint32_t(user_data[2]) << 8 | uint32_t(user_data[3]) << 16 |
@@ -59,6 +61,7 @@ void* create(const uint8_t* user_data, size_t size, uint32_t players, retcon_gam
   if (g == nullptr) return nullptr;
   try {
     g->game.reset(int(players), seed);
+    g->game.state().decided_round_end = size > kUserDataSize && user_data[kUserDataSize] == 1 ? 1 : 0;
     for (uint32_t p = 0; p < players; ++p) g->bots.emplace_back(seed * 7919u + p, int(p));
   } catch (...) {
     delete g;

@@ -9,6 +9,8 @@ retcon::Result FighterPeer::start(const PeerSetup& setup) {
     return retcon::Result::invalid_argument;
   setup_ = setup;
   game_.reset(setup.players, setup.game_seed);
+  game_.state().decided_round_end = setup.decided_round_end ? 1 : 0;
+  input_delay_ = setup.input_delay;
   if (setup.local_player >= 0) bot_ = std::make_unique<FighterBot>(setup.bot_seed, setup.local_player);
 
   retcon::ReplayRecorderConfig rc;
@@ -20,6 +22,7 @@ retcon::Result FighterPeer::start(const PeerSetup& setup) {
   // The user data recreates the starting state: player count and game seed.
   rc.user_data = {uint8_t(setup.players), uint8_t(setup.game_seed), uint8_t(setup.game_seed >> 8),
                   uint8_t(setup.game_seed >> 16), uint8_t(setup.game_seed >> 24)};
+  if (setup.decided_round_end) rc.user_data.push_back(1);  // the round-end mode (fighter_module)
   if (retcon::Result r = recorder_.init(rc, retcon::bind_game(hooked_)); r != retcon::Result::ok) return r;
 
   retcon::SessionConfig s;
@@ -46,6 +49,7 @@ retcon::Result FighterPeer::start(const PeerSetup& setup) {
     c.players[p].kind = p == setup.local_player ? retcon::PlayerKind::local : retcon::PlayerKind::remote;
     c.players[p].address = setup.addresses[p];
   }
+  c.adaptive_delay = setup.adaptive_delay;
   if (setup.spectators.size() > size_t(retcon::kMaxSpectators)) return retcon::Result::invalid_argument;
   c.num_spectators = uint32_t(setup.spectators.size());
   for (size_t k = 0; k < setup.spectators.size(); ++k) c.spectators[k] = setup.spectators[k];
@@ -82,6 +86,7 @@ PeerTick FighterPeer::tick(uint64_t now_us, retcon::Frame last_frame) {
   const retcon::Result a = session_->advance_frame();
   // Frames up to the confirmed one are final now: every correction was re-simulated above.
   recorder_.commit(session_->confirmed_frame());
+  decide_round_end();
   out.rollback_frames = uint32_t(session_->stats().frames_resimulated - resimulated);
   if (a == retcon::Result::ok) {
     out.advanced = true;
@@ -94,8 +99,32 @@ PeerTick FighterPeer::tick(uint64_t now_us, retcon::Frame last_frame) {
   return out;
 }
 
+// Player 0's machine ends a round once its end condition holds on a confirmed frame: a timed
+// decision for the earliest frame every machine can still take, then (adaptive delay) the delay
+// for the next round, applied during the round-over pause.
+void FighterPeer::decide_round_end() {
+  const FighterState& s = game_.state();
+  if (!setup_.decided_round_end || setup_.local_player != 0 || s.phase != kPhaseFight || s.round_end_due_frame == 0 ||
+      session_->confirmed_frame() < s.round_end_due_frame || (decided_round_ == s.round && decided_match_ == s.match))
+    return;
+  const uint8_t decision[kRoundEndDecisionSize] = {kDecisionRoundEnd, uint8_t(s.round), uint8_t(s.match)};
+  if (session_->send_decision(decision, sizeof decision, session_->earliest_decision_frame(), nullptr) !=
+      retcon::Result::ok)
+    return;  // in-flight limit: again next tick
+  decided_round_ = s.round;
+  decided_match_ = s.match;
+  ++rounds_decided_;
+  if (setup_.adaptive_delay) session_->between_rounds();
+}
+
 void FighterPeer::on_event(const retcon::Event& e) {
   switch (e.type) {
+    case retcon::EventType::input_delay_applied: input_delay_ = e.count; break;
+    case retcon::EventType::late_inputs:
+      late_player_ = e.player;
+      late_frames_ = e.count;
+      late_at_ = e.frame;
+      break;
     case retcon::EventType::desync_detected:
       if (desyncs_++ == 0) first_desync_ = e.frame;
       break;

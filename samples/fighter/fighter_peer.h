@@ -35,6 +35,13 @@ struct PeerSetup {
   // Testing the tools: every simulation of this frame ends with player 0 one health point down,
   // on this machine only, as a platform-dependent computation would (a desync). -1: never.
   int32_t diverge_at = -1;
+  // A round ends by a timed decision of player 0's machine, sent once its end condition (KO,
+  // time over) holds on a confirmed frame, so no machine ever shows a round end that a rollback
+  // takes back. Every machine of the match (spectators too) must agree on it.
+  bool decided_round_end = false;
+  // Adaptive delay (retcon automatic mode): chosen and applied at one frame at match start and
+  // after each round (with decided_round_end).
+  bool adaptive_delay = false;
 };
 
 // What one tick did, for charts.
@@ -85,6 +92,13 @@ class FighterPeer {
   uint64_t interruptions() const { return interruptions_; }
   uint64_t disconnects() const { return disconnects_; }
   uint64_t errors() const { return errors_; }
+  // For the overlay: the input delay in use (the last input_delay_applied event) and the last
+  // late_inputs event (player -1: none).
+  int32_t input_delay() const { return input_delay_; }
+  retcon::PlayerIndex late_player() const { return late_player_; }
+  int32_t late_frames() const { return late_frames_; }
+  retcon::Frame late_at() const { return late_at_; }
+  uint32_t rounds_decided() const { return rounds_decided_; }
 
  private:
   // The game as the session sees it: FighterGame plus an on_event that reaches this peer.
@@ -104,6 +118,7 @@ class FighterPeer {
     void on_event(const retcon::Event& e) { peer->on_event(e); }
   };
   void on_event(const retcon::Event& e);
+  void decide_round_end();
 
   PeerSetup setup_;
   FighterGame game_;
@@ -117,6 +132,12 @@ class FighterPeer {
   uint64_t waits_ = 0;
   uint64_t stalls_ = 0, desyncs_ = 0, interruptions_ = 0, disconnects_ = 0, errors_ = 0;
   retcon::Frame first_desync_ = retcon::kNullFrame;
+  int32_t input_delay_ = 0;
+  retcon::PlayerIndex late_player_ = -1;
+  int32_t late_frames_ = 0;
+  retcon::Frame late_at_ = retcon::kNullFrame;
+  int32_t decided_round_ = 0, decided_match_ = -1;  // the last round end this machine sent
+  uint32_t rounds_decided_ = 0;
 };
 
 }  // namespace fighter

@@ -228,13 +228,20 @@ void FighterRenderer::draw_overlay(const FighterState& s, const NetOverlay& o) {
     return;
   }
   color(220, 230, 250);
-  std::snprintf(text, sizeof text, "PING %dMS  ADV %+d", static_cast<int>(o.ping_ms),
-                static_cast<int>(o.frame_advantage));
+  std::snprintf(text, sizeof text, "PING %dMS  ADV %+d  DELAY %d", static_cast<int>(o.ping_ms),
+                static_cast<int>(o.frame_advantage), static_cast<int>(o.input_delay));
   draw_text(r_, 10, kOverlayY + 24, 2, text);
   std::snprintf(text, sizeof text, "ROLLBACKS %llu  RESIM %llu",
                 static_cast<unsigned long long>(o.rollbacks),
                 static_cast<unsigned long long>(o.frames_resimulated));
   draw_text(r_, 10, kOverlayY + 40, 2, text);
+  if (o.late_player >= 0) {
+    color(240, 110, 90);
+    // Beside the frame number: a player whose inputs arrive later than the network explains.
+    std::snprintf(text, sizeof text, "LAG P%d +%dF", static_cast<int>(o.late_player) + 1,
+                  static_cast<int>(o.late_frames));
+    draw_text(r_, 170, kOverlayY + 8, 2, text);
+  }
 
   // Rollback depth per frame, oldest on the left; a tick every 4 frames of depth.
   const int gx = kWidth - 10 - 2 * NetOverlay::kHistory;

@@ -34,6 +34,7 @@ void start_round(FighterState& s) {
   s.phase = kPhaseIntro;
   s.phase_timer = kIntroFrames;
   s.round_timer = kRoundFrames;
+  s.round_end_due_frame = 0;
 }
 
 void start_match(FighterState& s) {
@@ -81,6 +82,38 @@ void end_round(FighterState& s, int32_t winner, bool time_over, const Emitter& f
   s.phase_timer = kRoundOverFrames;
 }
 
+// The round's end condition holds at this frame: a KO or time over.
+bool round_end_holds(const FighterState& s) {
+  int alive_count = 0;
+  for (int i = 0; i < s.players; ++i) alive_count += alive(s.p[i]) ? 1 : 0;
+  return alive_count <= 1 || s.round_timer <= 0;
+}
+
+void finish_round(FighterState& s, const Emitter& fx) {
+  int alive_count = 0;
+  int32_t last_alive = kDraw;
+  for (int i = 0; i < s.players; ++i) {
+    if (alive(s.p[i])) {
+      ++alive_count;
+      last_alive = i;
+    }
+  }
+  if (alive_count <= 1) return end_round(s, alive_count == 1 ? last_alive : kDraw, false, fx);
+  // Time over: the most health among the living wins; equal health is a draw.
+  end_round(s, unique_best(s, [](const FighterPlayer& p) { return p.health; }), true, fx);
+}
+
+// Decided mode: the end waits for the decision, which names this round of this match.
+bool round_end_decided(const FighterState& s, const retcon::FrameInputs& inputs) {
+  for (uint32_t k = 0; k < inputs.decision_count; ++k) {
+    const retcon::Decision& d = inputs.decisions[k];
+    if (d.size == kRoundEndDecisionSize && d.bytes[0] == kDecisionRoundEnd && d.bytes[1] == uint8_t(s.round) &&
+        d.bytes[2] == uint8_t(s.match))
+      return true;
+  }
+  return false;
+}
+
 void fight(FighterState& s, const Emitter& fx) {
   for (int i = 0; i < s.players; ++i) detail::control_player(s, i, fx);
   for (int i = 0; i < s.players; ++i) detail::move_player(s.p[i], i, fx);
@@ -94,6 +127,12 @@ void fight(FighterState& s, const Emitter& fx) {
       ++alive_count;
       last_alive = i;
     }
+  }
+  if (s.decided_round_end) {
+    // The fight goes on (a knocked-out player stays down) until the decision comes.
+    if (s.round_timer > 0) s.round_timer -= 1;
+    if (s.round_end_due_frame == 0 && round_end_holds(s)) s.round_end_due_frame = s.frame;
+    return;
   }
   if (alive_count <= 1) return end_round(s, alive_count == 1 ? last_alive : kDraw, false, fx);
   s.round_timer -= 1;
@@ -142,6 +181,11 @@ void fighter_step(FighterState& s, const retcon::FrameInputs& inputs, uint32_t f
       }
       break;
     case kPhaseFight:
+      if (s.decided_round_end && round_end_decided(s, inputs)) {
+        s.round_end_due_frame = 0;
+        finish_round(s, fx);
+        break;
+      }
       fight(s, fx);
       break;
     case kPhaseRoundOver:

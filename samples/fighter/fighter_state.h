@@ -87,7 +87,15 @@ struct FighterState {
   int32_t rounds_played;  // in this match; entries of round_results used
   int32_t round_results[kMaxRoundsPerMatch];  // winner of each round, kDraw for draws
   FighterPlayer p[kMaxPlayers];
+  // Network matches: a round ends only by a timed decision (retcon send_decision, see
+  // fighter_round.cpp), never on a frame that may still be rolled back. 0: it ends at once.
+  int32_t decided_round_end;
+  int32_t round_end_due_frame;  // the frame the round's end became due (0: not due), decided mode
 };
+
+// A timed decision the fighter understands: "round `round` of match `match` ends" (low bytes).
+inline constexpr uint8_t kDecisionRoundEnd = 'R';
+inline constexpr uint32_t kRoundEndDecisionSize = 3;
 
 static_assert(std::is_trivially_copyable_v<FighterState>);
 static_assert(std::is_standard_layout_v<FighterState>);

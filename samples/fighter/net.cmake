@@ -11,6 +11,11 @@ if(WIN32)  # timeBeginPeriod
   target_link_libraries(fighter_net PRIVATE winmm)
 endif()
 if(RETCON_BUILD_TESTS)
+  # Rounds ended by timed decisions and the adaptive delay, over a simulated network in-process.
+  add_executable(fighter_net_tests tests/net_rounds_test.cpp)
+  target_link_libraries(fighter_net_tests PRIVATE retcon_fighter_net GTest::gtest GTest::gtest_main retcon_warnings)
+  include(GoogleTest)
+  gtest_discover_tests(fighter_net_tests DISCOVERY_TIMEOUT 300)
   # Two real processes over loopback UDP for 3 s of real time. Both bind port 0 (see
   # run_net_pair.sh), so the test can run in parallel with anything.
   add_test(NAME fighter_net_two_processes

@@ -20,6 +20,8 @@ NetFrameSource::NetFrameSource(std::unique_ptr<retcon::UdpTransport> udp, const 
   s.addresses[1 - local_player] = peer;
   s.rng_seed = (uint64_t(entropy()) << 32) ^ entropy();
   s.checksum_interval = 60;
+  s.decided_round_end = true;
+  s.adaptive_delay = true;
   ok_ = peer_.start(s) == retcon::Result::ok;
   overlay_.visible = true;
 }
@@ -42,6 +44,11 @@ int NetFrameSource::tick() {
   overlay_.push_rollback_depth(int32_t(t.rollback_frames));
   overlay_.ping_ms = int32_t(peer_.ping_us() / 1000);
   overlay_.frame_advantage = peer_.frame_advantage();
+  overlay_.input_delay = peer_.input_delay();
+  // A lateness warning stays for 3 seconds after the event.
+  const bool recent = peer_.late_player() >= 0 && peer_.game().state().frame - peer_.late_at() < 180;
+  overlay_.late_player = recent ? peer_.late_player() : -1;
+  overlay_.late_frames = peer_.late_frames();
   return t.advanced ? 1 : 0;
 }
 

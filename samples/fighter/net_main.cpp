@@ -123,6 +123,8 @@ int main(int argc, char** argv) {
   setup.addresses[1 - opt.player] = remote;
   setup.rng_seed = (uint64_t(entropy()) << 32) ^ entropy();
   setup.max_prediction = opt.max_prediction;
+  setup.decided_round_end = true;  // rounds end by player 0's timed decision
+  setup.adaptive_delay = true;     // the delay chosen at the start and before each round
   fighter::FighterPeer peer;
   if (retcon::Result r = peer.start(setup); r != retcon::Result::ok) {
     std::fprintf(stderr, "fighter_net: cannot start the session: %s\n", retcon::result_name(r));

@@ -14,6 +14,9 @@ struct NetOverlay {
   int32_t frame_advantage = 0;    // frames we are ahead of the remote (negative: behind)
   uint64_t rollbacks = 0;         // total so far
   uint64_t frames_resimulated = 0;
+  int32_t input_delay = 0;        // the delay in use (adaptive: chosen before each round)
+  int32_t late_player = -1;       // a lateness warning to show (a late_inputs event), -1: none
+  int32_t late_frames = 0;        // how late that player's inputs came, frames
   // Rollback depth (frames re-simulated) per frame, a ring; the newest at history_head - 1.
   uint8_t history[kHistory] = {};
   int32_t history_head = 0;

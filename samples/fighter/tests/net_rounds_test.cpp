@@ -1,0 +1,109 @@
+// The fighter over a simulated network with rounds ended by timed decisions and the delay
+// chosen before each round: every machine (and the spectator) ends every round on the same
+// frame with the same winner, no machine shows a round end that is then taken back, and the
+// delay every machine uses is the same.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "fighter_peer.h"
+#include "retcon/transport.h"
+
+namespace fighter {
+namespace {
+
+struct NetMachine {
+  retcon::InMemoryTransport* wire = nullptr;
+  std::unique_ptr<retcon::NetworkSimulator> sim;
+  FighterPeer peer;
+};
+
+TEST(FighterNetRounds, RoundsEndByDecisionOnTheSameFrameEverywhere) {
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    retcon::InMemoryNetwork net;
+    std::vector<std::unique_ptr<NetMachine>> ms;
+    retcon::LinkProfile link;  // transatlantic
+    link.latency_us = 50000;
+    link.jitter_us = 8000;
+    link.loss = 0.05;
+    const int players = 2, total = 3;
+    for (int m = 0; m < total; ++m) {
+      auto x = std::make_unique<NetMachine>();
+      x->wire = net.add_endpoint();
+      x->sim = std::make_unique<retcon::NetworkSimulator>(*x->wire, seed * 97 + uint64_t(m));
+      x->sim->set_outgoing(link);
+      ms.push_back(std::move(x));
+    }
+    for (int m = 0; m < total; ++m) {
+      PeerSetup s;
+      s.players = players;
+      s.local_player = m < players ? m : -1;
+      s.game_seed = uint32_t(seed);
+      s.bot_seed = uint32_t(seed * 7919u + uint32_t(m));
+      s.transport = ms[size_t(m)]->sim.get();
+      for (int p = 0; p < players; ++p) s.addresses[p] = ms[size_t(p)]->wire->address();
+      if (m == 0) s.spectators.push_back(ms[2]->wire->address());
+      s.host = ms[0]->wire->address();
+      s.rng_seed = seed * 31 + uint64_t(m);
+      s.checksum_interval = 1;
+      s.decided_round_end = true;
+      s.adaptive_delay = true;
+      ASSERT_EQ(ms[size_t(m)]->peer.start(s), retcon::Result::ok);
+    }
+    // Per machine, the frames its live state showed a round end on (first simulations only).
+    std::vector<std::vector<std::pair<retcon::Frame, int32_t>>> ends(total);
+    const retcon::Frame last = 3 * 60 * 60;  // three minutes: rounds end by KO or after 60 s
+    uint64_t now = 0;
+    for (int t = 0; t < 16000; ++t) {
+      now += 16667;
+      for (int m = 0; m < total; ++m) {
+        NetMachine& me = *ms[size_t(m)];
+        me.sim->set_time(now);
+        const int32_t rounds_before = me.peer.game().state().rounds_played;
+        me.peer.tick(now, last);
+        const FighterState& st = me.peer.game().state();
+        if (st.rounds_played != rounds_before) ends[size_t(m)].push_back({st.frame, st.round_winner});
+      }
+      bool done = true;
+      for (int m = 0; m < total; ++m)
+        if (ms[size_t(m)]->peer.recorder().recorded_frames() < last) done = false;
+      if (done) break;
+    }
+    for (int m = 0; m < total; ++m) {
+      const FighterPeer& p = ms[size_t(m)]->peer;
+      ASSERT_GE(p.recorder().recorded_frames(), last) << "machine " << m;
+      EXPECT_EQ(p.errors(), 0u);
+      EXPECT_EQ(p.desyncs(), 0u);
+      EXPECT_EQ(p.recorder().error(), retcon::Result::ok);
+    }
+    // The same states at every confirmed frame (the recorders' checksums).
+    for (retcon::Frame f = 0; f < last; ++f) {
+      uint64_t a = 0, b = 0, c = 0;
+      ASSERT_TRUE(ms[0]->peer.confirmed_checksum(f, &a));
+      ASSERT_TRUE(ms[1]->peer.confirmed_checksum(f, &b));
+      ASSERT_TRUE(ms[2]->peer.confirmed_checksum(f, &c));
+      ASSERT_EQ(a, b) << "frame " << f;
+      ASSERT_EQ(a, c) << "spectator, frame " << f;
+    }
+    // Rounds ended, each by a decision, on the same frame with the same winner everywhere: the
+    // live state never showed an end that a rollback took back (nor one at another frame).
+    EXPECT_GE(ms[0]->peer.rounds_decided(), 2u);
+    const auto& reference = ends[0];
+    ASSERT_GE(reference.size(), 2u);
+    for (int m = 1; m < total; ++m) {
+      const size_t common = std::min(reference.size(), ends[size_t(m)].size());
+      ASSERT_GE(common + 1, reference.size()) << "machine " << m;
+      for (size_t k = 0; k < common; ++k) {
+        EXPECT_EQ(ends[size_t(m)][k].first, reference[k].first) << "machine " << m << " round " << k;
+        EXPECT_EQ(ends[size_t(m)][k].second, reference[k].second) << "machine " << m << " round " << k;
+      }
+    }
+    // The delay was chosen (transatlantic: 3-4 frames) and is the same on both players.
+    EXPECT_GE(ms[0]->peer.input_delay(), 2);
+    EXPECT_EQ(ms[0]->peer.input_delay(), ms[1]->peer.input_delay());
+  }
+}
+
+}  // namespace
+}  // namespace fighter
