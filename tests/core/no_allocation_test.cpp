@@ -114,5 +114,33 @@ TEST(NoAllocation, ALateSpectatorJoiningFromATransferredStateAllocatesNothing) {
   EXPECT_GE(s.session->current_frame(), o.frames);
   EXPECT_EQ(allocated, 0u);
 }
+
+// Timed decisions flowing between three machines and a spectator (sent, acknowledged, forwarded,
+// applied in every simulation and re-simulation, retired) allocate nothing once the match runs.
+TEST(NoAllocation, P2PMatchWithTimedDecisionsAllocatesNothingPerFrame) {
+  MatchOptions o;
+  o.machines = 3;
+  o.spectators = 1;
+  o.frames = 1500;
+  o.link.latency_us = 30000;
+  o.link.jitter_us = 10000;
+  o.link.loss = 0.05;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  const uint8_t decision[4] = {1, 2, 3, 4};
+  uint64_t sent = 0;
+  match.before_input = [&](uint32_t m) {
+    P2PSession& s = *match.machine(m).session;
+    if (s.current_frame() % 15 != 0) return;
+    if (s.send_decision(decision, sizeof decision, s.earliest_decision_frame() + 2, nullptr) == Result::ok) ++sent;
+  };
+  for (int t = 0; t < 400; ++t) match.tick();  // warm up: handshakes, first decisions, rings
+  const uint64_t before = allocation_count();
+  for (int t = 0; t < 900; ++t) match.tick();
+  EXPECT_EQ(allocation_count() - before, 0u);
+  EXPECT_GT(sent, 100u);
+  EXPECT_EQ(match.errors(), 0u);
+}
+
 }  // namespace
 }  // namespace retcon::test
