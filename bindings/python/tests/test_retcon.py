@@ -268,6 +268,7 @@ class Sessions(unittest.TestCase):
         for g in machines["games"]:  # type: ignore[attr-defined]
             g.take_decisions()
         sessions: List[retcon.Session] = machines["sessions"]  # type: ignore[assignment]
+        sessions[1].start_recording()
         stamped: List[int] = []
 
         def decide() -> None:
@@ -300,6 +301,10 @@ class Sessions(unittest.TestCase):
         self.assertGreater(confirmed, stamped[0])
         checksums = {s.frame_checksum(confirmed) for s in sessions}
         self.assertEqual(len(checksums), 1)
+        recorded = sessions[1].recording()  # replays keep the decisions, on their frame
+        self.assertEqual(recorded.decisions(stamped[0]), [(0, b"round over")])
+        self.assertEqual(recorded.decisions(stamped[0] - 1), [])
+        recorded.close()
         self.assertEqual(sessions[2].earliest_decision_frame, retcon.NULL_FRAME)
         with self.assertRaises(retcon.Unsupported):
             sessions[2].send_decision(b"x", 500)

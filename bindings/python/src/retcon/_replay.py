@@ -9,7 +9,7 @@ from typing import Any, Callable, List, Optional, Union
 
 from . import _capi as c
 from ._capi import fn
-from ._game import GameBridge, split_inputs
+from ._game import Decision, GameBridge, split_inputs
 from .errors import check, error_for
 
 REPLAY_GAME_CHECKSUM = 1
@@ -128,6 +128,13 @@ class Replay:
         check(fn.replay_get_inputs(self._handle, frame, ctypes.byref(fi)), "replay_get_inputs")
         return split_inputs(ctypes.string_at(fi.bytes, fi.player_count * fi.input_size), fi.input_size,
                             fi.player_count)
+
+    def decisions(self, frame: int) -> List[Decision]:
+        """The timed decisions recorded for `frame`, in the order advance_frame got them."""
+        fi = c.FrameInputs()
+        check(fn.replay_get_inputs(self._handle, frame, ctypes.byref(fi)), "replay_get_inputs")
+        return [Decision(fi.decisions[k].sender, ctypes.string_at(fi.decisions[k].bytes, fi.decisions[k].size))
+                for k in range(fi.decision_count)]
 
     def set_input(self, frame: int, player: int, data: bytes) -> None:
         raw = bytes(data)
