@@ -266,7 +266,13 @@ class UdpTransport final : public Transport {
   static constexpr uint32_t kDefaultReceiveBudget = 256;
   // invalid_argument for 0.
   Result set_receive_budget(uint32_t datagrams) noexcept;
-  // Polls cut short by the budget (datagrams were left for the next poll).
+  // A poll also stops once it has run this long (the receive() calls and the caller's work on
+  // each datagram between them), checked between batches of 32: a flood of datagrams that are
+  // each expensive to reject (authenticated sessions) cannot hold the game thread either.
+  // 0: no time budget. The datagrams left wait for the next poll.
+  static constexpr uint64_t kDefaultReceiveTimeBudgetUs = 2000;
+  void set_receive_time_budget(uint64_t microseconds) noexcept;
+  // Polls cut short by either budget (datagrams were left for the next poll).
   uint64_t receive_budget_stops() const noexcept;
   // Socket system calls made (sends, receives), for measuring.
   uint64_t system_calls() const noexcept;

@@ -11,8 +11,12 @@
 //
 // Floods. receive() hands out at most `receive_budget` datagrams between two `false` returns,
 // i.e. per poll of the session draining it: the rest waits in the kernel (or in the batch) for
-// the next poll, and the stop is counted. Memory is fixed at open: two batches of buffers.
+// the next poll, and the stop is counted. A time budget does the same when a poll (the
+// receive() calls and whatever the caller does with each datagram in between, e.g. decrypting
+// it) has run longer than `receive_time_budget_us`: the clock is read once per poll and once per
+// batch of 32, never per datagram. Memory is fixed at open: two batches of buffers.
 #include <asio/io_context.hpp>
+#include <chrono>
 #include <asio/ip/v6_only.hpp>
 #include <asio/ip/udp.hpp>
 #include <cstring>
@@ -54,6 +58,20 @@ struct UdpTransport::Impl {
   uint64_t budget_stops = 0;
   uint32_t receive_budget = kDefaultReceiveBudget;
   uint32_t handed_out = 0;  // since receive() last returned false
+  uint64_t receive_time_budget_us = kDefaultReceiveTimeBudgetUs;  // 0: no time budget
+  std::chrono::steady_clock::time_point poll_started;  // when this poll handed out its first
+
+  // Whether this poll has used up its time (checked between batches).
+  bool out_of_time() const {
+    if (receive_time_budget_us == 0 || handed_out == 0) return false;
+    const auto spent = std::chrono::steady_clock::now() - poll_started;
+    return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(spent).count()) >= receive_time_budget_us;
+  }
+  bool stop_poll() {
+    handed_out = 0;
+    ++budget_stops;
+    return false;
+  }
 
 #if defined(__linux__)
   struct Batch {
@@ -183,6 +201,10 @@ Result UdpTransport::set_receive_budget(uint32_t datagrams) noexcept {
   return Result::ok;
 }
 
+void UdpTransport::set_receive_time_budget(uint64_t microseconds) noexcept {
+  impl_->receive_time_budget_us = microseconds;
+}
+
 Result UdpTransport::send(const PeerAddress& to, const uint8_t* data, size_t length) {
   if (data == nullptr && length != 0) return Result::invalid_argument;
   asio::ip::udp::endpoint target;
@@ -228,16 +250,13 @@ void UdpTransport::flush() {
 bool UdpTransport::receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) {
   if (buffer == nullptr || length == nullptr) return false;
   Impl& s = *impl_;
-  if (s.handed_out >= s.receive_budget) {
-    // This poll had its share: the rest waits for the next one.
-    s.handed_out = 0;
-    ++s.budget_stops;
-    return false;
-  }
+  // This poll had its share (datagrams or time): the rest waits for the next one.
+  if (s.handed_out >= s.receive_budget) return s.stop_poll();
 #if defined(__linux__)
   // Anything queued outside a session's tick goes out before we read the replies.
   if (s.out_count != 0) s.send_batch();
   if (s.in_next == s.in_count) {
+    if (s.out_of_time()) return s.stop_poll();
     if (s.in_drained) {
       // The last batch was short: nothing more was waiting a moment ago. Next poll asks again.
       s.in_drained = false;
@@ -251,6 +270,7 @@ bool UdpTransport::receive(PeerAddress* from, uint8_t* buffer, size_t capacity, 
       return false;
     }
   }
+  if (s.handed_out == 0 && s.receive_time_budget_us != 0) s.poll_started = std::chrono::steady_clock::now();
   const unsigned i = s.in_next++;
   const mmsghdr& h = s.in.headers[i];
   const size_t n = h.msg_len < capacity ? h.msg_len : capacity;  // truncated, as UDP would
@@ -265,6 +285,7 @@ bool UdpTransport::receive(PeerAddress* from, uint8_t* buffer, size_t capacity, 
   ++s.handed_out;
   return true;
 #else
+  if (s.handed_out % 32 == 0 && s.out_of_time()) return s.stop_poll();
   for (int attempt = 0; attempt < kMaxErrorsPerReceive; ++attempt) {
     asio::ip::udp::endpoint sender;
     std::error_code ec;
@@ -277,6 +298,7 @@ bool UdpTransport::receive(PeerAddress* from, uint8_t* buffer, size_t capacity, 
     }
     if (from) *from = detail::to_peer_address(sender);
     *length = n;
+    if (s.handed_out == 0 && s.receive_time_budget_us != 0) s.poll_started = std::chrono::steady_clock::now();
     ++s.handed_out;
     return true;
   }

@@ -551,7 +551,12 @@ void P2PSessionImpl::watch_progress() {
   if (disconnect_timeout_us_ == 0) return;
   Peer* peer = peer_of(awaited);
   if (peer == nullptr || peer->dropped) return;
-  const uint64_t since = std::max({peer->progress.at_us, last_drop_at_, running_since_});
+  // A drop restarts the clock of peers whose frames may have stopped because they waited for the
+  // dropped one. Not for a peer that never sent a frame: its first frames need nobody's input, so
+  // it is not waiting for anyone (and restarting its clock could hold back the agreement on the
+  // dropped one's cut, which needs this peer's report).
+  const uint64_t restarted = peer->progress.any() ? last_drop_at_ : 0;
+  const uint64_t since = std::max({peer->progress.at_us, restarted, running_since_});
   const uint64_t limit = disconnect_timeout_us_ + (peer->progress.any() ? 0 : first_frame_grace_us_);
   if (now_ - since < limit) return;
   driver_.reporter().log(LogLevel::warning, "player %d: no new frame for %llu ms while we wait for it: dropped",
@@ -594,7 +599,11 @@ void P2PSessionImpl::announce_agreed_cuts() {
       const Peer& peer = peers_[i];
       if (!peer.dropped && !peer.endpoint.remote_connect_status(PlayerIndex(p)).disconnected) everyone = false;
     }
-    if (!everyone) continue;
+    // No machine can report a cut before "no frame at all": when that is ours, the minimum every
+    // machine computes is already known, and waiting a round trip for the others' reports would
+    // only make the event late (a peer frozen before its first frame).
+    const bool lowest_possible = local_status_[p].last_frame == kNullFrame;
+    if (!everyone && !lowest_possible) continue;
     cut_announced_[p] = true;
     driver_.agree_disconnect(PlayerIndex(p));
     Event e = Reporter::make(EventType::disconnected, "player disconnected: `frame` is its last frame, agreed by every peer");

@@ -115,8 +115,14 @@ struct Pair {
   Game games[2];
   Attempt attempts[2];
   uint64_t now = 0;
+  // Optional spectator of machine 0, at address 0.
+  Port spectator_port{&net, 0};
+  retcon_transport* spectator_wire = nullptr;
+  retcon_session* spectator = nullptr;
+  Game spectator_game;
+  Attempt spectator_attempt;
 
-  void build(bool simulated, uint64_t latency_us = 0) {
+  void build(bool simulated, uint64_t latency_us = 0, bool with_spectator = false) {
     for (int m = 0; m < 2; ++m) {
       retcon_transport_callbacks tc;
       retcon_transport_callbacks_init(&tc);
@@ -151,6 +157,11 @@ struct Pair {
       retcon_p2p_config p;
       retcon_p2p_config_init(&p);
       p.rng_seed = 11 + uint64_t(m);
+      if (with_spectator && m == 0) {
+        p.num_spectators = 1;
+        p.spectators[0].size = 1;
+        p.spectators[0].bytes[0] = 0;
+      }
       for (int q = 0; q < 2; ++q) {
         p.player_kinds[q] = q == m ? RETCON_PLAYER_LOCAL : RETCON_PLAYER_REMOTE;
         p.player_addresses[q].size = 1;
@@ -158,6 +169,42 @@ struct Pair {
       }
       ASSERT_EQ(retcon_p2p_session_create(&c, &p, &cb, t, &session[m]), RETCON_RESULT_OK);
     }
+    if (with_spectator) build_spectator();
+  }
+  void build_spectator() {
+    retcon_transport_callbacks tc;
+    retcon_transport_callbacks_init(&tc);
+    tc.user = &spectator_port;
+    tc.send = port_send;
+    tc.receive = port_receive;
+    ASSERT_EQ(retcon_callback_transport_create(&tc, &spectator_wire), RETCON_RESULT_OK);
+    ctg_init(&spectator_game.game);
+    spectator_game.attempt = &spectator_attempt;
+    retcon_session_config c;
+    retcon_session_config_init(&c);
+    c.max_state_size = 256;
+    c.logger.log = log_hook;
+    c.logger.user = &spectator_attempt;
+    c.logger.min_level = RETCON_LOG_DEBUG;
+    retcon_game_callbacks cb;
+    retcon_game_callbacks_init(&cb);
+    cb.user = &spectator_game;
+    cb.save_state = save_hook;
+    cb.load_state = load_hook;
+    cb.advance_frame = advance_hook;
+    cb.on_event = event_hook;
+    retcon_spectator_config sc;
+    retcon_spectator_config_init(&sc);
+    sc.rng_seed = 21;
+    sc.host.size = 1;
+    sc.host.bytes[0] = 1;
+    ASSERT_EQ(retcon_spectator_session_create(&c, &sc, &cb, spectator_wire, &spectator), RETCON_RESULT_OK);
+  }
+  // The spectator's frame after `ticks` more ticks (it runs once the host streams).
+  int32_t spectator_frame() {
+    int32_t frame = -1;
+    retcon_session_current_frame(spectator, &frame);
+    return frame;
   }
   void tick() {
     now += 16667;
@@ -174,6 +221,12 @@ struct Pair {
       retcon_session_add_local_input(session[m], m, in, sizeof in);
       retcon_session_advance_frame(session[m]);
     }
+    if (spectator) {
+      EXPECT_EQ(retcon_session_poll(spectator, now), RETCON_RESULT_OK);
+      uint32_t running = 0;
+      retcon_session_is_running(spectator, &running);
+      if (running) retcon_session_advance_frame(spectator);
+    }
   }
   bool run_until_running() {
     for (int t = 0; t < 600; ++t) {
@@ -186,6 +239,9 @@ struct Pair {
     return false;
   }
   ~Pair() {
+    spectator_attempt.armed = false;
+    EXPECT_EQ(retcon_session_destroy(spectator), RETCON_RESULT_OK);
+    EXPECT_EQ(retcon_transport_destroy(spectator_wire), RETCON_RESULT_OK);
     for (int m = 0; m < 2; ++m) {
       for (Attempt& a : attempts) a.armed = false;
       EXPECT_EQ(retcon_session_destroy(session[m]), RETCON_RESULT_OK);
@@ -269,6 +325,42 @@ TEST(CapiReentry, DestroyFromTheSessionsTransportCallbacksIsRefused) {
   EXPECT_EQ(a.session_result, RETCON_RESULT_WRONG_STATE);
   EXPECT_EQ(a.transport_result, RETCON_RESULT_WRONG_STATE);
   pair.ports[0].attempt = nullptr;
+}
+
+// A spectator session has the same guard: from its on_event (run by poll), its advance
+// callback, its logger and its transport's callbacks, destroying it (or its transport) is
+// refused, and it goes on watching the match.
+TEST(CapiReentry, SpectatorRefusesDestroyFromEveryCallback) {
+  Pair pair;
+  pair.build(false, 0, true);
+  Attempt& a = pair.spectator_attempt;
+  a.session = pair.spectator;
+  a.armed = true;  // on_event and the logger
+  Attempt from_transport;  // send and receive
+  from_transport.session = pair.spectator;
+  from_transport.transport = pair.spectator_wire;
+  from_transport.armed = true;
+  pair.spectator_port.attempt = &from_transport;
+  ASSERT_TRUE(pair.run_until_running());
+  for (int t = 0; t < 30; ++t) pair.tick();
+  EXPECT_GE(a.tries, 2);  // synchronizing, synchronized, running, log lines
+  EXPECT_EQ(a.session_result, RETCON_RESULT_WRONG_STATE);
+  EXPECT_GT(from_transport.tries, 0);
+  EXPECT_EQ(from_transport.session_result, RETCON_RESULT_WRONG_STATE);
+  EXPECT_EQ(from_transport.transport_result, RETCON_RESULT_WRONG_STATE);
+  pair.spectator_port.attempt = nullptr;
+  a.armed = false;
+  // From its advance callback.
+  pair.spectator_game.on_advance = true;
+  a.armed = true;
+  a.tries = 0;
+  a.session_result = RETCON_RESULT_OK;
+  const int32_t before = pair.spectator_frame();
+  for (int t = 0; t < 30; ++t) pair.tick();
+  EXPECT_GT(a.tries, 0);
+  EXPECT_EQ(a.session_result, RETCON_RESULT_WRONG_STATE);
+  a.armed = false;
+  EXPECT_GT(pair.spectator_frame(), before + 10) << "the spectator stopped watching";
 }
 
 // The other use-after-free: a simulator destroyed from its inner transport's send callback,

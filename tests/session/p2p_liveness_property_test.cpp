@@ -75,9 +75,8 @@ RC_GTEST_PROP(P2PLivenessProperty, EveryStallIsToldAndEveryDeadPeerIsLeftBehind,
     for (uint32_t b = a + 1; b < o.machines; ++b) {
       Machine& mb = match.machine(b);
       if (mb.stopped || mb.frozen || dropped(match, a, b) || dropped(match, b, a)) continue;
-      const Frame upto = std::min({ma.session->confirmed_frame(), mb.session->confirmed_frame(),
-                                   ma.session->current_frame() - 1, mb.session->current_frame() - 1,
-                                   Frame(ma.hashes.size()) - 1});
+      // Only states both machines re-simulated with confirmed inputs (Machine::settled).
+      const Frame upto = std::min({ma.settled, mb.settled, Frame(ma.hashes.size()) - 1});
       for (Frame f = 0; f <= upto; ++f) RC_ASSERT(ma.hashes[size_t(f)] == mb.hashes[size_t(f)]);
     }
     RC_ASSERT(match.count_events(a, EventType::desync_detected) == 0u);

@@ -246,6 +246,47 @@ TEST(P2PLiveness, PeerWhoseFramesStopButKeepsSendingIsDropped) {
                                                  match.machine(1).session->confirmed_frame()));
 }
 
+// A machine frozen before its first frame (it handshakes, then never advances), with the
+// handshake timeout off: every survivor drops it after the disconnect timeout plus the first-frame
+// grace, and hears of it then, not a round trip later: nobody can report a cut earlier than "no
+// frame at all", so there is nothing to wait for. The property test found this (issue 9).
+TEST(P2PLiveness, PeerFrozenBeforeItsFirstFrameIsAnnouncedWithoutWaitingForTheOthers) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 100000;
+  o.disconnect_timeout_us = 2000000;
+  o.handshake_timeout_us = 0;
+  o.notify_delay_us = 0;
+  o.link.latency_us = 80000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  match.machine(2).frozen = true;
+  LivenessMonitor::Limits limits;
+  limits.notify_delay_us = o.notify_delay_us;
+  limits.disconnect_timeout_us = o.disconnect_timeout_us;
+  limits.handshake_timeout_us = 0;
+  LivenessMonitor monitor(match, limits);
+  for (int t = 0; t < 60 * 10; ++t) {
+    match.tick();
+    monitor.observe();
+  }
+  EXPECT_EQ(monitor.violation(), "");
+  for (uint32_t m : {0u, 1u}) {
+    const long running = monitor.find_event(m, EventType::running);
+    const long gone = monitor.find_event(m, EventType::disconnected, 2);
+    ASSERT_GE(running, 0) << "machine " << m;
+    ASSERT_GE(gone, 0) << "machine " << m;
+    // The grace for a peer that never sent a frame is the disconnect timeout again (no handshake
+    // timeout): dropped 4 s after running, announced within a few ticks of that.
+    EXPECT_LE(monitor.event_time(m, size_t(gone)), monitor.event_time(m, size_t(running)) + 4000000 + 3 * kTick)
+        << "machine " << m;
+    EXPECT_EQ(match.machine(m).game.events[size_t(gone)].frame, kNullFrame) << "machine " << m;
+    EXPECT_GT(match.machine(m).session->current_frame(), 60 * 4) << "machine " << m << " did not go on";
+  }
+  expect_survivors_agree(match, {0, 1}, std::min(match.machine(0).session->confirmed_frame(),
+                                                 match.machine(1).session->confirmed_frame()));
+}
+
 // A peer that stops receiving (so stops acknowledging) but still sends: the others hear it and
 // get its frames, it hears nobody. It drops them after its silence timeout, they learn it from
 // its connect status and part ways with it; every machine keeps playing.

@@ -3,6 +3,7 @@
 // stranger datagrams can neither wedge a poll nor stop a match.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -75,6 +76,44 @@ TEST(UdpBatching, BudgetLeavesTheRestForTheNextPoll) {
   ASSERT_EQ(last.size(), 5u);
   EXPECT_EQ(last.back(), std::vector<uint8_t>{24});
   EXPECT_EQ(s.sock[1]->receive_budget_stops(), 2u);
+}
+
+// The time budget: a poll whose caller spends long on each datagram (say, rejecting forged
+// authenticated ones) stops at the next batch boundary once the budget is spent; nothing is lost,
+// the rest comes in order in the next polls. The "work" is a busy loop on the clock, not a sleep.
+TEST(UdpBatching, TimeBudgetStopsAPollThatRunsLongAndLosesNothing) {
+  Sockets s;
+  s.open();
+  ASSERT_EQ(s.sock[1]->set_receive_budget(100000), Result::ok);
+  s.sock[1]->set_receive_time_budget(200);
+  for (uint8_t i = 0; i < 100; ++i) ASSERT_EQ(s.sock[0]->send(s.addr[1], &i, 1), Result::ok);
+  s.sock[0]->flush();
+  std::vector<uint8_t> got;
+  std::vector<size_t> per_poll;
+  uint8_t buffer[64];
+  size_t length = 0;
+  PeerAddress from;
+  for (int poll = 0; poll < 20 && got.size() < 100; ++poll) {
+    size_t n = 0;
+    while (s.sock[1]->receive(&from, buffer, sizeof buffer, &length)) {
+      got.push_back(buffer[0]);
+      ++n;
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
+    per_poll.push_back(n);
+  }
+  ASSERT_EQ(got.size(), 100u);
+  for (uint8_t i = 0; i < 100; ++i) EXPECT_EQ(got[i], i);
+  ASSERT_GE(per_poll.size(), 4u);
+  EXPECT_EQ(per_poll[0], 32u);  // one batch (32 x 20 us > 200 us), then the budget stops the poll
+  EXPECT_GE(s.sock[1]->receive_budget_stops(), 3u);
+  // Off: the same load comes in one poll.
+  s.sock[1]->set_receive_time_budget(0);
+  for (uint8_t i = 0; i < 100; ++i) ASSERT_EQ(s.sock[0]->send(s.addr[1], &i, 1), Result::ok);
+  s.sock[0]->flush();
+  EXPECT_EQ(drain(*s.sock[1]).size(), 100u);
 }
 
 // Counts what each poll of the session takes from the socket.

@@ -3,9 +3,11 @@
 //      delay has been told (prediction_limit, connection_interrupted, disconnected or
 //      cannot_continue since the stall began);
 //   2. with timeouts on, such a stall never goes on longer than the disconnect timeout plus a
-//      grace (the handshake timeout, or the disconnect timeout when that is off: a peer that
-//      never sent a frame may still be handshaking with a third machine) without a disconnected
-//      (or cannot_continue) event: counted from the stall's start or the last such event;
+//      grace (the larger of the handshake and disconnect timeouts: a peer that never sent a frame
+//      may still be handshaking with a third machine; a second peer that falls silent during the
+//      first one's timeout must report the cut or time out itself) without a disconnected (or
+//      cannot_continue) event: counted from the stall's start, the last such event, or the last
+//      time a machine died or froze (its own timeout runs from then);
 //   3. with a handshake timeout, a machine not running has made handshake progress (an event)
 //      within that timeout, or was told the match cannot start.
 // Call observe() after every Match::tick(); violation() is empty while the promise holds.
@@ -46,6 +48,12 @@ class LivenessMonitor {
 
   void observe() {
     const uint64_t now = match_.now();
+    for (uint32_t m = 0; m < match_.size(); ++m) {
+      Track& t = tracks_[m];
+      const bool failed = match_.machine(m).stopped || match_.machine(m).frozen;
+      if (failed && !t.failed) last_failure_us_ = now;
+      t.failed = failed;
+    }
     for (uint32_t m = 0; m < match_.size(); ++m) {
       Machine& me = match_.machine(m);
       Track& t = tracks_[m];
@@ -88,6 +96,7 @@ class LivenessMonitor {
     uint64_t since_us = 0;
     size_t events_at = 0;
     size_t events_at_advance = 0;  // the event count when the frame last advanced
+    bool failed = false;           // stopped or frozen (the test's doing)
   };
 
   bool seen_since(uint32_t m, size_t from, std::initializer_list<EventType> types) const {
@@ -113,13 +122,18 @@ class LivenessMonitor {
                               EventType::disconnected, EventType::cannot_continue}))
       fail(m, "stalled " + std::to_string(lasted / 1000) + " ms and nobody told the game");
     if (limits_.disconnect_timeout_us == 0) return;
-    // The latest disconnected / cannot_continue event of this stall, or its start.
-    uint64_t since = t.since_us - 16667;
+    // The latest disconnected / cannot_continue event of this stall, its start, or the latest
+    // machine failure: a machine that dies during a stall has its own timeout from then on,
+    // and a cut being agreed may need its report (or that timeout) first.
+    uint64_t since = std::max(t.since_us - 16667, last_failure_us_);
     const std::vector<Event>& events = match_.machine(m).game.events;
     for (size_t k = from; k < events.size(); ++k)
       if (events[k].type == EventType::disconnected || events[k].type == EventType::cannot_continue)
         since = std::max(since, t.event_times[k]);
-    const uint64_t grace = limits_.handshake_timeout_us != 0 ? limits_.handshake_timeout_us : limits_.disconnect_timeout_us;
+    // The grace covers a peer that never sent a frame (it may still be handshaking with a third
+    // machine: the handshake timeout) and a second peer that falls silent while the first one's
+    // cut is being agreed (the cut needs its report, or its own silence timeout).
+    const uint64_t grace = std::max(limits_.handshake_timeout_us, limits_.disconnect_timeout_us);
     if (now - since > limits_.disconnect_timeout_us + grace + limits_.slack_us)
       fail(m, "stalled " + std::to_string(lasted / 1000) + " ms, " + std::to_string((now - since) / 1000) +
                   " ms of it without a disconnected event");
@@ -144,6 +158,7 @@ class LivenessMonitor {
   Limits limits_;
   std::vector<Track> tracks_;
   uint64_t longest_stall_us_ = 0;
+  uint64_t last_failure_us_ = 0;  // when a machine last died or froze
   std::string violation_;
 };
 

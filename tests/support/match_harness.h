@@ -80,6 +80,10 @@ struct Machine {
   bool retry = false;               // advance refused this tick
   Frame join_at = 0;                // a spectator: starts once the host reached this frame
   uint64_t joined_at_us = 0;        // when it started (0: not yet)
+  // confirmed_frame() right after the last advance that ran: every state up to the start of
+  // this frame is final. Inputs confirmed by a later poll are applied (rolled back to) only at
+  // the next advance, so confirmed_frame() alone can be ahead of the states recorded.
+  Frame settled = kNullFrame;
 };
 
 // A timed decision a machine's send_decision accepted (the reference applies it at `frame`).
@@ -232,6 +236,7 @@ class Match {
       me.retry = false;
       me.session->poll(now_);
       const Result a = me.session->advance_frame();
+      if (a == Result::ok) me.settled = me.session->confirmed_frame();
       if (a == Result::ok && me.stalls > 0) --me.stalls;
     }
   }
@@ -252,6 +257,7 @@ class Match {
       if (me.spectator) {
         const Result r = me.session->advance_frame();
         if (r != Result::ok) ++me.stalls;
+        else me.settled = me.session->confirmed_frame();
         continue;
       }
       if (obey_timesync && opt_.loop != TimeSyncLoop::ignore &&
@@ -272,6 +278,7 @@ class Match {
         if (r != Result::ok && r != Result::input_already_added) ++errors_;
       }
       const Result a = me.session->advance_frame();
+      if (a == Result::ok) me.settled = me.session->confirmed_frame();
       if (a == Result::prediction_limit) {
         ++me.stalls;
         me.retry = opt_.retry_stalled;
