@@ -626,6 +626,17 @@ RETCON_API retcon_result retcon_session_is_running(const retcon_session* session
 RETCON_API retcon_result retcon_session_frames_to_wait(const retcon_session* session, int32_t* frames);
 /* 1 when the game should skip advancing this tick (time-sync advice), else 0. */
 RETCON_API retcon_result retcon_session_should_wait(const retcon_session* session, uint32_t* wait);
+/* Catching up after a stall: frames refused by the prediction window for longer than 10 frames
+ * (a blackout, a peer that froze) are owed, up to 30. 1 right after a frame advanced while some
+ * are owed and the window has room: run one more frame in the same tick (at most one every
+ * other frame time, 1.5x speed, so both peers of a blackout regain the time side by side):
+ *   if (!wait) {
+ *     add input; retcon_session_advance_frame(s);
+ *     retcon_session_should_catch_up(s, &extra);
+ *     if (extra) { add input; retcon_session_advance_frame(s); }
+ *   }
+ * A game that never asks only loses that time. Local, sync-test and spectator sessions: 0. */
+RETCON_API retcon_result retcon_session_should_catch_up(const retcon_session* session, uint32_t* extra);
 
 /* Adaptive input delay: rtt_percent of the median round trip to the remote machines, in frames
  * (rounded), clamped to min_frames..max_frames. Defaults: 50%, 2..4 frames (the rule a shipped

@@ -408,6 +408,14 @@ retcon_result retcon_session_should_wait(const retcon_session* session, uint32_t
   });
 }
 
+retcon_result retcon_session_should_catch_up(const retcon_session* session, uint32_t* extra) {
+  if (!is_session(session) || extra == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  return guarded([&] {
+    *extra = session->p2p ? uint32_t(session->p2p->should_catch_up()) : 0u;
+    return RETCON_RESULT_OK;
+  });
+}
+
 retcon_result retcon_adaptive_delay_rule_init(retcon_adaptive_delay_rule* rule) {
   if (rule == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   const retcon::AdaptiveDelayRule defaults;

@@ -96,6 +96,7 @@ bool FighterMatch::tick() {
     }
     if (dark) m.window.dark += 1.0 / double(opt_.sample_ticks);
     if (t.advanced) ++m.totals.frames_advanced;
+    if (t.caught_up) ++m.totals.frames_advanced;
     // Settled play: after the first seconds, until the match's last frame (a machine that
     // reached it stops advancing, and the other then waits for nobody: not play).
     if (ticks_ > opt_.settle_ticks && m.peer->running() && !m.peer->spectator() &&

@@ -149,6 +149,16 @@ class P2PSession : public Session {
   // skipped tick at a time), which players notice least.
   virtual int32_t frames_to_wait() const = 0;
   virtual bool should_wait() const = 0;
+  // Catching up after a stall. Frames refused by the prediction window (a blackout, a peer that
+  // froze) are owed, up to 30; while some are, and the window has room, this is true right after
+  // a frame advanced: run one more frame in the same tick. At most one extra frame every other
+  // frame time (1.5x speed), so both peers of a blackout regain the lost time side by side:
+  //   if (!session->should_wait()) {
+  //     add_local_input(...); advance_frame();
+  //     if (session->should_catch_up()) { add_local_input(...); advance_frame(); }
+  //   }
+  // A game that never asks loses nothing but that time (the match ends later).
+  virtual bool should_catch_up() const = 0;
   // Drop a remote player (and every player of that peer): peers agree on their last frame.
   virtual Result disconnect_player(PlayerIndex player) = 0;
   // Datagrams from addresses not in the session, dropped and counted.

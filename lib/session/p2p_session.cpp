@@ -14,6 +14,7 @@
 #include "core/report_throttle.h"
 #include "retcon/p2p.h"
 #include "session/adaptive_delay.h"
+#include "session/catch_up.h"
 #include "session/decision_exchange.h"
 #include "session/delay_change.h"
 #include "session/desync_detector.h"
@@ -89,6 +90,11 @@ class P2PSessionImpl final : public P2PSession {
   }
   int32_t frames_to_wait() const override { return advice_.frames_left(); }
   bool should_wait() const override { return advice_.should_wait(); }
+  bool should_catch_up() const override {
+    // Room: the extra frame and the next regular one stay clear of the window's last frames.
+    const bool room = max_prediction_ > 0 && driver_.frame() - driver_.confirmed_frame() <= max_prediction_ - 3;
+    return running_ && advice_.frames_left() == 0 && catch_up_.should(now_, room);
+  }
   Result disconnect_player(PlayerIndex player) override {
     return guarded_call(guard_, [&] { return disconnect(player); });
   }
@@ -182,6 +188,7 @@ class P2PSessionImpl final : public P2PSession {
   Frame last_local_sent_ = kNullFrame;
   Frame last_streamed_ = kNullFrame;
   WaitAdvice advice_;
+  CatchUp catch_up_;
   // Time-sync samples count only from quality reports that arrived after this time: a report
   // must reflect the last wait before the gap is measured again.
   uint64_t sample_fence_us_ = 0;
@@ -297,6 +304,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   }
   frame_us_ = 1000000u / c.network.frame_rate;
   advice_.set_frame_time(frame_us_);
+  catch_up_.set_frame_time(frame_us_);
   blob_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
   for (auto& st : local_status_) st = ConnectStatus{};
   desync_.init(c.desync_interval);
@@ -364,9 +372,12 @@ Result P2PSessionImpl::advance() {
   send_due();
   const Result r = driver_.advance();
   stalled_ = r == Result::prediction_limit;
+  // Start-up stalls (one machine started a round trip earlier) owe nothing: time sync evens those.
+  if (stalled_ && driver_.frame() >= kTimeSyncWarmupFrames) catch_up_.on_refused();
   if (r == Result::ok) {
     apply_due_delays();  // before the next frame's local input is taken
     advice_.on_advanced(now_);
+    catch_up_.on_advanced(now_);
     timeline_.on_frame(driver_.frame(), now_);
     stream_to_spectators();
     exchange_checksums();
@@ -859,6 +870,9 @@ void P2PSessionImpl::update_time_sync() {
     sample_fence_us_ = now_ + rtt;
   }
   if (driver_.frame() < kTimeSyncWarmupFrames) return;
+  // While the peers catch up they run faster than their frame estimates (which move a frame per
+  // frame time) assume: those samples would be gaps that are not there.
+  if (catch_up_.active(now_)) return;
   int32_t wait = 0;
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     Peer& peer = peers_[i];

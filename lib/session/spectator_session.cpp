@@ -153,6 +153,7 @@ class SpectatorSessionImpl final : public P2PSession {
   Result spectator_stats(uint32_t, PeerStats*) const override { return Result::not_found; }
   int32_t frames_to_wait() const override { return 0; }
   bool should_wait() const override { return false; }
+  bool should_catch_up() const override { return false; }
   Result disconnect_player(PlayerIndex) override { return Result::invalid_player; }
   uint64_t dropped_unknown_address() const override { return dropped_unknown_address_; }
   uint64_t checksums_compared() const override { return 0; }

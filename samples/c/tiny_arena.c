@@ -254,6 +254,17 @@ static int play_two_peers(const arena_state* expected) {
       }
       r = retcon_session_advance_frame(m[i].session);
       if (r != RETCON_RESULT_OK && r != RETCON_RESULT_PREDICTION_LIMIT) CHECK(r); /* limit: next tick */
+      if (r == RETCON_RESULT_OK) { /* after a long stall (a blackout): one extra frame now and then */
+        uint32_t extra = 0;
+        CHECK(retcon_session_should_catch_up(m[i].session, &extra));
+        if (extra) {
+          const uint8_t input = scripted_input(i, frame + 1);
+          r = retcon_session_add_local_input(m[i].session, i, &input, sizeof input);
+          if (r != RETCON_RESULT_OK && r != RETCON_RESULT_INPUT_ALREADY_ADDED) CHECK(r);
+          r = retcon_session_advance_frame(m[i].session);
+          if (r != RETCON_RESULT_OK && r != RETCON_RESULT_PREDICTION_LIMIT) CHECK(r);
+        }
+      }
     }
     if (done) --settle;
   }

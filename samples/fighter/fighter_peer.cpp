@@ -76,6 +76,25 @@ PeerTick FighterPeer::tick(uint64_t now_us, retcon::Frame last_frame) {
     return out;
   }
   const uint64_t resimulated = session_->stats().frames_resimulated;
+  const retcon::Result a = run_frame();
+  if (a == retcon::Result::ok) {
+    out.advanced = true;
+    // Frames lost to a stall (a blackout) are run again, one extra frame now and then.
+    if (session_->should_catch_up() && session_->current_frame() <= last_frame + 2 * setup_.max_prediction + 30 &&
+        run_frame() == retcon::Result::ok)
+      out.caught_up = true;
+  } else if (a == retcon::Result::prediction_limit) {
+    ++stalls_;
+    out.stalled = true;
+  } else {
+    ++errors_;
+  }
+  out.rollback_frames = uint32_t(session_->stats().frames_resimulated - resimulated);
+  return out;
+}
+
+retcon::Result FighterPeer::run_frame() {
+  const retcon::Frame frame = session_->current_frame();
   if (!spectator() && input_given_for_ != frame) {
     uint8_t in[kInputSize];
     write_input(manual_ ? manual_bits_ : bot_->next_input(game_.state()), in);
@@ -87,16 +106,7 @@ PeerTick FighterPeer::tick(uint64_t now_us, retcon::Frame last_frame) {
   // Frames up to the confirmed one are final now: every correction was re-simulated above.
   recorder_.commit(session_->confirmed_frame());
   decide_round_end();
-  out.rollback_frames = uint32_t(session_->stats().frames_resimulated - resimulated);
-  if (a == retcon::Result::ok) {
-    out.advanced = true;
-  } else if (a == retcon::Result::prediction_limit) {
-    ++stalls_;
-    out.stalled = true;
-  } else {
-    ++errors_;
-  }
-  return out;
+  return a;
 }
 
 // Player 0's machine ends a round once its end condition holds on a confirmed frame: a timed

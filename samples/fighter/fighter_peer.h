@@ -49,6 +49,7 @@ struct PeerTick {
   bool advanced = false;
   bool stalled = false;                  // advance refused (prediction window)
   bool waited = false;                   // skipped on time-sync advice (should_wait)
+  bool caught_up = false;                // ran an extra frame after a stall (should_catch_up)
   uint32_t rollback_frames = 0;          // frames re-simulated by this tick's rollback
 };
 
@@ -60,7 +61,7 @@ class FighterPeer {
 
   retcon::Result start(const PeerSetup& setup);
 
-  // Send, receive and run at most one frame. The local input comes from the bot unless
+  // Send, receive and run one frame (two while catching up after a stall). The local input comes from the bot unless
   // set_manual_input() was called. Frames well after `last_frame` (two prediction windows) are
   // not simulated, but the session keeps polling so peers can still confirm.
   PeerTick tick(uint64_t now_us, retcon::Frame last_frame);
@@ -119,6 +120,7 @@ class FighterPeer {
   };
   void on_event(const retcon::Event& e);
   void decide_round_end();
+  retcon::Result run_frame();  // the local input (once per frame), then advance_frame
 
   PeerSetup setup_;
   FighterGame game_;

@@ -74,7 +74,9 @@ def main():
             except retcon.Error as e:
                 if e.name != "input_already_added":  # a frame held back by the prediction window
                     raise
-            session.advance_frame()  # False at the prediction limit: next tick
+            if session.advance_frame() and session.should_catch_up:  # after a blackout
+                session.add_local_input(i, steer(i, session.current_frame))
+                session.advance_frame()
         if all(s.confirmed_frame >= FRAMES for s in sessions):
             settle -= 1
             if settle == 0:

@@ -262,6 +262,9 @@ TEST_F(CapiNet, SessionBorrowsItsTransport) {
   uint32_t should = 7;
   EXPECT_EQ(retcon_session_should_wait(s, &should), RETCON_RESULT_OK);
   EXPECT_EQ(should, 0u);
+  should = 7;
+  EXPECT_EQ(retcon_session_should_catch_up(s, &should), RETCON_RESULT_OK);
+  EXPECT_EQ(should, 0u) << "nothing owed before a stall";
   EXPECT_EQ(retcon_session_disconnect_player(s, 7), RETCON_RESULT_INVALID_PLAYER);
   EXPECT_EQ(retcon_transport_destroy(a), RETCON_RESULT_WRONG_STATE);
   EXPECT_EQ(retcon_session_destroy(s), RETCON_RESULT_OK);
@@ -284,6 +287,11 @@ TEST_F(CapiNet, NetworkQueriesOnLocalSessions) {
   EXPECT_EQ(should, 0u);
   EXPECT_EQ(retcon_session_should_wait(s, nullptr), RETCON_RESULT_INVALID_ARGUMENT);
   EXPECT_EQ(retcon_session_should_wait(nullptr, &should), RETCON_RESULT_INVALID_ARGUMENT);
+  should = 7;
+  EXPECT_EQ(retcon_session_should_catch_up(s, &should), RETCON_RESULT_OK);
+  EXPECT_EQ(should, 0u);
+  EXPECT_EQ(retcon_session_should_catch_up(s, nullptr), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_should_catch_up(nullptr, &should), RETCON_RESULT_INVALID_ARGUMENT);
   EXPECT_EQ(retcon_session_disconnect_player(s, 1), RETCON_RESULT_WRONG_STATE);
   retcon_peer_stats ps;
   retcon_peer_stats_init(&ps);

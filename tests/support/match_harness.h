@@ -38,6 +38,7 @@ struct MatchOptions {
   uint64_t notify_delay_us = 750000;
   TimeSyncLoop loop = TimeSyncLoop::should_wait;
   bool retry_stalled = false;       // see Match::retry_stalled
+  bool catch_up = false;            // run an extra frame in a tick when should_catch_up()
   bool match_key = false;           // every machine gets the same match key (docs/SECURITY.md)
   int32_t other_key_machine = -1;   // with match_key: this machine gets a different key
   SaveMode save_mode = SaveMode::automatic;
@@ -77,6 +78,7 @@ struct Machine {
   bool frozen = false;              // polls (keep-alives flow) but never advances: stuck game
   uint64_t stalls = 0;
   uint64_t waits = 0;               // ticks skipped on time-sync advice
+  uint64_t extra_frames = 0;        // frames run on should_catch_up() (MatchOptions::catch_up)
   bool retry = false;               // advance refused this tick
   Frame join_at = 0;                // a spectator: starts once the host reached this frame
   uint64_t joined_at_us = 0;        // when it started (0: not yet)
@@ -242,6 +244,24 @@ class Match {
   }
 
  private:
+  Result add_inputs_and_advance(uint32_t m) {
+    Machine& me = *machines_[m];
+    if (before_input) before_input(m);
+    const Frame f = me.session->current_frame();
+    uint8_t in[kMaxInputSize];
+    for (uint32_t p = 0; p < players_; ++p) {
+      if (opt_.owner[p] != m) continue;
+      // Only a scheduled change touches the delay (tests may also set it themselves).
+      if (!opt_.delay_changes.empty() && me.session->set_input_delay(PlayerIndex(p), delay_at(f)) != Result::ok) ++errors_;
+      for (uint32_t i = 0; i < opt_.input_size; ++i) in[i] = input_byte(p, f, i);
+      const Result r = me.session->add_local_input(PlayerIndex(p), in, opt_.input_size);
+      if (r != Result::ok && r != Result::input_already_added) ++errors_;
+    }
+    const Result a = me.session->advance_frame();
+    if (a == Result::ok) me.settled = me.session->confirmed_frame();
+    return a;
+  }
+
   void tick_only(bool obey_timesync) {
     now_ += 16667;
     for (uint32_t m = 0; m < machines_.size(); ++m) {
@@ -266,24 +286,16 @@ class Match {
         continue;
       }
       if (me.session->current_frame() >= opt_.frames + 120) continue;
-      if (before_input) before_input(m);
-      const Frame f = me.session->current_frame();
-      uint8_t in[kMaxInputSize];
-      for (uint32_t p = 0; p < players_; ++p) {
-        if (opt_.owner[p] != m) continue;
-        // Only a scheduled change touches the delay (tests may also set it themselves).
-        if (!opt_.delay_changes.empty() && me.session->set_input_delay(PlayerIndex(p), delay_at(f)) != Result::ok) ++errors_;
-        for (uint32_t i = 0; i < opt_.input_size; ++i) in[i] = input_byte(p, f, i);
-        const Result r = me.session->add_local_input(PlayerIndex(p), in, opt_.input_size);
-        if (r != Result::ok && r != Result::input_already_added) ++errors_;
-      }
-      const Result a = me.session->advance_frame();
-      if (a == Result::ok) me.settled = me.session->confirmed_frame();
+      const Result a = add_inputs_and_advance(m);
       if (a == Result::prediction_limit) {
         ++me.stalls;
         me.retry = opt_.retry_stalled;
       } else if (a != Result::ok) {
         ++errors_;
+      } else if (opt_.catch_up && me.session->should_catch_up() && me.session->current_frame() < opt_.frames + 120) {
+        const Result extra = add_inputs_and_advance(m);
+        if (extra == Result::ok) ++me.extra_frames;
+        else if (extra != Result::prediction_limit) ++errors_;
       }
     }
     if (opt_.retry_stalled) retry_stalled();

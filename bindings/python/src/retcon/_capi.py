@@ -313,6 +313,7 @@ _PROTOTYPES = {
     "retcon_session_is_running": (R, [H, _p(U32)]),
     "retcon_session_frames_to_wait": (R, [H, _p(I32)]),
     "retcon_session_should_wait": (R, [H, _p(U32)]),
+    "retcon_session_should_catch_up": (R, [H, _p(U32)]),
     "retcon_session_disconnect_player": (R, [H, I32]),
     "retcon_session_send_decision": (R, [H, ctypes.c_char_p, SZ, I32, _p(I32)]),
     "retcon_session_apply_input_delay": (R, [H, _p(AdaptiveDelayRule), I32, _p(DelayChoice)]),

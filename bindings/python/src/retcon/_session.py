@@ -166,6 +166,14 @@ class Session:
         return bool(out.value)
 
     @property
+    def should_catch_up(self) -> bool:
+        """After a long stall (a blackout): True right after a frame advanced while frames are owed
+        and the window has room: run one more frame in the same tick (at most every other tick)."""
+        out = c.U32()
+        self._call(fn.session_should_catch_up(self._handle, ctypes.byref(out)), "should_catch_up")
+        return bool(out.value)
+
+    @property
     def frames_to_wait(self) -> int:
         """Time-sync advice: frames this machine runs ahead and should wait (0 when none); used up
         as frame times pass without advancing."""
