@@ -12,7 +12,6 @@ retcon_add_test(session_tests
   ${CMAKE_CURRENT_LIST_DIR}/lateness_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/adaptive_delay_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/decision_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/decision_property_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/adaptive_delay_applied_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/p2p_liveness_test.cpp)
 # The liveness property over random schedules (RapidCheck: Linux only). The label `known_gap`
@@ -20,6 +19,13 @@ retcon_add_test(session_tests
 # frame gap it found is fixed.
 if(NOT WIN32)
   retcon_add_test(session_liveness_property_test ${CMAKE_CURRENT_LIST_DIR}/p2p_liveness_property_test.cpp)
+endif()
+# The decision property finds a known, open gap (issue 12/11: in about one run in ten with a
+# player leaving, two machines report its disconnect at different frames, e.g. 138 vs 140): it
+# runs in scripts/test without gating (label known_gap) until that is fixed.
+if(NOT WIN32)
+  retcon_add_test(session_decision_property_test ${CMAKE_CURRENT_LIST_DIR}/decision_property_test.cpp
+    LABELS known_gap)
 endif()
 # docs/PROTOCOL.md's state-transfer messages against the codec.
 retcon_add_test(session_state_transfer_doc_test ${CMAKE_CURRENT_LIST_DIR}/state_transfer_doc_test.cpp)
