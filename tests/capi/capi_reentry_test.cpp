@@ -105,6 +105,38 @@ int32_t port_receive(void* user, uint8_t* addr, uint32_t* addr_len, uint8_t* buf
   return 1;
 }
 
+// The pieces every machine of the tests below is made of: a user transport on `port`, a
+// session config whose logger fires `attempt`, and callbacks that run `game`'s hooks.
+void open_port(Port* port, retcon_transport** out) {
+  retcon_transport_callbacks tc;
+  retcon_transport_callbacks_init(&tc);
+  tc.user = port;
+  tc.send = port_send;
+  tc.receive = port_receive;
+  ASSERT_EQ(retcon_callback_transport_create(&tc, out), RETCON_RESULT_OK);
+}
+retcon_session_config session_config(Attempt* attempt) {
+  retcon_session_config c;
+  retcon_session_config_init(&c);
+  c.max_state_size = 256;
+  c.logger.log = log_hook;
+  c.logger.user = attempt;
+  c.logger.min_level = RETCON_LOG_DEBUG;
+  return c;
+}
+retcon_game_callbacks game_callbacks(Game* game, Attempt* attempt) {
+  ctg_init(&game->game);
+  game->attempt = attempt;
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  cb.user = game;
+  cb.save_state = save_hook;
+  cb.load_state = load_hook;
+  cb.advance_frame = advance_hook;
+  cb.on_event = event_hook;
+  return cb;
+}
+
 // Two machines over user transports (addresses 1 and 2), optionally through simulators.
 struct Pair {
   Mailboxes net;
@@ -124,12 +156,7 @@ struct Pair {
 
   void build(bool simulated, uint64_t latency_us = 0, bool with_spectator = false) {
     for (int m = 0; m < 2; ++m) {
-      retcon_transport_callbacks tc;
-      retcon_transport_callbacks_init(&tc);
-      tc.user = &ports[m];
-      tc.send = port_send;
-      tc.receive = port_receive;
-      ASSERT_EQ(retcon_callback_transport_create(&tc, &wire[m]), RETCON_RESULT_OK);
+      open_port(&ports[m], &wire[m]);
       retcon_transport* t = wire[m];
       if (simulated) {
         ASSERT_EQ(retcon_network_simulator_create(wire[m], 3, &sim[m]), RETCON_RESULT_OK);
@@ -139,21 +166,8 @@ struct Pair {
         ASSERT_EQ(retcon_network_simulator_set_links(sim[m], &link, nullptr), RETCON_RESULT_OK);
         t = sim[m];
       }
-      ctg_init(&games[m].game);
-      games[m].attempt = &attempts[m];
-      retcon_session_config c;
-      retcon_session_config_init(&c);
-      c.max_state_size = 256;
-      c.logger.log = log_hook;
-      c.logger.user = &attempts[m];
-      c.logger.min_level = RETCON_LOG_DEBUG;
-      retcon_game_callbacks cb;
-      retcon_game_callbacks_init(&cb);
-      cb.user = &games[m];
-      cb.save_state = save_hook;
-      cb.load_state = load_hook;
-      cb.advance_frame = advance_hook;
-      cb.on_event = event_hook;
+      const retcon_session_config c = session_config(&attempts[m]);
+      const retcon_game_callbacks cb = game_callbacks(&games[m], &attempts[m]);
       retcon_p2p_config p;
       retcon_p2p_config_init(&p);
       p.rng_seed = 11 + uint64_t(m);
@@ -172,27 +186,9 @@ struct Pair {
     if (with_spectator) build_spectator();
   }
   void build_spectator() {
-    retcon_transport_callbacks tc;
-    retcon_transport_callbacks_init(&tc);
-    tc.user = &spectator_port;
-    tc.send = port_send;
-    tc.receive = port_receive;
-    ASSERT_EQ(retcon_callback_transport_create(&tc, &spectator_wire), RETCON_RESULT_OK);
-    ctg_init(&spectator_game.game);
-    spectator_game.attempt = &spectator_attempt;
-    retcon_session_config c;
-    retcon_session_config_init(&c);
-    c.max_state_size = 256;
-    c.logger.log = log_hook;
-    c.logger.user = &spectator_attempt;
-    c.logger.min_level = RETCON_LOG_DEBUG;
-    retcon_game_callbacks cb;
-    retcon_game_callbacks_init(&cb);
-    cb.user = &spectator_game;
-    cb.save_state = save_hook;
-    cb.load_state = load_hook;
-    cb.advance_frame = advance_hook;
-    cb.on_event = event_hook;
+    open_port(&spectator_port, &spectator_wire);
+    const retcon_session_config c = session_config(&spectator_attempt);
+    const retcon_game_callbacks cb = game_callbacks(&spectator_game, &spectator_attempt);
     retcon_spectator_config sc;
     retcon_spectator_config_init(&sc);
     sc.rng_seed = 21;
