@@ -188,6 +188,7 @@ struct SimulatorStats {
   uint64_t duplicated = 0;
   uint64_t dropped_capacity = 0;   // the delay line was full (a flood): dropped, as a router would
   uint64_t budget_exhausted = 0;   // incoming: polls that stopped reading at the budget (rest waits)
+  uint64_t time_budget_stops = 0;  // incoming: polls ended by the time budget (the rest waits)
 };
 
 // Bounds that keep a simulator's cost per poll and its memory fixed under a flood.
@@ -197,6 +198,13 @@ struct SimulatorLimits {
   size_t receive_budget = 1024;
   // Datagrams held per direction at most; one more is dropped (dropped_capacity).
   size_t capacity = 8192;
+  // A poll also ends once it has run this long in wall-clock time (the receive() calls and the
+  // caller's work on each datagram between them), checked every 32 datagrams read or handed
+  // out: a flood of datagrams that are each expensive to handle cannot hold the game thread.
+  // What is left waits (in the inner transport or the delay line) for the next poll, counted in
+  // time_budget_stops. Only polls of 32 datagrams or more ever look at the clock, so ordinary
+  // traffic stays repeatable for a seed; 0 turns it off (a flood then replays exactly too).
+  uint64_t receive_time_budget_us = 2000;
 };
 
 // Wraps a transport and applies a LinkProfile to what it sends (outgoing) and to what it
@@ -211,7 +219,7 @@ class NetworkSimulator final : public Transport {
 
   void set_outgoing(const LinkProfile& profile);
   void set_incoming(const LinkProfile& profile);
-  // Zeros are taken as 1.
+  // Zero counts are taken as 1 (a zero time budget means none).
   void set_limits(const SimulatorLimits& limits);
   const SimulatorLimits& limits() const noexcept;
   // Advance the virtual clock (never backwards; an earlier time is ignored) and hand due

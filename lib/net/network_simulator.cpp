@@ -4,9 +4,17 @@
 // Under a flood the simulator stays bounded: it reads at most `receive_budget` datagrams from
 // the inner transport per poll (a poll ends when receive() returns false), leaving the rest
 // waiting in the inner transport for the next one, and holds at most `capacity` datagrams per
-// direction (beyond that a datagram is a counted drop). Both are counts, not times, so a run
-// stays the same for the same seed.
+// direction (beyond that a datagram is a counted drop). Once the inner transport has said
+// "nothing more" in a poll it is not asked again until the next one, so its own budgets (a
+// UdpTransport's datagram and time budgets) hold through the simulator too.
+//
+// The time budget ends a poll that has run `receive_time_budget_us` of wall-clock time, the
+// caller's work on each datagram included. The clock is read at the first datagram of a poll
+// and then every 32 datagrams read or handed out, never per datagram; a poll of fewer than 32
+// never looks at it, so ordinary traffic stays the same for the same seed, and only a flood's
+// run can depend on how fast the machine is.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "net/delay_line.h"
@@ -19,6 +27,8 @@ namespace {
 
 // Large enough for any UDP datagram the inner transport could hand us.
 constexpr size_t kScratchSize = 65536;
+// Datagrams (read or handed out) between two looks at the clock.
+constexpr size_t kClockStride = 32;
 
 bool in_blackout(const LinkProfile& p, uint64_t now) noexcept {
   for (const BlackoutWindow& w : p.blackouts) {
@@ -81,6 +91,32 @@ struct NetworkSimulator::Impl {
   std::vector<uint8_t> scratch;
   SimulatorLimits limits;
   size_t read_this_poll = 0;  // datagrams taken from the inner transport since the last poll ended
+  size_t steps_this_poll = 0;  // datagrams read plus datagrams handed out in this poll
+  bool inner_empty = false;    // the inner transport said "nothing more" in this poll
+  std::chrono::steady_clock::time_point poll_started;
+
+  // Counts one datagram read or handed out; false once this poll has used up its time.
+  bool step() {
+    if (limits.receive_time_budget_us == 0) return true;
+    if (steps_this_poll++ == 0) {
+      poll_started = std::chrono::steady_clock::now();
+      return true;
+    }
+    if (steps_this_poll % kClockStride != 0) return true;
+    const auto spent = std::chrono::steady_clock::now() - poll_started;
+    return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(spent).count()) <
+           limits.receive_time_budget_us;
+  }
+  void end_poll() {
+    read_this_poll = 0;
+    steps_this_poll = 0;
+    inner_empty = false;
+  }
+  bool stop_for_time() {
+    ++in.stats.time_budget_stops;
+    end_poll();
+    return false;
+  }
 
   void flush_outgoing() {
     for (long slot = out.line.front_due(now); slot >= 0; slot = out.line.front_due(now)) {
@@ -116,7 +152,7 @@ size_t NetworkSimulator::buffer_bytes() const noexcept {
 
 void NetworkSimulator::set_time(uint64_t now_us) {
   if (now_us > impl_->now) impl_->now = now_us;
-  impl_->read_this_poll = 0;  // a new tick: a fresh receive budget
+  impl_->end_poll();  // a new tick: a fresh receive budget
   impl_->flush_outgoing();
 }
 
@@ -136,12 +172,16 @@ bool NetworkSimulator::receive(PeerAddress* from, uint8_t* buffer, size_t capaci
   Impl& s = *impl_;
   PeerAddress address;
   size_t got = 0;
-  // Take what the inner transport holds, up to this poll's budget; the rest waits there.
-  while (s.read_this_poll < s.limits.receive_budget &&
-         s.inner.receive(&address, s.scratch.data(), s.scratch.size(), &got)) {
+  // Take what the inner transport holds, up to this poll's budgets; the rest waits there.
+  while (!s.inner_empty && s.read_this_poll < s.limits.receive_budget) {
+    if (!s.inner.receive(&address, s.scratch.data(), s.scratch.size(), &got)) {
+      s.inner_empty = true;
+      break;
+    }
     ++s.read_this_poll;
     s.in.admit(s.rng, s.now, address, s.scratch.data(), got);
     if (s.read_this_poll == s.limits.receive_budget) ++s.in.stats.budget_exhausted;
+    if (!s.step()) return s.stop_for_time();
   }
   for (long slot = s.in.line.front_due(s.now); slot >= 0; slot = s.in.line.front_due(s.now)) {
     const size_t n = s.in.line.length(slot);
@@ -149,6 +189,7 @@ bool NetworkSimulator::receive(PeerAddress* from, uint8_t* buffer, size_t capaci
       s.in.line.pop_front();
       continue;
     }
+    if (!s.step()) return s.stop_for_time();  // this one waits in the line for the next poll
     if (from) *from = s.in.line.address(slot);
     if (n != 0) std::memcpy(buffer, s.in.line.data(slot), n);
     *length = n;
@@ -156,7 +197,7 @@ bool NetworkSimulator::receive(PeerAddress* from, uint8_t* buffer, size_t capaci
     s.in.line.pop_front();
     return true;
   }
-  s.read_this_poll = 0;  // nothing due: this poll is over, the next one has a fresh budget
+  s.end_poll();  // nothing due: this poll is over, the next one has a fresh budget
   return false;
 }
 

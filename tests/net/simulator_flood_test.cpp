@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "retcon/transport.h"
 #include "retcon/p2p.h"
@@ -214,6 +216,211 @@ TEST(SimulatorFlood, AMatchThroughAFloodedSimulatorStillRuns) {
     }
   }
   for (Frame f = 0; f <= kFrames; ++f) ASSERT_EQ(hashes[0][size_t(f)], hashes[1][size_t(f)]) << "frame " << f;
+}
+
+
+// Busy work on the game thread, on the clock (not a sleep): what rejecting an expensive
+// datagram costs.
+void spend_microseconds(int us) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+// The time budget: a poll whose caller spends long on each datagram ends at the next look at
+// the clock once the budget is spent; nothing is lost, the rest comes in order in later polls.
+TEST(SimulatorFlood, TimeBudgetEndsAPollThatRunsLongAndLosesNothing) {
+  InMemoryNetwork net;
+  InMemoryTransport* a = net.add_endpoint();
+  InMemoryTransport* b = net.add_endpoint();
+  NetworkSimulator sim(*b, 1);
+  SimulatorLimits limits;
+  limits.receive_time_budget_us = 300;
+  sim.set_limits(limits);
+  for (int i = 0; i < 300; ++i) {
+    const uint8_t d[2] = {uint8_t(i), uint8_t(i >> 8)};
+    ASSERT_EQ(a->send(b->address(), d, sizeof d), Result::ok);
+  }
+  std::vector<int> got;
+  std::vector<size_t> per_poll;
+  PeerAddress from;
+  uint8_t buffer[16];
+  size_t length = 0;
+  for (int poll = 0; poll < 100 && got.size() < 300; ++poll) {
+    size_t n = 0;
+    while (sim.receive(&from, buffer, sizeof buffer, &length)) {
+      got.push_back(buffer[0] | buffer[1] << 8);
+      ++n;
+      spend_microseconds(20);
+    }
+    per_poll.push_back(n);
+  }
+  ASSERT_EQ(got.size(), 300u);
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(got[size_t(i)], i);
+  // 300 us at 20 us a datagram is 15; the clock is read every 32 steps (a read or a datagram
+  // handed out), so a poll ends within 32 more. A slower machine only ends it sooner.
+  ASSERT_GE(per_poll.size(), 3u);
+  for (size_t n : per_poll) EXPECT_LE(n, 15u + 32u);
+  EXPECT_GE(sim.incoming_stats().time_budget_stops, 2u);
+  // Off: the same load comes in one poll, and nothing is counted.
+  limits.receive_time_budget_us = 0;
+  sim.set_limits(limits);
+  const uint64_t stops = sim.incoming_stats().time_budget_stops;
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(a->send(b->address(), buffer, 2), Result::ok);
+  size_t n = 0;
+  while (sim.receive(&from, buffer, sizeof buffer, &length)) {
+    ++n;
+    spend_microseconds(2);
+  }
+  EXPECT_EQ(n, 300u);
+  EXPECT_EQ(sim.incoming_stats().time_budget_stops, stops);
+}
+
+// Counts what one poll takes from a transport (receive until false).
+class PollCounter final : public Transport {
+ public:
+  explicit PollCounter(Transport& inner) : inner_(inner) {}
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override { return inner_.send(to, data, length); }
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
+    const bool got = inner_.receive(from, buffer, capacity, length);
+    this_poll_ = got ? this_poll_ + 1 : 0;
+    most_per_poll = std::max(most_per_poll, this_poll_);
+    return got;
+  }
+  void flush() override { inner_.flush(); }
+  size_t most_per_poll = 0;
+
+ private:
+  Transport& inner_;
+  size_t this_poll_ = 0;
+};
+
+// Once the inner transport says "nothing more" in a poll, the simulator does not ask it again
+// until the next poll: the inner transport's own budget holds through the simulator (before,
+// every receive() on the simulator started a fresh poll of the inner one).
+TEST(SimulatorFlood, TheInnerTransportsBudgetHoldsThroughTheSimulator) {
+  std::unique_ptr<UdpTransport> sender, receiver;
+  ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &sender), Result::ok);
+  ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &receiver), Result::ok);
+  ASSERT_EQ(receiver->set_receive_budget(10), Result::ok);
+  PeerAddress to;
+  ASSERT_EQ(make_ip_address("127.0.0.1", receiver->local_port(), &to), Result::ok);
+  PollCounter counted(*receiver);
+  NetworkSimulator sim(counted, 1);
+  for (uint8_t i = 0; i < 25; ++i) ASSERT_EQ(sender->send(to, &i, 1), Result::ok);
+  sender->flush();
+  std::vector<size_t> per_poll;
+  for (int poll = 0; poll < 10; ++poll) per_poll.push_back(poll_once(sim));
+  EXPECT_EQ(per_poll[0], 10u);
+  EXPECT_EQ(per_poll[1], 10u);
+  EXPECT_EQ(per_poll[2], 5u);
+  EXPECT_EQ(counted.most_per_poll, 10u);
+}
+
+// Drops a stranger's datagrams only after spending `cost_us` on each, as a session rejecting
+// forged authenticated ones would; passes the rest on at once.
+class CostlyStrangers final : public Transport {
+ public:
+  CostlyStrangers(Transport& inner, const PeerAddress& stranger, int cost_us)
+      : inner_(inner), stranger_(stranger), cost_us_(cost_us) {}
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override { return inner_.send(to, data, length); }
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
+    for (;;) {
+      PeerAddress sender;
+      if (!inner_.receive(&sender, buffer, capacity, length)) {
+        this_poll_ = 0;
+        return false;
+      }
+      most_per_poll = std::max(most_per_poll, ++this_poll_);
+      if (!(sender == stranger_)) {
+        if (from) *from = sender;
+        return true;
+      }
+      spend_microseconds(cost_us_);
+      ++rejected;
+    }
+  }
+  void flush() override { inner_.flush(); }
+  size_t most_per_poll = 0;  // datagrams the simulator handed out in one poll of the session
+  uint64_t rejected = 0;
+
+ private:
+  Transport& inner_;
+  PeerAddress stranger_;
+  int cost_us_;
+  size_t this_poll_ = 0;
+};
+
+// A stranger floods a player's machine over real UDP (loopback, port 0) through the simulator
+// with datagrams that each cost the game thread 5 us to reject (30 a tick, and bursts of 400):
+// no poll of the session runs
+// past the time budget plus one stride of the clock, the simulator's memory stays bounded, and
+// the match runs to frame 300 with both machines' states equal frame by frame.
+TEST(SimulatorFlood, AFloodOverUdpThroughTheSimulatorNeverWedgesThePoll) {
+  std::unique_ptr<UdpTransport> sock[3];
+  PeerAddress addr[3];
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(UdpTransport::open("127.0.0.1", 0, &sock[i]), Result::ok);
+    ASSERT_EQ(make_ip_address("127.0.0.1", sock[i]->local_port(), &addr[i]), Result::ok);
+  }
+  sock[0]->set_receive_time_budget(0);  // the simulator's own budget is the one under test
+  NetworkSimulator sim(*sock[0], 7);
+  LinkProfile link;
+  link.latency_us = 10000;
+  sim.set_incoming(link);
+  SimulatorLimits limits;
+  limits.receive_time_budget_us = 300;
+  sim.set_limits(limits);
+  CostlyStrangers costly(sim, addr[2], 5);
+  TestGame games[2];
+  std::vector<uint64_t> hashes[2];
+  std::unique_ptr<P2PSession> sessions[2];
+  for (int m = 0; m < 2; ++m) {
+    hashes[m].assign(400, 0);
+    games[m].start_hashes = &hashes[m];
+    P2PConfig c;
+    c.session.num_players = 2;
+    c.session.input_size = 1;
+    c.session.max_state_size = 256;
+    c.session.callbacks = bind_game(games[m]);
+    c.network.transport = m == 0 ? static_cast<Transport*>(&costly) : sock[1].get();
+    c.network.rng_seed = 40 + uint64_t(m);
+    for (int p = 0; p < 2; ++p) {
+      c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
+      c.players[p].address = addr[p];
+    }
+    ASSERT_EQ(create_p2p_session(c, &sessions[m]), Result::ok);
+  }
+  const uint8_t junk[64] = {0x52, 0x43, 5};
+  uint64_t now = 0;
+  size_t peak_bytes = 0;
+  for (int tick = 0; tick < 3000 && (sessions[0]->confirmed_frame() < 300 || sessions[1]->confirmed_frame() < 300);
+       ++tick) {
+    const int burst = tick % 25 == 10 ? 400 : 30;
+    for (int i = 0; i < burst; ++i) sock[2]->send(addr[0], junk, sizeof junk);
+    sock[2]->flush();
+    now += 16667;
+    sim.set_time(now);
+    for (int m = 0; m < 2; ++m) {
+      sessions[m]->poll(now);
+      if (!sessions[m]->running() || sessions[m]->current_frame() > 320) continue;
+      const uint8_t in = uint8_t(sessions[m]->current_frame() / 7 + m);
+      sessions[m]->add_local_input(PlayerIndex(m), &in, 1);
+      sessions[m]->advance_frame();
+    }
+    peak_bytes = std::max(peak_bytes, sim.buffer_bytes());
+  }
+  ASSERT_GE(sessions[0]->confirmed_frame(), 300);
+  ASSERT_GE(sessions[1]->confirmed_frame(), 300);
+  for (Frame f = 0; f <= 300; ++f) ASSERT_EQ(hashes[0][size_t(f)], hashes[1][size_t(f)]) << f;
+  for (const Event& e : games[0].events) EXPECT_NE(e.type, EventType::disconnected);
+  EXPECT_GT(costly.rejected, 10000u);
+  // 300 us at 5 us a datagram is 60 of them, and the clock is read every 32 steps (reads and
+  // hand-outs): a poll never handed out more than 60 + 32 (a slower machine only hands out
+  // fewer). Without the time budget a poll took every due one (a burst: hundreds).
+  EXPECT_LE(costly.most_per_poll, 60u + 32u);
+  EXPECT_GT(sim.incoming_stats().time_budget_stops, 0u);
+  EXPECT_LE(peak_bytes, size_t(limits.capacity) * 1800 + 65536 + 2 * 64 * 1800);
 }
 
 }  // namespace
