@@ -829,7 +829,9 @@ RETCON_API retcon_result retcon_replay_load_file(const char* path, retcon_replay
 RETCON_API retcon_result retcon_replay_serialize(const retcon_replay* replay, void* buffer,
                                                  size_t capacity, size_t* length);
 RETCON_API retcon_result retcon_replay_save_file(const retcon_replay* replay, const char* path);
-/* NULL is accepted. */
+/* NULL is accepted. RETCON_RESULT_WRONG_STATE from inside a callback that retcon_replay_play,
+ * _bisect or _sync_test is running on this replay (as retcon_replay_set_input and a second run
+ * of the same replay are). */
 RETCON_API retcon_result retcon_replay_destroy(retcon_replay* replay);
 
 typedef struct retcon_replay_info {

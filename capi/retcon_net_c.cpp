@@ -442,6 +442,7 @@ retcon_result retcon_session_choose_input_delay(retcon_session* session, const r
     return RETCON_RESULT_INVALID_ARGUMENT;
   if (session->p2p == nullptr) return RETCON_RESULT_WRONG_STATE;
   return guarded([&] {
+    CallbackScope scope(*session);  // input_delay_chosen reaches on_event
     retcon::AdaptiveDelayRule r;
     r.rtt_percent = rule->rtt_percent;
     r.min_frames = rule->min_frames;

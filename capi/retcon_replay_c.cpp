@@ -15,6 +15,9 @@ struct retcon_replay {
   // What the last run's report points at.
   std::vector<uint8_t> replayed_state, reference_state;
   std::string text_first, text_resimulated;
+  // Set while play, bisect or sync test runs the game's callbacks on this replay: destroying or
+  // revising it from inside them (or running it again) is refused with WRONG_STATE.
+  bool running = false;
 
   retcon_replay() = default;
   retcon_replay(const retcon_replay&) = delete;
@@ -27,6 +30,18 @@ using namespace retcon::capi;
 namespace {
 
 bool is_replay(const retcon_replay* r) noexcept { return r != nullptr && r->magic == retcon_replay::kMagic; }
+
+// Marks a replay as running the game's callbacks for the duration of a run.
+class RunScope {
+ public:
+  explicit RunScope(retcon_replay& r) noexcept : r_(r) { r_.running = true; }
+  ~RunScope() { r_.running = false; }
+  RunScope(const RunScope&) = delete;
+  RunScope& operator=(const RunScope&) = delete;
+
+ private:
+  retcon_replay& r_;
+};
 
 void copy_error(const std::string& message, char* error, size_t capacity) noexcept {
   if (error == nullptr || capacity == 0) return;
@@ -65,6 +80,7 @@ retcon_result check_run(const retcon_replay* replay, const retcon_game_callbacks
   if (config->max_state_size < 1 || config->max_state_size > RETCON_MAX_STATE_SIZE) return RETCON_RESULT_INVALID_ARGUMENT;
   if ((replay->replay.header().flags & retcon::kReplayGameChecksum) != 0 && callbacks->checksum == nullptr)
     return RETCON_RESULT_INVALID_ARGUMENT;  // the recording was hashed by the game's function
+  if (replay->running) return RETCON_RESULT_WRONG_STATE;  // from inside a run's own callbacks
   bridge->init(*callbacks, retcon_logger{});
   return RETCON_RESULT_OK;
 }
@@ -194,6 +210,7 @@ retcon_result retcon_replay_save_file(const retcon_replay* replay, const char* p
 retcon_result retcon_replay_destroy(retcon_replay* replay) {
   if (replay == nullptr) return RETCON_RESULT_OK;
   if (!is_replay(replay)) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (replay->running) return RETCON_RESULT_WRONG_STATE;
   delete replay;
   return RETCON_RESULT_OK;
 }
@@ -240,6 +257,7 @@ retcon_result retcon_replay_get_inputs(const retcon_replay* replay, int32_t fram
 retcon_result retcon_replay_set_input(retcon_replay* replay, int32_t frame, int32_t player, const void* input,
                                       size_t size) {
   if (!is_replay(replay) || input == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (replay->running) return RETCON_RESULT_WRONG_STATE;
   retcon::Replay& r = replay->replay;
   if (frame < 0 || frame >= r.frame_count()) return RETCON_RESULT_NOT_FOUND;
   if (player < 0 || uint32_t(player) >= r.header().num_players) return RETCON_RESULT_INVALID_PLAYER;
@@ -285,6 +303,7 @@ retcon_result retcon_replay_play(retcon_replay* replay, const retcon_game_callba
   CallbackBridge bridge;
   if (retcon_result r = check_run(replay, callbacks, config, report, &bridge); r != RETCON_RESULT_OK) return r;
   return guarded([&] {
+    RunScope running(*replay);
     clear_report(report);
     retcon::ReplayPlayer player;
     const retcon::Result r = player.init(replay->replay, bridge.game_callbacks(), size_t(config->max_state_size));
@@ -313,6 +332,7 @@ retcon_result retcon_replay_bisect(retcon_replay* replay, const retcon_game_call
   CallbackBridge bridge;
   if (retcon_result r = check_run(replay, callbacks, config, report, &bridge); r != RETCON_RESULT_OK) return r;
   return guarded([&] {
+    RunScope running(*replay);
     clear_report(report);
     retcon::ReplayBisectResult b;
     const retcon::ReplayProgress progress = progress_of(*config);
@@ -350,6 +370,7 @@ retcon_result retcon_replay_sync_test(retcon_replay* replay, const retcon_game_c
   if (config->check_distance < 1 || config->check_distance > RETCON_MAX_PREDICTION_FRAMES)
     return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
+    RunScope running(*replay);
     clear_report(report);
     retcon::ReplaySyncTestResult t;
     const retcon::ReplayProgress progress = progress_of(*config);

@@ -100,7 +100,9 @@ class P2PSessionImpl final : public P2PSession {
   }
   uint64_t dropped_unknown_address() const override { return dropped_unknown_address_; }
   uint64_t checksums_compared() const override { return checksums_compared_; }
-  Result choose_input_delay(const AdaptiveDelayRule& rule, DelayChoice* out) override;
+  Result choose_input_delay(const AdaptiveDelayRule& rule, DelayChoice* out) override {
+    return guarded_call(guard_, [&] { return pick_delay(rule, out); });  // emits input_delay_chosen
+  }
   Result send_decision(const void* bytes, size_t size, Frame frame, Frame* earliest) override {
     return guarded_call(guard_, [&] { return stamp_decision(bytes, size, frame, earliest); });
   }
@@ -156,6 +158,7 @@ class P2PSessionImpl final : public P2PSession {
   void route_channel_messages(Peer& peer);
   Result stamp_decision(const void* bytes, size_t size, Frame frame, Frame* earliest);
   Result plan_delay(const AdaptiveDelayRule& rule, Frame frame, DelayChoice* out);
+  Result pick_delay(const AdaptiveDelayRule& rule, DelayChoice* out);
   bool schedule_delay(const DelayChange& change);
   void apply_due_delays();
   void auto_delay_at_start();
@@ -983,7 +986,7 @@ Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, De
   for (uint32_t i = 0; i < num_player_peers_; ++i)
     if (!peers_[i].dropped && peers_[i].channel.messages_free() == 0) return Result::prediction_limit;
   DelayChoice c;
-  if (Result r = choose_input_delay(rule, &c); r != Result::ok) return r;
+  if (Result r = pick_delay(rule, &c); r != Result::ok) return r;
   c.frame = frame;
   *out = c;
   DelayChange change;
@@ -1060,7 +1063,7 @@ void P2PSessionImpl::retire_decisions() {
 }
 
 // Adaptive delay (session/adaptive_delay.h): the rule over the RTTs measured now, told to the game.
-Result P2PSessionImpl::choose_input_delay(const AdaptiveDelayRule& rule, DelayChoice* out) {
+Result P2PSessionImpl::pick_delay(const AdaptiveDelayRule& rule, DelayChoice* out) {
   if (out == nullptr || validate_delay_rule(rule) != nullptr) return Result::invalid_argument;
   DelayChoice c;
   uint64_t rtts[kMaxPlayers];

@@ -70,6 +70,11 @@ void advance_hook(void* user, int32_t frame, const retcon_frame_inputs* inputs, 
   if (g->on_advance) g->attempt->fire();
 }
 void log_hook(void* user, uint32_t, const char*) { static_cast<Attempt*>(user)->fire(); }
+uint64_t checksum_hook(void* user, int32_t frame, const uint8_t* buffer, size_t length) {
+  auto* g = static_cast<Game*>(user);
+  g->attempt->fire();
+  return ctg_checksum(&g->game, frame, buffer, length);
+}
 
 // Datagrams between user transports: one mailbox per address byte.
 struct Mailboxes {
@@ -154,6 +159,9 @@ struct Pair {
   Game spectator_game;
   Attempt spectator_attempt;
 
+  bool adaptive_delay = false;  // retcon_p2p_config.adaptive_delay on both machines (set before build)
+  bool game_checksum = false;   // the games hash their states with checksum_hook (set before build)
+
   void build(bool simulated, uint64_t latency_us = 0, bool with_spectator = false) {
     for (int m = 0; m < 2; ++m) {
       open_port(&ports[m], &wire[m]);
@@ -167,10 +175,12 @@ struct Pair {
         t = sim[m];
       }
       const retcon_session_config c = session_config(&attempts[m]);
-      const retcon_game_callbacks cb = game_callbacks(&games[m], &attempts[m]);
+      retcon_game_callbacks cb = game_callbacks(&games[m], &attempts[m]);
+      if (game_checksum) cb.checksum = checksum_hook;
       retcon_p2p_config p;
       retcon_p2p_config_init(&p);
       p.rng_seed = 11 + uint64_t(m);
+      p.adaptive_delay = adaptive_delay ? 1u : 0u;
       if (with_spectator && m == 0) {
         p.num_spectators = 1;
         p.spectators[0].size = 1;
@@ -379,6 +389,253 @@ TEST(CapiReentry, DestroySimulatorFromItsInnerTransportsCallbackIsRefused) {
   // Outside the callback it goes (the pair's destructor destroys it).
 }
 
+// One test per P2P entry point that runs a callback: the call is made with machine 0's on_event,
+// logger, checksum callback and transport callbacks all trying to destroy the session (and
+// its transport); every try is refused, and afterwards the match plays on, both machines
+// agreeing frame by frame.
+struct EntryPointProbe {
+  Pair pair;
+  Attempt from_transport;
+
+  void build(bool adaptive_delay = false) {
+    pair.adaptive_delay = adaptive_delay;
+    pair.game_checksum = true;
+    pair.build(false);
+    ASSERT_TRUE(pair.run_until_running());
+    for (int t = 0; t < 40; ++t) pair.tick();  // round trips measured, frames confirmed
+  }
+  // Arms every callback of machine 0, runs `call`, disarms; returns what `call` returned.
+  template <class Call>
+  retcon_result probe(Call&& call) {
+    Attempt& a = pair.attempts[0];
+    a.session = pair.session[0];
+    a.transport = pair.wire[0];
+    a.tries = 0;
+    a.session_result = a.transport_result = RETCON_RESULT_OK;
+    a.events.clear();
+    a.armed = true;
+    from_transport = Attempt{};
+    from_transport.session = pair.session[0];
+    from_transport.transport = pair.wire[0];
+    from_transport.armed = true;
+    pair.ports[0].attempt = &from_transport;
+    const retcon_result r = call(pair.session[0]);
+    a.armed = false;
+    pair.ports[0].attempt = nullptr;
+    return r;
+  }
+  // At least one callback ran during the call and every destroy it tried was refused; then the
+  // match goes on: 60 more frames on both machines, states equal.
+  void expect_refused_and_playing() {
+    const Attempt& a = pair.attempts[0];
+    EXPECT_GT(a.tries + from_transport.tries, 0) << "no callback ran";
+    if (a.tries > 0) {
+      EXPECT_EQ(a.session_result, RETCON_RESULT_WRONG_STATE);
+      EXPECT_EQ(a.transport_result, RETCON_RESULT_WRONG_STATE);
+    }
+    if (from_transport.tries > 0) {
+      EXPECT_EQ(from_transport.session_result, RETCON_RESULT_WRONG_STATE);
+      EXPECT_EQ(from_transport.transport_result, RETCON_RESULT_WRONG_STATE);
+    }
+    expect_match_goes_on();
+  }
+  void expect_match_goes_on() {
+    int32_t before[2] = {}, after[2] = {};
+    for (int m = 0; m < 2; ++m) retcon_session_current_frame(pair.session[m], &before[m]);
+    for (int t = 0; t < 60; ++t) pair.tick();
+    for (int m = 0; m < 2; ++m) {
+      retcon_session_current_frame(pair.session[m], &after[m]);
+      EXPECT_GT(after[m], before[m] + 30) << "machine " << m << " stopped";
+    }
+    int32_t confirmed = 0;
+    retcon_session_confirmed_frame(pair.session[1], &confirmed);
+    ASSERT_GT(confirmed, 30);
+    uint64_t sums[2] = {};
+    for (int m = 0; m < 2; ++m)
+      ASSERT_EQ(retcon_session_frame_checksum(pair.session[m], confirmed - 5, &sums[m]), RETCON_RESULT_OK) << m;
+    EXPECT_EQ(sums[0], sums[1]);
+  }
+};
+
+// The one the last session found unguarded: input_delay_chosen reached on_event outside
+// the guard, so on_event could free the session under the call.
+TEST(CapiReentryEntryPoints, ChooseInputDelay) {
+  EntryPointProbe p;
+  p.build();
+  retcon_adaptive_delay_rule rule;
+  retcon_adaptive_delay_rule_init(&rule);
+  retcon_delay_choice choice;
+  retcon_delay_choice_init(&choice);
+  EXPECT_EQ(p.probe([&](retcon_session* s) { return retcon_session_choose_input_delay(s, &rule, &choice); }),
+            RETCON_RESULT_OK);
+  ASSERT_FALSE(p.pair.attempts[0].events.empty());
+  EXPECT_EQ(p.pair.attempts[0].events[0], uint32_t(RETCON_EVENT_INPUT_DELAY_CHOSEN));
+  p.expect_refused_and_playing();
+}
+
+TEST(CapiReentryEntryPoints, ApplyInputDelay) {
+  EntryPointProbe p;
+  p.build();
+  retcon_adaptive_delay_rule rule;
+  retcon_adaptive_delay_rule_init(&rule);
+  retcon_delay_choice choice;
+  retcon_delay_choice_init(&choice);
+  EXPECT_EQ(p.probe([&](retcon_session* s) { return retcon_session_apply_input_delay(s, &rule, RETCON_NULL_FRAME, &choice); }),
+            RETCON_RESULT_OK);
+  EXPECT_FALSE(p.pair.attempts[0].events.empty());
+  p.expect_refused_and_playing();
+}
+
+TEST(CapiReentryEntryPoints, BetweenRounds) {
+  EntryPointProbe p;
+  p.build(true);
+  EXPECT_EQ(p.probe([](retcon_session* s) { return retcon_session_between_rounds(s); }), RETCON_RESULT_OK);
+  EXPECT_FALSE(p.pair.attempts[0].events.empty());
+  p.expect_refused_and_playing();
+}
+
+TEST(CapiReentryEntryPoints, SendDecisionRefusedAndLogged) {
+  EntryPointProbe p;
+  p.build();
+  const uint8_t bytes[3] = {1, 2, 3};
+  int32_t earliest = 0;
+  // A frame already past: refused, and the refusal is logged (the logger tries to destroy).
+  EXPECT_EQ(p.probe([&](retcon_session* s) { return retcon_session_send_decision(s, bytes, sizeof bytes, 1, &earliest); }),
+            RETCON_RESULT_INPUT_OUT_OF_WINDOW);
+  p.expect_refused_and_playing();
+}
+
+TEST(CapiReentryEntryPoints, FrameChecksumRunsTheGamesChecksum) {
+  EntryPointProbe p;
+  p.build();
+  int32_t confirmed = 0;
+  retcon_session_confirmed_frame(p.pair.session[0], &confirmed);
+  uint64_t sum = 0;
+  EXPECT_EQ(p.probe([&](retcon_session* s) { return retcon_session_frame_checksum(s, confirmed - 2, &sum); }),
+            RETCON_RESULT_OK);
+  p.expect_refused_and_playing();
+}
+
+TEST(CapiReentryEntryPoints, DisconnectPlayerSendsThroughTheTransport) {
+  EntryPointProbe p;
+  p.build();
+  EXPECT_EQ(p.probe([](retcon_session* s) { return retcon_session_disconnect_player(s, 1); }), RETCON_RESULT_OK);
+  EXPECT_GT(p.pair.attempts[0].tries, 0);  // the disconnected event
+  EXPECT_EQ(p.pair.attempts[0].session_result, RETCON_RESULT_WRONG_STATE);
+  // Machine 0 plays on alone.
+  int32_t before = 0, after = 0;
+  retcon_session_current_frame(p.pair.session[0], &before);
+  for (int t = 0; t < 30; ++t) p.pair.tick();
+  retcon_session_current_frame(p.pair.session[0], &after);
+  EXPECT_GT(after, before + 20);
+}
+
+TEST(CapiReentryEntryPoints, PollAndAdvanceFrame) {
+  EntryPointProbe p;
+  p.build();
+  EXPECT_EQ(p.probe([&](retcon_session* s) {
+              // A tick of machine 0: its checksum callback runs on saves, the transport on sends.
+              p.pair.now += 16667;
+              retcon_result r = retcon_session_poll(s, p.pair.now);
+              const uint8_t in[4] = {9, 0, 0, 0};
+              if (r == RETCON_RESULT_OK) r = retcon_session_add_local_input(s, 0, in, sizeof in);
+              if (r == RETCON_RESULT_OK) r = retcon_session_advance_frame(s);
+              return r;
+            }),
+            RETCON_RESULT_OK);
+  EXPECT_GT(p.from_transport.tries, 0);
+  p.expect_refused_and_playing();
+}
+
+// Replays: a run's callbacks cannot destroy or revise the replay it is running, nor run it again.
+struct ReplayProbe {
+  retcon_replay* replay = nullptr;
+  int tries = 0;
+  retcon_result destroy = RETCON_RESULT_OK, revise = RETCON_RESULT_OK, rerun = RETCON_RESULT_OK;
+  const retcon_game_callbacks* callbacks = nullptr;
+  const retcon_replay_run_config* config = nullptr;
+  ctg_game game;
+};
+void replay_probe_advance(void* user, int32_t frame, const retcon_frame_inputs* inputs, uint32_t flags) {
+  auto* p = static_cast<ReplayProbe*>(user);
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  ctg_bind(&p->game, &cb, 0);
+  cb.advance_frame(&p->game, frame, inputs, flags);
+  if (p->tries++ != 3) return;
+  p->destroy = retcon_replay_destroy(p->replay);
+  const uint8_t in[4] = {};
+  p->revise = retcon_replay_set_input(p->replay, 0, 0, in, sizeof in);
+  retcon_replay_report report;
+  retcon_replay_report_init(&report);
+  p->rerun = retcon_replay_play(p->replay, p->callbacks, p->config, &report);
+}
+size_t replay_probe_save(void* user, int32_t frame, uint8_t* buffer, size_t capacity) {
+  auto* p = static_cast<ReplayProbe*>(user);
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  ctg_bind(&p->game, &cb, 0);
+  return cb.save_state(&p->game, frame, buffer, capacity);
+}
+void replay_probe_load(void* user, int32_t frame, const uint8_t* buffer, size_t length) {
+  auto* p = static_cast<ReplayProbe*>(user);
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  ctg_bind(&p->game, &cb, 0);
+  cb.load_state(&p->game, frame, buffer, length);
+}
+
+TEST(CapiReentry, ReplayRunsRefuseDestroyingTheirReplayFromTheirCallbacks) {
+  // A short recording of a local session.
+  ctg_game recorded;
+  ctg_init(&recorded);
+  retcon_game_callbacks rc;
+  retcon_game_callbacks_init(&rc);
+  ctg_bind(&recorded, &rc, 0);
+  retcon_session_config c;
+  retcon_session_config_init(&c);
+  c.num_players = 1;
+  c.input_size = 4;
+  c.max_state_size = 256;
+  retcon_session* session = nullptr;
+  ASSERT_EQ(retcon_local_session_create(&c, &rc, &session), RETCON_RESULT_OK);
+  retcon_recording_config recording;
+  retcon_recording_config_init(&recording);
+  ASSERT_EQ(retcon_session_start_recording(session, &recording), RETCON_RESULT_OK);
+  for (int f = 0; f < 20; ++f) {
+    const uint8_t in[4] = {uint8_t(f), 1, 2, 3};
+    ASSERT_EQ(retcon_session_add_local_input(session, 0, in, sizeof in), RETCON_RESULT_OK);
+    ASSERT_EQ(retcon_session_advance_frame(session), RETCON_RESULT_OK);
+  }
+  ReplayProbe probe;
+  ASSERT_EQ(retcon_session_copy_recording(session, &probe.replay), RETCON_RESULT_OK);
+  ASSERT_EQ(retcon_session_destroy(session), RETCON_RESULT_OK);
+
+  ctg_init(&probe.game);
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  cb.user = &probe;
+  cb.save_state = replay_probe_save;
+  cb.load_state = replay_probe_load;
+  cb.advance_frame = replay_probe_advance;
+  retcon_replay_run_config run;
+  retcon_replay_run_config_init(&run);
+  run.max_state_size = 256;
+  probe.callbacks = &cb;
+  probe.config = &run;
+  retcon_replay_report report;
+  retcon_replay_report_init(&report);
+  ASSERT_EQ(retcon_replay_play(probe.replay, &cb, &run, &report), RETCON_RESULT_OK);
+  EXPECT_GT(probe.tries, 3);
+  EXPECT_EQ(probe.destroy, RETCON_RESULT_WRONG_STATE);
+  EXPECT_EQ(probe.revise, RETCON_RESULT_WRONG_STATE);
+  EXPECT_EQ(probe.rerun, RETCON_RESULT_WRONG_STATE);
+  // The run finished on the intact replay and agreed with the recording.
+  EXPECT_EQ(report.frames_played, 20);
+  EXPECT_EQ(report.first_bad, RETCON_NULL_FRAME);
+  EXPECT_EQ(retcon_replay_destroy(probe.replay), RETCON_RESULT_OK);
+}
+
 // From inside a callback (here the disconnected event of disconnect_player), every call that
 // changes the session is refused; queries still answer.
 struct Calls {
@@ -397,6 +654,20 @@ void every_mutating_call(Game*) {
   c.results.push_back(retcon_session_poll(c.session, 1));
   c.results.push_back(retcon_session_set_input_delay(c.session, 0, 1));
   c.results.push_back(retcon_session_disconnect_player(c.session, 1));
+  retcon_adaptive_delay_rule rule;
+  retcon_adaptive_delay_rule_init(&rule);
+  retcon_delay_choice choice;
+  retcon_delay_choice_init(&choice);
+  c.results.push_back(retcon_session_choose_input_delay(c.session, &rule, &choice));
+  c.results.push_back(retcon_session_apply_input_delay(c.session, &rule, RETCON_NULL_FRAME, &choice));
+  c.results.push_back(retcon_session_between_rounds(c.session));
+  const uint8_t decision[2] = {1, 2};
+  c.results.push_back(retcon_session_send_decision(c.session, decision, sizeof decision, c.frame + 100, nullptr));
+  uint64_t sum = 0;
+  c.results.push_back(retcon_session_frame_checksum(c.session, 0, &sum));
+  retcon_recording_config recording;
+  retcon_recording_config_init(&recording);
+  c.results.push_back(retcon_session_start_recording(c.session, &recording));
   c.results.push_back(retcon_session_destroy(c.session));
   EXPECT_EQ(retcon_session_current_frame(c.session, &c.frame), RETCON_RESULT_OK);
 }
@@ -413,7 +684,7 @@ TEST(CapiReentry, EveryMutatingCallFromOnEventIsRefused) {
   ASSERT_EQ(retcon_session_disconnect_player(pair.session[0], 1), RETCON_RESULT_OK);
   pair.games[0].extra = nullptr;
   g_calls = nullptr;
-  ASSERT_EQ(calls.results.size(), 6u);
+  ASSERT_EQ(calls.results.size(), 12u);
   for (size_t k = 0; k < calls.results.size(); ++k)
     EXPECT_EQ(calls.results[k], RETCON_RESULT_WRONG_STATE) << "call " << k;
   EXPECT_GT(calls.frame, 0);

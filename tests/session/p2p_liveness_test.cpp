@@ -379,6 +379,12 @@ TEST(P2PLiveness, CallsFromInsideCallbacksAreRefusedInCpp) {
       r->results.push_back(r->session->poll(1));
       r->results.push_back(r->session->set_input_delay(0, 2));
       r->results.push_back(r->session->disconnect_player(1));
+      DelayChoice choice;
+      r->results.push_back(r->session->choose_input_delay(AdaptiveDelayRule{}, &choice));  // emits an event
+      r->results.push_back(r->session->apply_input_delay(AdaptiveDelayRule{}, kNullFrame, &choice));
+      r->results.push_back(r->session->between_rounds());
+      const uint8_t decision = 7;
+      r->results.push_back(r->session->send_decision(&decision, 1, r->session->current_frame() + 100, nullptr));
     };
     c.network.transport = wires[i];
     c.network.rng_seed = 3 + i;
