@@ -86,19 +86,13 @@ Result DecisionExchange::send(PlayerIndex me, Frame frame, const uint8_t* bytes,
   return Result::ok;
 }
 
-Frame DecisionExchange::hold_from(const Peer* peers, uint32_t player_peers) const noexcept {
+Frame DecisionExchange::hold_from(const Peer* peers, uint32_t player_peers, uint32_t i) const noexcept {
+  if (i >= player_peers || i >= uint32_t(kMaxPlayers)) return INT32_MAX;
+  const Peer& peer = peers[i];
+  if (peer.dropped) return INT32_MAX;
   Frame hold = INT32_MAX;
-  for (const Own& o : own_) {
-    if (!o.active || o.frame >= hold) continue;
-    for (uint32_t i = 0; i < player_peers && i < uint32_t(kMaxPlayers); ++i) {
-      const Peer& peer = peers[i];
-      if (peer.dropped || !o.sent_to[i]) continue;
-      if (!peer.channel.acknowledged_through(o.seq[i])) {
-        hold = o.frame;
-        break;
-      }
-    }
-  }
+  for (const Own& o : own_)
+    if (o.active && o.frame < hold && o.sent_to[i] && !peer.channel.acknowledged_through(o.seq[i])) hold = o.frame;
   return hold;
 }
 
@@ -145,7 +139,9 @@ void DecisionExchange::forward(Peer* spectators, uint32_t count) noexcept {
       DecisionQueue::Entry& e = queue_.at(k);
       // A decision that does not apply now never will (cuts only move earlier).
       if ((e.forwarded & bit) != 0 || !queue_.applies(e)) continue;
-      if (fw.count == kChannelMessageWindow || s.channel.messages_free() == 0) break;
+      // A few messages of the window stay free for the state transfer's answers (a spectator
+      // that has not come yet acknowledges nothing, and its "accepted" must still go out).
+      if (fw.count == kChannelMessageWindow || s.channel.messages_free() <= kReservedForTransfer) break;
       uint8_t body[kMaxChannelMessage];
       const size_t size = encode_decision(body, sizeof body, e.sender, e.frame, e.bytes, e.size);
       const uint32_t seq = s.channel.next_message_seq();

@@ -1,8 +1,9 @@
 // Timed decisions between the machines of a match: stamping, delivery, and the rule that makes
 // every machine apply each decision on the same frame (docs/PROTOCOL.md "Timed decisions").
 //
-// The rule, in one line: a machine never lets its input of frame F leave while a decision of
-// its own for a frame <= F is not yet acknowledged by every player still in the match; a host
+// The rule, in one line: a machine never sends its input of frame F to a player machine that
+// has not acknowledged its decisions for frames <= F (per peer: one that stops acknowledging
+// holds back only its own stream, the others do not see us stall); a host
 // never streams frame F to a spectator before the spectator acknowledged the decisions of frames
 // <= F (it forwards each decision as soon as it has it, so that wait is rare).
 // Nobody confirms frame F without the sender's input of F, so every machine holds a decision
@@ -29,6 +30,8 @@ inline constexpr uint8_t kDecisionKind = 1;
 // A decision stamped further ahead than this (10 minutes at 60 Hz) is refused: it would sit in
 // every machine's queue for that long.
 inline constexpr Frame kMaxDecisionLead = 36000;
+// Messages of a spectator's channel window that forwarded decisions leave free.
+inline constexpr uint32_t kReservedForTransfer = 4;
 
 size_t encode_decision(uint8_t* out, size_t capacity, PlayerIndex sender, Frame frame, const uint8_t* bytes,
                        size_t size) noexcept;
@@ -57,8 +60,9 @@ class DecisionExchange {
   // when kMaxDecisionsInFlight are in flight or a peer's channel is full (retry later).
   Result send(PlayerIndex me, Frame frame, const uint8_t* bytes, size_t size, Peer* peers, uint32_t player_peers,
               Frame earliest_frame) noexcept;
-  // The first frame whose local input must not leave yet (INT32_MAX: none held).
-  Frame hold_from(const Peer* peers, uint32_t player_peers) const noexcept;
+  // The first frame whose local input must not go to player peer `i` yet: its first own
+  // decision that peer has not acknowledged (INT32_MAX: none held).
+  Frame hold_from(const Peer* peers, uint32_t player_peers, uint32_t i) const noexcept;
 
   // ---- receivers
   // A stream-2 message from `peer`. For a player peer the sender must be one of its players.

@@ -188,8 +188,15 @@ class P2PSessionImpl final : public P2PSession {
   StallWatch stall_;
   uint64_t running_since_ = 0, last_drop_at_ = 0;
   bool told_nobody_left_ = false;
-  Frame last_local_sent_ = kNullFrame;
+  Frame last_local_sent_ = kNullFrame;  // the newest local frame sent to any player peer
+  Frame sent_to_peer_[kMaxPlayers];     // per player peer: the newest local frame sent to it
+  // The newest frame cleared for spectators (confirmed, no disconnect cut settling before it),
+  // and per spectator the next frame it gets (session/decision_exchange.h: a frame waits until
+  // the spectator holds its decisions). parked_: one that has not come yet and fell behind the
+  // inputs kept; it is served from a state when it asks for one.
   Frame last_streamed_ = kNullFrame;
+  Frame next_to_stream_[kMaxSpectators] = {};
+  bool parked_[kMaxSpectators] = {};
   WaitAdvice advice_;
   CatchUp catch_up_;
   // Time-sync samples count only from quality reports that arrived after this time: a report
@@ -217,6 +224,7 @@ class P2PSessionImpl final : public P2PSession {
 };
 
 Result P2PSessionImpl::init(const P2PConfig& c) {
+  for (Frame& f : sent_to_peer_) f = kNullFrame;
   const SessionConfig& s = c.session;
   if (validate_p2p_config(c) != nullptr) return Result::invalid_argument;
   if (c.network.transport == nullptr || c.desync_interval < 0 || c.num_spectators > uint32_t(kMaxSpectators) ||
@@ -242,8 +250,10 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   if (c.num_spectators > 0)
     if (Result r = snapshots_.init(driver_, c.network.state_transfer, s.max_state_size); r != Result::ok) return r;
   disconnect_settle_frames_ = 2 * (s.max_prediction + kDisconnectDelayAllowance);
-  // Decisions are kept as long as a late disconnect cut can roll back.
-  if (Result r = decisions_.init(driver_, disconnect_settle_frames_ + kDisconnectDelayAllowance, kDecisionsPerSender);
+  // Decisions are kept as long as a late disconnect cut can roll back, and (a host) until every
+  // spectator has them, which may be seconds later.
+  if (Result r = decisions_.init(driver_, disconnect_settle_frames_ + kDisconnectDelayAllowance,
+                                 c.num_spectators > 0 ? kSpectatorDecisionsPerSender : kDecisionsPerSender);
       r != Result::ok)
     return r;
   // A spectator may hold the stream until it has a frame's decisions: the inputs of frames not
@@ -696,23 +706,35 @@ void P2PSessionImpl::send_local_inputs() {
   Frame ready = INT32_MAX;
   for (uint32_t p = 0; p < num_players_; ++p)
     if (driver_.is_local(PlayerIndex(p))) ready = std::min(ready, driver_.last_confirmed(PlayerIndex(p)));
-  // Not past a decision of ours that a peer has not acknowledged: nobody may confirm its frame
-  // before holding it (session/decision_exchange.h).
-  const Frame hold = decisions_.hold_from(peers_, num_player_peers_);
-  if (hold != INT32_MAX) ready = std::min(ready, hold - 1);
-  while (last_local_sent_ < ready) {
-    const Frame f = last_local_sent_ + 1;
-    size_t offset = 0;
-    for (uint32_t p = 0; p < num_players_; ++p) {
-      if (!driver_.is_local(PlayerIndex(p))) continue;
-      std::memcpy(blob_.get() + offset, driver_.confirmed_input(PlayerIndex(p), f), input_size_);
-      offset += input_size_;
+  // To each peer, not past a decision of ours it has not acknowledged: it may not confirm that
+  // frame before holding it (session/decision_exchange.h). Per peer, so that one that stops
+  // acknowledging (it left, and is not dropped yet) holds back only its own stream: the others
+  // keep getting our inputs and do not take us for frozen. The held peer's frames wait for
+  // ours, so the frames it still needs stay in the input queue (which reaches two windows and
+  // two delays behind our frame).
+  Frame newest = last_local_sent_;
+  bool anyone = false;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    Peer& peer = peers_[i];
+    if (peer.dropped) continue;
+    anyone = true;
+    Frame upto = ready;
+    const Frame hold = decisions_.hold_from(peers_, num_player_peers_, i);
+    if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
+    for (Frame f = sent_to_peer_[i] + 1; f <= upto; ++f) {
+      size_t offset = 0;
+      for (uint32_t p = 0; p < num_players_; ++p) {
+        if (!driver_.is_local(PlayerIndex(p))) continue;
+        std::memcpy(blob_.get() + offset, driver_.confirmed_input(PlayerIndex(p), f), input_size_);
+        offset += input_size_;
+      }
+      peer.endpoint.send_input(f, blob_.get());
     }
-    for (uint32_t i = 0; i < num_player_peers_; ++i)
-      if (!peers_[i].dropped) peers_[i].endpoint.send_input(f, blob_.get());
-    last_local_sent_ = f;
-    timeline_.on_sent(f, now_);
+    sent_to_peer_[i] = std::max(sent_to_peer_[i], upto);
+    newest = std::max(newest, sent_to_peer_[i]);
   }
+  if (!anyone && ready != INT32_MAX) newest = std::max(newest, ready);
+  while (last_local_sent_ < newest) timeline_.on_sent(++last_local_sent_, now_);
   for (uint32_t p = 0; p < num_players_; ++p) {
     if (driver_.is_local(PlayerIndex(p))) local_status_[p].last_frame = last_local_sent_;
     else if (!local_status_[p].disconnected) local_status_[p].last_frame = driver_.last_confirmed(PlayerIndex(p));
@@ -724,57 +746,66 @@ void P2PSessionImpl::stream_to_spectators() {
   const Frame confirmed = driver_.confirmed_frame();
   Peer* spectators = &peers_[num_player_peers_];
   decisions_.forward(spectators, num_spectators_);
+  // Spectators cannot roll back: frames after a disconnect cut go out only once the cut has had
+  // time to settle among the peers (it may still move earlier).
   while (last_streamed_ < confirmed) {
     const Frame f = last_streamed_ + 1;
-    // Spectators cannot roll back: frames after a disconnect cut go out only once the cut has
-    // had time to settle among the peers (it may still move earlier).
     if (desync_.settling(f) && !desync_.settled(driver_.frame())) break;
-    // Every decision up to the frame goes first: the frame waits until each spectator has them
-    // (a spectator that keeps it waiting too long is dropped, without touching the match). One
-    // that waits for a state, or will ask for one, is not waited for.
-    bool ready = true;
-    for (uint32_t i = 0; i < num_spectators_; ++i) {
-      Peer& s = spectators[i];
-      if (s.dropped || snapshots_.held(i) || (snapshots_.enabled() && !s.synchronized)) continue;
-      if (decisions_.ready_to_stream(i, s, f)) continue;
-      if (confirmed - f < kSpectatorHoldFrames - 1) {
-        ready = false;
-        continue;
+    last_streamed_ = f;
+  }
+  if (snapshots_.enabled()) {
+    // Spectators that asked for a state get one that is final: no disconnect cut may still move.
+    bool stable = desync_.settled(driver_.frame()) || !desync_.settling(last_streamed_ + 1);
+    for (uint32_t p = 0; p < num_players_ && stable; ++p)
+      stable = !driver_.is_disconnected(PlayerIndex(p)) || driver_.cut_agreed(PlayerIndex(p));
+    // Inputs every player machine has: no cut agreed later can reach before them (a cut is the
+    // earliest last frame any machine had of the player). A peer that sent its input of frame g
+    // had reached frame g minus its input delay, so it held every player's inputs up to a window
+    // before that. (The checkpoints, 2 windows + 32 frames deep, still hold a state that old.)
+    Frame everywhere = driver_.confirmed_frame();
+    for (uint32_t i = 0; i < num_player_peers_; ++i)
+      if (!peers_[i].dropped)
+        everywhere = std::min(everywhere, peers_[i].endpoint.last_received_frame() - kMaxInputDelay - max_prediction_ - 1);
+    // Not older than the decisions kept: the spectator gets every decision from the state on.
+    snapshots_.serve(driver_, spectators, num_spectators_, last_streamed_, stable, everywhere,
+                     decisions_.queue().retired_before(), next_to_stream_);
+  }
+  // Each spectator has its own place in the stream: a frame goes to it once it holds (and has
+  // acknowledged) every decision up to that frame, so one that waits (it has not come yet, or
+  // just started from a state) holds up nobody else. It may wait while the frame's inputs are
+  // kept (kSpectatorHoldFrames): then it is dropped, or, if it has not come yet and may ask for
+  // a state, it is parked until it asks (snapshot_server.h).
+  for (uint32_t i = 0; i < num_spectators_; ++i) {
+    Peer& spectator = spectators[i];
+    if (parked_[i] && snapshots_.held(i)) parked_[i] = false;  // it asked: served from a state
+    if (spectator.dropped || snapshots_.held(i) || parked_[i]) continue;
+    while (next_to_stream_[i] <= last_streamed_) {
+      const Frame f = next_to_stream_[i];
+      if (!decisions_.ready_to_stream(i, spectator, f)) {
+        if (confirmed - f < kSpectatorHoldFrames - 1) break;
+        if (snapshots_.enabled() && !spectator.synchronized) {
+          parked_[i] = true;
+          break;
+        }
+        driver_.reporter().log(LogLevel::warning,
+                               "spectator %u has not acknowledged the decisions of frame %d: dropped", i, f);
+        drop_peer(spectator, true);
+        break;
       }
-      driver_.reporter().log(LogLevel::warning, "spectator %u has not acknowledged the decisions of frame %d: dropped",
-                             i, f);
-      drop_peer(s, true);
-    }
-    if (!ready) break;
-    compose_spectator_frame(driver_, f, blob_.get());
-    for (uint32_t i = num_player_peers_; i < num_peers_; ++i) {
-      Peer& spectator = peers_[i];
-      if (spectator.dropped || snapshots_.held(i - num_player_peers_)) continue;
+      compose_spectator_frame(driver_, f, blob_.get());
       // A spectator that has not come yet gets the match from frame 0 while that fits its
       // queue; later it must ask for a state (its queue starts over; it is not dropped).
       if (snapshots_.enabled() && !spectator.synchronized &&
           spectator.endpoint.last_sent_frame() - spectator.endpoint.last_acked_frame() >= kUnsyncedSpectatorFrames)
         spectator.endpoint.restart_outgoing_at(f);
       // A spectator that stops acknowledging fills its queue: it is dropped, the host goes on.
-      if (spectator.endpoint.send_input(f, blob_.get()) != Result::ok) drop_peer(spectator, true);
+      if (spectator.endpoint.send_input(f, blob_.get()) != Result::ok) {
+        drop_peer(spectator, true);
+        break;
+      }
+      next_to_stream_[i] = f + 1;
     }
-    last_streamed_ = f;
   }
-  if (!snapshots_.enabled()) return;
-  // Spectators that asked for a state get one that is final: no disconnect cut may still move.
-  bool stable = desync_.settled(driver_.frame()) || !desync_.settling(last_streamed_ + 1);
-  for (uint32_t p = 0; p < num_players_ && stable; ++p)
-    stable = !driver_.is_disconnected(PlayerIndex(p)) || driver_.cut_agreed(PlayerIndex(p));
-  // Inputs every player machine has: no cut agreed later can reach before them (a cut is the
-  // earliest last frame any machine had of the player). A peer that sent its input of frame g
-  // had reached frame g minus its input delay, so it held every player's inputs up to a window
-  // before that. (The checkpoints, 2 windows + 32 frames deep, still hold a state that old.)
-  Frame everywhere = driver_.confirmed_frame();
-  for (uint32_t i = 0; i < num_player_peers_; ++i)
-    if (!peers_[i].dropped)
-      everywhere = std::min(everywhere, peers_[i].endpoint.last_received_frame() - kMaxInputDelay - max_prediction_ - 1);
-  snapshots_.serve(driver_, peers_ + num_player_peers_, num_spectators_, last_streamed_, stable, everywhere,
-                   blob_.get());
 }
 
 void P2PSessionImpl::exchange_checksums() {
@@ -906,7 +937,7 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
   while (peer.channel.pop_message(&stream, body, &size)) {
     switch (stream) {
       case ChannelStream::state_transfer:
-        if (peer.spectator) snapshots_.on_message(spectator, peer, body, size, last_streamed_ + 1);
+        if (peer.spectator) snapshots_.on_message(spectator, peer, body, size, next_to_stream_[spectator]);
         else ++peer.channel_messages_dropped;
         break;
       case ChannelStream::decisions: {
@@ -1058,7 +1089,12 @@ void P2PSessionImpl::retire_decisions() {
   const Frame confirmed = driver_.confirmed_frame();
   Frame before = confirmed - disconnect_settle_frames_ - kDisconnectDelayAllowance;
   if (desync_.enabled()) before = std::min(before, desync_.next_local());
-  if (num_spectators_ > 0) before = std::min(before, last_streamed_ + 1);
+  // Not before a spectator's place in the stream: it still needs those (a parked one or one
+  // waiting for its state gets a state no older than what is kept).
+  for (uint32_t i = 0; i < num_spectators_; ++i) {
+    const Peer& spectator = peers_[num_player_peers_ + i];
+    if (!spectator.dropped && !snapshots_.held(i) && !parked_[i]) before = std::min(before, next_to_stream_[i]);
+  }
   decisions_.retire(before, confirmed);
 }
 
@@ -1105,7 +1141,7 @@ Result P2PSessionImpl::pick_delay(const AdaptiveDelayRule& rule, DelayChoice* ou
 // (session/lateness_monitor.h) and tell the game when they came far later than the network explains.
 void P2PSessionImpl::watch_lateness(Peer& peer) {
   if (peer.dropped || !peer.endpoint.running()) return;
-  const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), last_local_sent_,
+  const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), sent_to_peer_[&peer - peers_],
                                    peer.endpoint.datagrams_received(), peer.endpoint.ping_us(),
                                    peer.endpoint.jitter_us(), frame_us_, max_prediction_, uint32_t(&peer - peers_)};
   const uint64_t outage_end = peer.lateness.last_outage().to_us;

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <new>
 
-#include "session/spectator_frames.h"
 #include "session/state_transfer.h"
 
 namespace retcon::detail {
@@ -50,9 +49,8 @@ void SnapshotServer::on_message(uint32_t index, Peer& peer, const uint8_t* body,
     peer.channel.cancel_blob();
     sending_[index] = false;
   }
-  TransferMessage yes;
-  yes.kind = TransferKind::accepted;
-  send_transfer(peer, yes);
+  // Said now, or as soon as the channel has room (the spectator waits for it before the offer).
+  accept_owed_[index] = !send_accepted(peer);
   wanted_[index] = true;
   // Nothing goes to it until it is served; what was queued (from frame 0) is dropped.
   peer.endpoint.restart_outgoing_at(next_streamed);
@@ -66,6 +64,12 @@ void SnapshotServer::on_channel_events(uint32_t index, Peer& peer) noexcept {
   }
 }
 
+bool SnapshotServer::send_accepted(Peer& peer) noexcept {
+  TransferMessage yes;
+  yes.kind = TransferKind::accepted;
+  return send_transfer(peer, yes);
+}
+
 bool SnapshotServer::busy() const noexcept {
   for (bool s : sending_)
     if (s) return true;
@@ -73,22 +77,24 @@ bool SnapshotServer::busy() const noexcept {
 }
 
 void SnapshotServer::serve(RollbackDriver& driver, Peer* spectators, uint32_t count, Frame last_streamed, bool stable,
-                           Frame everywhere, uint8_t* blob) noexcept {
+                           Frame everywhere, Frame oldest, Frame* next_to_stream) noexcept {
   bool any = false;
   for (uint32_t i = 0; i < count && i < kMaxSpectators; ++i) {
-    if (spectators[i].dropped) wanted_[i] = sending_[i] = false;  // its channel let the blob go
+    if (spectators[i].dropped) wanted_[i] = sending_[i] = accept_owed_[i] = false;  // its channel let the blob go
+    if (accept_owed_[i]) accept_owed_[i] = !send_accepted(spectators[i]);
     any = any || wanted_[i];
   }
   if (!any || !stable || busy()) return;
   if (last_streamed == kNullFrame) {
     // The match has not confirmed a frame yet: the spectator can play it from the start.
     for (uint32_t i = 0; i < count && i < kMaxSpectators; ++i) {
-      if (!wanted_[i] || !spectators[i].endpoint.running()) continue;
+      if (!wanted_[i] || accept_owed_[i] || !spectators[i].endpoint.running()) continue;
       TransferMessage no;
       no.kind = TransferKind::declined;
       no.reason = DeclineReason::not_started;
       if (!send_transfer(spectators[i], no)) continue;
       spectators[i].endpoint.restart_outgoing_at(0);
+      next_to_stream[i] = 0;
       wanted_[i] = false;
     }
     return;
@@ -99,7 +105,7 @@ void SnapshotServer::serve(RollbackDriver& driver, Peer* spectators, uint32_t co
   Frame top = std::min({last_streamed + 1, driver.frame() - 1, everywhere + 1});
   if (driver.first_incorrect() != kNullFrame) top = std::min(top, driver.first_incorrect());
   const SavedState* state = nullptr;
-  for (Frame f = top; f >= 0 && f > top - kSearchFrames && state == nullptr; --f) {
+  for (Frame f = top; f >= oldest && f > top - kSearchFrames && state == nullptr; --f) {
     const SavedState* s = driver.saved(f);
     if (s && s->frame == f && s->length > 0) state = s;
   }
@@ -109,19 +115,18 @@ void SnapshotServer::serve(RollbackDriver& driver, Peer* spectators, uint32_t co
   frame_ = state->frame;
   for (uint32_t i = 0; i < count && i < kMaxSpectators; ++i) {
     Peer& peer = spectators[i];
-    if (!wanted_[i] || !peer.endpoint.running() || peer.channel.sending_blob() || peer.channel.messages_free() == 0)
+    if (!wanted_[i] || accept_owed_[i] || !peer.endpoint.running() || peer.channel.sending_blob() ||
+        peer.channel.messages_free() == 0)
       continue;
     TransferMessage offer;
     offer.kind = TransferKind::offer;
     offer.frame = frame_;
     offer.size = uint32_t(size_);
     if (!send_transfer(peer, offer)) continue;
-    // Its input stream restarts at the state's frame, with the frames since streamed again.
+    // Its input stream restarts at the state's frame; the session streams the frames since as
+    // to any spectator, each once the spectator holds that frame's decisions.
     peer.endpoint.restart_outgoing_at(frame_);
-    for (Frame f = frame_; f <= last_streamed; ++f) {
-      compose_spectator_frame(driver, f, blob);
-      peer.endpoint.send_input(f, blob);
-    }
+    next_to_stream[i] = frame_;
     if (peer.channel.send_blob(uint32_t(TransferPurpose::spectate), frame_, buffer_.get(), size_) != Result::ok) {
       // Larger than the channel takes (cannot happen: both are max_state_size): it is told by
       // the offer's size and gives up.

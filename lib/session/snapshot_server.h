@@ -32,11 +32,14 @@ class SnapshotServer {
   // Nothing is streamed to a spectator that waits for its state.
   bool held(uint32_t index) const noexcept { return index < kMaxSpectators && wanted_[index]; }
   // Serves the waiting requests when a final state is at hand. `last_streamed`: the newest frame
-  // streamed to the spectators; `stable`: no disconnect cut may still move; `everywhere`: every
-  // player machine has every input up to this frame (so no later cut can revise them: a state of
-  // a frame up to everywhere + 1 never changes). `blob` is scratch for one frame of inputs.
+  // cleared for streaming to spectators; `stable`: no disconnect cut may still move;
+  // `everywhere`: every player machine has every input up to this frame (so no later cut can
+  // revise them: a state of a frame up to everywhere + 1 never changes); `oldest`: the first
+  // frame whose timed decisions are still kept (an older state would miss some: none is
+  // offered, the next frames save a newer one). A served spectator's next_to_stream[index]
+  // becomes the state's frame: the session streams it the frames from there.
   void serve(RollbackDriver& driver, Peer* spectators, uint32_t count, Frame last_streamed, bool stable,
-             Frame everywhere, uint8_t* blob) noexcept;
+             Frame everywhere, Frame oldest, Frame* next_to_stream) noexcept;
 
   uint64_t states_sent() const noexcept { return states_sent_; }
   uint64_t malformed() const noexcept { return malformed_; }
@@ -45,6 +48,7 @@ class SnapshotServer {
 
  private:
   bool busy() const noexcept;
+  bool send_accepted(Peer& peer) noexcept;
 
   bool enabled_ = false;
   std::unique_ptr<uint8_t[]> buffer_;
@@ -52,6 +56,7 @@ class SnapshotServer {
   Frame frame_ = kNullFrame;
   bool wanted_[kMaxSpectators] = {};   // asked, not served yet
   bool sending_[kMaxSpectators] = {};  // the buffer is on its way to this spectator
+  bool accept_owed_[kMaxSpectators] = {};  // "accepted" not sent yet (its channel was full)
   uint64_t states_sent_ = 0, malformed_ = 0;
 };
 
