@@ -1,7 +1,12 @@
 // retcon_perf: the scenarios of docs/PERFORMANCE.md as one small program, meant to run under
 // callgrind (scripts/bench does that) or, for the time and syscall rows, on its own.
 //
-//   retcon_perf p2p PEERS STATE_BYTES [key]   in-memory mesh, 50 ms one way, window 8
+//   retcon_perf p2p PEERS STATE_BYTES [key]   in-memory mesh, 50 ms one way, window 8 (key: a
+//                                             match key; prints datagrams per peer-frame and
+//                                             their mean plain size for the AEAD baseline)
+//   retcon_perf aead aes|chacha PLAIN COUNT   COUNT datagrams of PLAIN bytes sealed and opened
+//   retcon_perf authtime REPS                 interleaved timing: keyed 2-peer mesh vs the
+//                                             unkeyed one + its datagrams' AEAD work (medians)
 //   retcon_perf local STATE_BYTES             local session, every frame saved
 //   retcon_perf synctest D N STATE_BYTES      sync test, check_distance D, check_interval N
 //   retcon_perf raw STATE_BYTES               1 save + 1 load + 1 XXH3 + 1 step per frame, no retcon
@@ -30,6 +35,7 @@
 #include <vector>
 
 #include "alloc_counter.h"
+#include "net/datagram_auth.h"
 #include "retcon/p2p.h"
 #include "retcon/session.h"
 #include "retcon/transport.h"
@@ -145,47 +151,60 @@ struct Machine {
   std::unique_ptr<P2PSession> session;
 };
 
-int run_p2p(uint32_t peers, size_t size, bool key) {
-  (void)key;  // a match key is taken once the session API offers one
-  InMemoryNetwork net;
-  std::vector<std::unique_ptr<Machine>> machines;
-  LinkProfile link;
-  link.latency_us = 50000;
-  for (uint32_t m = 0; m < peers; ++m) {
-    auto machine = std::make_unique<Machine>(size, m);
-    machine->wire = net.add_endpoint();
-    machine->sim = std::make_unique<NetworkSimulator>(*machine->wire, 7919 + m);
-    machine->sim->set_outgoing(link);
-    machines.push_back(std::move(machine));
-  }
-  for (uint32_t m = 0; m < peers; ++m) {
-    Machine& me = *machines[m];
-    P2PConfig c;
-    c.session.num_players = peers;
-    c.session.input_size = 4;
-    c.session.max_prediction = kWindow;
-    c.session.max_state_size = size;
-    c.session.save_mode = SaveMode::every_frame;
-    c.session.callbacks = bind_game(me.game);
-    c.network.transport = me.sim.get();
-    c.network.rng_seed = 31 + m;
-    c.desync_interval = 0;
-    for (uint32_t p = 0; p < peers; ++p) {
-      c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
-      c.players[p].address = machines[p]->wire->address();
-    }
-    if (create_p2p_session(c, &me.session) != Result::ok) {
-      std::fprintf(stderr, "p2p: create failed\n");
-      return 1;
-    }
-  }
-  uint64_t now = 0, errors = 0, frames = 0;
-  auto tick = [&] {
-    now += kTickUs;
+// The mesh of `peers` machines, one player each; with `key`, every datagram is sealed with the
+// match key (the AEAD the CPU does fastest: AES-256-GCM with AES-NI, else ChaCha20-Poly1305).
+class Mesh {
+ public:
+  bool build(uint32_t peers, size_t size, bool key) {
+    LinkProfile link;
+    link.latency_us = 50000;
     for (uint32_t m = 0; m < peers; ++m) {
-      Machine& me = *machines[m];
-      me.sim->set_time(now);
-      me.session->poll(now);
+      auto machine = std::make_unique<Machine>(size, m);
+      machine->wire = net_.add_endpoint();
+      machine->sim = std::make_unique<NetworkSimulator>(*machine->wire, 7919 + m);
+      machine->sim->set_outgoing(link);
+      machines_.push_back(std::move(machine));
+    }
+    for (uint32_t m = 0; m < peers; ++m) {
+      Machine& me = *machines_[m];
+      P2PConfig c;
+      c.session.num_players = peers;
+      c.session.input_size = 4;
+      c.session.max_prediction = kWindow;
+      c.session.max_state_size = size;
+      c.session.save_mode = SaveMode::every_frame;
+      c.session.callbacks = bind_game(me.game);
+      c.network.transport = me.sim.get();
+      c.network.rng_seed = 31 + m;
+      c.network.has_match_key = key;
+      for (uint32_t k = 0; k < sizeof c.network.match_key; ++k) c.network.match_key[k] = uint8_t(k + 1);
+      c.desync_interval = 0;
+      for (uint32_t p = 0; p < peers; ++p) {
+        c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
+        c.players[p].address = machines_[p]->wire->address();
+      }
+      if (create_p2p_session(c, &me.session) != Result::ok) {
+        std::fprintf(stderr, "p2p: create failed\n");
+        return false;
+      }
+    }
+    for (int t = 0; t < kWarmupFrames; ++t) tick();
+    for (auto& m : machines_) {
+      if (!m->session->running() || m->session->current_frame() < kWarmupFrames / 2) {
+        std::fprintf(stderr, "p2p: the match did not start\n");
+        return false;
+      }
+    }
+    return true;
+  }
+  // One tick of every machine; returns the peer-frames advanced.
+  uint64_t tick() {
+    uint64_t frames = 0;
+    now_ += kTickUs;
+    for (size_t m = 0; m < machines_.size(); ++m) {
+      Machine& me = *machines_[m];
+      me.sim->set_time(now_);
+      me.session->poll(now_);
       if (!me.session->running()) continue;
       if (me.game.wait_ > 0) {
         --me.game.wait_;
@@ -198,31 +217,120 @@ int run_p2p(uint32_t peers, size_t size, bool key) {
       if (a == Result::ok) ++frames;
       else if (a != Result::prediction_limit) ++errors;
     }
-  };
-  for (int t = 0; t < kWarmupFrames; ++t) tick();
-  for (auto& m : machines) {
-    if (!m->session->running() || m->session->current_frame() < kWarmupFrames / 2) {
-      std::fprintf(stderr, "p2p: the match did not start\n");
-      return 1;
+    return frames;
+  }
+  // Datagrams and bytes every machine sent to every peer since the start.
+  void traffic(uint64_t* datagrams, uint64_t* bytes) const {
+    *datagrams = *bytes = 0;
+    for (size_t m = 0; m < machines_.size(); ++m) {
+      for (size_t p = 0; p < machines_.size(); ++p) {
+        PeerStats s{};
+        if (p == m || machines_[m]->session->peer_stats(PlayerIndex(p), &s) != Result::ok) continue;
+        *datagrams += s.datagrams_sent;
+        *bytes += s.bytes_sent;
+      }
     }
   }
-  frames = 0;
+  const std::vector<std::unique_ptr<Machine>>& machines() const { return machines_; }
+  uint64_t errors = 0;
+
+ private:
+  InMemoryNetwork net_;
+  std::vector<std::unique_ptr<Machine>> machines_;
+  uint64_t now_ = 0;
+};
+
+const char* session_aead() { return detail::aes256gcm_available() ? "aes" : "chacha"; }
+
+int run_p2p(uint32_t peers, size_t size, bool key) {
+  Mesh mesh;
+  if (!mesh.build(peers, size, key)) return 1;
+  uint64_t frames = 0, datagrams0 = 0, bytes0 = 0, datagrams1 = 0, bytes1 = 0;
+  mesh.traffic(&datagrams0, &bytes0);
   const uint64_t allocations = bench::allocation_count();
   start_measuring();
-  for (int t = 0; t < kMeasuredFrames; ++t) tick();
+  for (int t = 0; t < kMeasuredFrames; ++t) frames += mesh.tick();
   stop_measuring();
   const uint64_t allocated = bench::allocation_count() - allocations;
-  if (errors != 0) {
-    std::fprintf(stderr, "p2p: %llu session calls failed\n", static_cast<unsigned long long>(errors));
+  mesh.traffic(&datagrams1, &bytes1);
+  if (mesh.errors != 0) {
+    std::fprintf(stderr, "p2p: %llu session calls failed\n", static_cast<unsigned long long>(mesh.errors));
     return 1;
   }
   uint64_t rollbacks = 0, resimulated = 0;
-  for (auto& m : machines) {
+  for (auto& m : mesh.machines()) {
     rollbacks += m->session->stats().rollbacks;
     resimulated += m->session->stats().frames_resimulated;
   }
-  print_result("p2p", frames, allocated,
-               "rollbacks=" + std::to_string(rollbacks) + " resimulated=" + std::to_string(resimulated));
+  // What the AEAD baseline needs: datagrams each peer-frame sends (each is sealed once and
+  // opened once) and their mean size before sealing (a sealed datagram's tag replaces the
+  // plain one's 4-byte checksum: kSealedOverhead more bytes).
+  const double sent = double(datagrams1 - datagrams0);
+  const double per_frame = frames ? sent / double(frames) : 0.0;
+  const double mean = sent > 0 ? double(bytes1 - bytes0) / sent - (key ? double(detail::kSealedOverhead) : 0.0) : 0.0;
+  char extra[200];
+  std::snprintf(extra, sizeof extra,
+                "rollbacks=%llu resimulated=%llu datagrams_per_peer_frame=%.4f mean_plain_bytes=%.0f aead=%s",
+                static_cast<unsigned long long>(rollbacks), static_cast<unsigned long long>(resimulated),
+                per_frame, mean, key ? session_aead() : "none");
+  print_result("p2p", frames, allocated, extra);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One datagram's AEAD work as a keyed match does it: sealed by its sender, opened by its
+// receiver (a pair of bound DatagramAuth, the same key), `plain` bytes before sealing.
+
+class AeadPair {
+ public:
+  AeadPair(bool aes, size_t plain) : plain_(std::clamp(plain, detail::kHeaderSize, detail::kMaxDatagramSize - detail::kSealedOverhead)) {
+    uint8_t key[detail::kMatchKeySize];
+    for (size_t k = 0; k < sizeof key; ++k) key[k] = uint8_t(k + 1);
+    ok_ = sender_.configure(key, aes) && receiver_.configure(key, aes);
+    sender_.bind(1, 2, receiver_.offers_aes256gcm());
+    receiver_.bind(2, 1, sender_.offers_aes256gcm());
+  }
+  const char* algorithm() const { return detail::aead_algorithm_name(sender_.algorithm()); }
+  // Seals and opens one datagram; false if it did not open.
+  bool seal_open() noexcept {
+    std::memset(buffer_, 0, plain_);
+    buffer_[0] = detail::kMagic0;
+    buffer_[1] = detail::kMagic1;
+    buffer_[2] = detail::kProtocolVersion;
+    buffer_[3] = uint8_t(detail::MessageType::keep_alive);
+    std::memcpy(buffer_ + 4, &nonce_, 4);
+    std::memcpy(buffer_ + 8, &sequence_, 4);
+    ++sequence_;
+    const size_t n = sender_.seal(buffer_, plain_, sizeof buffer_, rng_);
+    detail::Message m;
+    // The zero body authenticates, then does not decode (malformed) once the AEAD work is done.
+    return ok_ && n != 0 && receiver_.open(buffer_, n, &m) != detail::DecodeError::bad_checksum;
+  }
+
+ private:
+  detail::DatagramAuth sender_, receiver_;
+  detail::Xoshiro256 rng_{1};
+  size_t plain_;
+  bool ok_ = false;
+  uint32_t nonce_ = 1, sequence_ = 0;
+  uint8_t buffer_[detail::kMaxDatagramSize] = {};
+};
+
+int run_aead(bool aes, size_t plain, int count) {
+  AeadPair pair(aes, plain);
+  for (int i = 0; i < 100; ++i) pair.seal_open();  // libsodium's one-time setup out of the count
+  bool ok = true;
+  const uint64_t allocations = bench::allocation_count();
+  start_measuring();
+  for (int i = 0; i < count; ++i) ok &= pair.seal_open();
+  stop_measuring();
+  const uint64_t allocated = bench::allocation_count() - allocations;
+  if (!ok) {
+    std::fprintf(stderr, "aead: a sealed datagram did not open\n");
+    return 1;
+  }
+  print_result("aead", uint64_t(count), allocated,
+               std::string("algorithm=") + pair.algorithm() + " plain_bytes=" + std::to_string(plain));
   return 0;
 }
 
@@ -369,6 +477,54 @@ int run_time(int reps, size_t size, int32_t distance) {
   return 0;
 }
 
+// Interleaved timing of the same comparison: per repetition, 300 ticks of the keyed mesh, 300
+// of the unauthenticated one, and as many seal+open pairs as the keyed mesh sent datagrams in
+// its 300 ticks (of its mean plain size), each timed in thread CPU time; medians per peer-frame.
+int run_auth_time(int reps) {
+  Mesh keyed, plain;
+  if (!keyed.build(2, 64, true) || !plain.build(2, 64, false)) return 1;
+  constexpr int kTicks = 300;
+  std::vector<double> keyed_ns, plain_ns, aead_ns, ratio;
+  double per_frame_sum = 0, mean_sum = 0;
+  std::unique_ptr<AeadPair> pair;
+  for (int r = 0; r < reps; ++r) {
+    uint64_t d0, b0, d1, b1, frames = 0;
+    keyed.traffic(&d0, &b0);
+    double t0 = thread_cpu_ns();
+    for (int t = 0; t < kTicks; ++t) frames += keyed.tick();
+    const double keyed_time = thread_cpu_ns() - t0;
+    keyed.traffic(&d1, &b1);
+    const uint64_t datagrams = d1 - d0;
+    const double mean = double(b1 - b0) / double(datagrams) - double(detail::kSealedOverhead);
+    if (!pair) pair = std::make_unique<AeadPair>(detail::aes256gcm_available(), size_t(mean + 0.5));
+    uint64_t plain_frames = 0;
+    t0 = thread_cpu_ns();
+    for (int t = 0; t < kTicks; ++t) plain_frames += plain.tick();
+    const double plain_time = thread_cpu_ns() - t0;
+    bool ok = true;
+    t0 = thread_cpu_ns();
+    for (uint64_t i = 0; i < datagrams; ++i) ok &= pair->seal_open();
+    const double aead_time = thread_cpu_ns() - t0;
+    if (!ok || frames == 0 || plain_frames == 0) return 1;
+    const double per_frame = double(datagrams) / double(frames);
+    per_frame_sum += per_frame;
+    mean_sum += mean;
+    keyed_ns.push_back(keyed_time / double(frames));
+    plain_ns.push_back(plain_time / double(plain_frames));
+    aead_ns.push_back(aead_time / double(datagrams));
+    ratio.push_back(keyed_ns.back() / (plain_ns.back() + per_frame * aead_ns.back()));
+  }
+  if (keyed.errors != 0 || plain.errors != 0) return 1;
+  print_spread("p2p_keyed_per_peer_frame", keyed_ns);
+  print_spread("p2p_unkeyed_per_peer_frame", plain_ns);
+  print_spread("aead_seal_open_per_datagram", aead_ns);
+  std::sort(ratio.begin(), ratio.end());
+  std::printf("auth algorithm=%s datagrams_per_peer_frame=%.4f mean_plain_bytes=%.0f median_ratio=%.3f min_ratio=%.3f max_ratio=%.3f\n",
+              pair ? pair->algorithm() : "?", per_frame_sum / reps, mean_sum / reps, ratio[ratio.size() / 2],
+              ratio.front(), ratio.back());
+  return 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Real UDP on loopback, paced at 60 fps. Library time = thread CPU time inside poll,
 // add_local_input and advance_frame (the game's step is a few additions).
@@ -455,8 +611,11 @@ int main(int argc, char** argv) {
   if (mode == "local") return run_local(size_t(arg(2, 64)));
   if (mode == "synctest") return run_sync_test(int32_t(arg(2, 1)), int32_t(arg(3, 1)), size_t(arg(4, 64)));
   if (mode == "raw") return run_raw(size_t(arg(2, 64)));
+  if (mode == "aead")
+    return run_aead(argc > 2 && std::strcmp(argv[2], "aes") == 0, size_t(arg(3, 40)), int(arg(4, 10000)));
+  if (mode == "authtime") return run_auth_time(int(arg(2, 15)));
   if (mode == "udp") return run_udp(uint32_t(arg(2, 2)), int(arg(3, 600)));
   if (mode == "time") return run_time(int(arg(2, 9)), size_t(arg(3, 1 << 20)), int32_t(arg(4, 1)));
-  std::fprintf(stderr, "usage: retcon_perf p2p|local|synctest|raw|udp|time ... (see perf_counts.cpp)\n");
+  std::fprintf(stderr, "usage: retcon_perf p2p|local|synctest|raw|aead|authtime|udp|time ... (see perf_counts.cpp)\n");
   return 2;
 }

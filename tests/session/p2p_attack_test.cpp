@@ -159,3 +159,195 @@ TEST(P2PAttack, AMachineWithAnotherKeyNeverJoins) {
 
 }  // namespace
 }  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// A blind forgery of any of the eleven types, the reliable channel's included, with bodies an
+// attacker would pick: a chunk of a blob claiming 4 GiB or a huge offset, a message on a
+// stream nobody reads or on the decision stream naming another player and an absurd frame,
+// an acknowledgement of chunks and messages never sent.
+size_t blind_forgery_of_any_type(std::mt19937_64& rng, uint8_t* out) {
+  const auto type = static_cast<detail::MessageType>(1 + rng() % 11);
+  if (type != detail::MessageType::channel_data && type != detail::MessageType::channel_ack)
+    return blind_forgery(rng, out);
+  detail::Message m;
+  m.header.type = type;
+  m.header.nonce = uint32_t(rng());
+  m.header.sequence = rng() % 2 ? uint32_t(rng() % 100) : 0xFFFFFFFFu - uint32_t(rng() % 100);
+  uint8_t body[64] = {};
+  size_t size = 0;
+  auto u32 = [&](uint32_t v) {
+    std::memcpy(body + size, &v, 4);
+    size += 4;
+  };
+  if (type == detail::MessageType::channel_data) {
+    switch (rng() % 3) {
+      case 0:  // a chunk: id, total (4 GiB - 1 or huge), hash, tag, frame, index, payload
+        body[size++] = 2;
+        u32(uint32_t(1 + rng() % 4));
+        u32(rng() % 2 ? 0xFFFFFFFFu : uint32_t(rng()));
+        u32(uint32_t(rng()));
+        u32(uint32_t(rng()));
+        u32(uint32_t(rng() % 3));
+        u32(rng() % 2 ? 0x7FFFFFFFu : uint32_t(rng()));
+        u32(uint32_t(rng()));
+        break;
+      case 1:  // a message: sequence, stream (unknown, or decisions), body
+        body[size++] = 1;
+        u32(uint32_t(rng() % 40));
+        body[size++] = uint8_t(rng() % 2 ? 2 : rng() % 256);
+        u32(0x7FFFFFF0u);
+        u32(uint32_t(rng()));
+        break;
+      default:  // a cancel of some transfer
+        body[size++] = 3;
+        u32(uint32_t(1 + rng() % 4));
+        break;
+    }
+  } else {  // an ack of messages and chunks never sent, with every bit set
+    u32(uint32_t(rng()));
+    u32(0xFFFFFFFFu);
+    u32(uint32_t(1 + rng() % 4));
+    body[size++] = uint8_t(rng() % 5);
+    u32(uint32_t(rng()));
+    std::memset(body + size, 0xFF, 32);
+    size += 32;
+  }
+  m.channel_body = body;
+  m.channel_size = size;
+  return detail::encode_message(m, out, detail::kMaxDatagramSize);
+}
+
+// The delay changes the sessions applied (adaptive delay), for the lockstep reference; and a
+// round that ends at frame 300 on every player machine, so one more is decided mid-match.
+void note_applied_delays(Match& match) {
+  for (const Event& e : match.machine(0).game.events)
+    if (e.type == EventType::input_delay_applied) match.note_delay_change(e.frame, e.count);
+}
+void end_a_round_at_300(Match& match) {
+  match.before_input = [&match](uint32_t m) {
+    P2PSession& s = *match.machine(m).session;
+    if (!match.machine(m).spectator && s.current_frame() == 300) {
+      EXPECT_EQ(s.between_rounds(), Result::ok);
+    }
+  };
+}
+
+// Blind spoofing of every type (the channel's included) into a match whose layers are all
+// busy: adaptive delay applied through the timed-message stream, and a spectator joining late
+// from the host's transferred state. Forged "from" each machine to each other one, from the
+// first tick: both players run once, the spectator gets the state and follows, everyone agrees
+// with the reference, nobody is dropped.
+TEST_P(MatchModes, BlindSpoofingOfEveryTypeIntoEveryLayerChangesNothing) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
+  MatchOptions o;
+  o.frames = 700;
+  o.link.latency_us = 20000;
+  o.match_key = GetParam();
+  o.adaptive_delay = true;
+  o.spectators = 1;
+  o.state_transfer = true;
+  o.spectator_join = {240};
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  end_a_round_at_300(match);
+  std::mt19937_64 rng(31);
+  uint8_t d[detail::kMaxDatagramSize];
+  const uint32_t n = uint32_t(match.size());
+  bool done = false;
+  for (int t = 0; t < 4000 && !done; ++t) {
+    for (uint32_t from = 0; from < n; ++from)
+      for (uint32_t to = 0; to < n; ++to)
+        if (from != to) match.machine(from).wire->send(match.machine(to).wire->address(), d, blind_forgery_of_any_type(rng, d));
+    match.tick();
+    done = true;
+    for (uint32_t m = 0; m < n; ++m) done = done && match.machine(m).session->confirmed_frame() >= o.frames;
+  }
+  ASSERT_TRUE(done);
+  note_applied_delays(match);
+  EXPECT_EQ(match.count_events(0, EventType::input_delay_applied), 2u) << "at the start and after the round";
+  expect_agree_with_reference(match, o.frames, true);
+  for (uint32_t m = 0; m < n; ++m) {
+    EXPECT_EQ(match.count_events(m, EventType::running), 1u) << m;
+    EXPECT_EQ(match.count_events(m, EventType::disconnected), 0u) << m;
+  }
+  // The spectator started from the transferred state, not from frame 0.
+  EXPECT_EQ(match.machine(2).hashes[0], 0u);
+}
+
+// A tap in front of one machine: what reaches it is recorded (sender and bytes) and passed on.
+struct Capture {
+  struct Datagram {
+    uint32_t from;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Datagram> recorded;
+
+  // Takes what waits for machine `to`, records it, and puts it back as sent by its sender.
+  void tap(Match& match, uint32_t to) {
+    InMemoryTransport& wire = *match.machine(to).wire;
+    std::vector<Datagram> now;
+    PeerAddress from;
+    uint8_t buffer[detail::kMaxDatagramSize];
+    size_t length = 0;
+    while (wire.receive(&from, buffer, sizeof buffer, &length)) {
+      for (uint32_t m = 0; m < match.size(); ++m)
+        if (match.machine(m).wire->address() == from) now.push_back({m, std::vector<uint8_t>(buffer, buffer + length)});
+    }
+    for (const Datagram& g : now) match.machine(g.from).wire->send(wire.address(), g.bytes.data(), g.bytes.size());
+    recorded.insert(recorded.end(), now.begin(), now.end());
+  }
+};
+
+// Replayed captures: everything machine 0 received in the first 300 ticks (handshake, inputs,
+// acks, quality reports, checksums, channel traffic: the state transfer to a late spectator
+// and the delay decisions) is sent to it again, from the real senders' addresses, ten
+// datagrams a tick, later in the match. Every one is an old sequence (or an old handshake):
+// nothing changes, the match runs to its end, states agree, nobody is dropped or desyncs.
+TEST_P(MatchModes, ReplayedCapturesOfAWholeMatchChangeNothing) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
+  MatchOptions o;
+  o.frames = 900;
+  o.link.latency_us = 20000;
+  o.match_key = GetParam();
+  o.adaptive_delay = true;
+  o.spectators = 1;
+  o.state_transfer = true;
+  o.spectator_join = {100};
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  end_a_round_at_300(match);
+  Capture capture;
+  for (int t = 0; t < 300; ++t) {
+    capture.tap(match, 0);
+    match.tick();
+  }
+  ASSERT_GT(capture.recorded.size(), 300u);
+  size_t next = 0;
+  bool done = false;
+  for (int t = 0; t < 4000 && !done; ++t) {
+    for (int k = 0; k < 10 && next < capture.recorded.size(); ++k, ++next) {
+      const Capture::Datagram& g = capture.recorded[next];
+      match.machine(g.from).wire->send(match.machine(0).wire->address(), g.bytes.data(), g.bytes.size());
+    }
+    match.tick();
+    done = next == capture.recorded.size();
+    for (uint32_t m = 0; m < match.size(); ++m) done = done && match.machine(m).session->confirmed_frame() >= o.frames;
+  }
+  ASSERT_TRUE(done);
+  note_applied_delays(match);
+  EXPECT_EQ(match.count_events(0, EventType::input_delay_applied), 2u) << "at the start and after the round";
+  expect_agree_with_reference(match, o.frames, true);
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    EXPECT_EQ(match.count_events(m, EventType::running), 1u) << m;
+    EXPECT_EQ(match.count_events(m, EventType::disconnected), 0u) << m;
+    EXPECT_EQ(match.count_events(m, EventType::handshake_rejected), 0u) << m;
+  }
+  PeerStats st{};
+  ASSERT_EQ(match.machine(0).session->peer_stats(1, &st), Result::ok);
+  EXPECT_GT(st.dropped_replayed + st.dropped_bad_nonce + st.dropped_wrong_state + st.dropped_out_of_window, 100u);
+}
+
+}  // namespace
+}  // namespace retcon::test
