@@ -109,12 +109,19 @@ retcon::Result FighterPeer::run_frame() {
   return a;
 }
 
-// Player 0's machine ends a round once its end condition holds on a confirmed frame: a timed
-// decision for the earliest frame every machine can still take, then (adaptive delay) the delay
-// for the next round, applied during the round-over pause.
+int FighterPeer::deciding_player() const {
+  for (int p = 0; p < setup_.players; ++p)
+    if (!gone_[p]) return p;
+  return -1;
+}
+
+// The deciding machine (deciding_player()) ends a round once its end condition holds on a
+// confirmed frame: a timed decision for the earliest frame every machine can still take, then
+// (adaptive delay) the delay for the next round, applied during the round-over pause.
 void FighterPeer::decide_round_end() {
   const FighterState& s = game_.state();
-  if (!setup_.decided_round_end || setup_.local_player != 0 || s.phase != kPhaseFight || s.round_end_due_frame == 0 ||
+  if (!setup_.decided_round_end || spectator() || setup_.local_player != deciding_player() || s.phase != kPhaseFight ||
+      s.round_end_due_frame == 0 ||
       session_->confirmed_frame() < s.round_end_due_frame || (decided_round_ == s.round && decided_match_ == s.match))
     return;
   const uint8_t decision[kRoundEndDecisionSize] = {kDecisionRoundEnd, uint8_t(s.round), uint8_t(s.match)};
@@ -139,7 +146,10 @@ void FighterPeer::on_event(const retcon::Event& e) {
       if (desyncs_++ == 0) first_desync_ = e.frame;
       break;
     case retcon::EventType::connection_interrupted: ++interruptions_; break;
-    case retcon::EventType::disconnected: ++disconnects_; break;
+    case retcon::EventType::disconnected:
+      ++disconnects_;
+      if (e.player >= 0 && e.player < kMaxPlayers) gone_[e.player] = true;
+      break;
     default: break;
   }
 }

@@ -35,7 +35,8 @@ struct PeerSetup {
   // Testing the tools: every simulation of this frame ends with player 0 one health point down,
   // on this machine only, as a platform-dependent computation would (a desync). -1: never.
   int32_t diverge_at = -1;
-  // A round ends by a timed decision of player 0's machine, sent once its end condition (KO,
+  // A round ends by a timed decision of the deciding machine (player 0's; once that player is
+  // disconnected, the machine of the lowest player still in), sent once its end condition (KO,
   // time over) holds on a confirmed frame, so no machine ever shows a round end that a rollback
   // takes back. Every machine of the match (spectators too) must agree on it.
   bool decided_round_end = false;
@@ -100,6 +101,12 @@ class FighterPeer {
   int32_t late_frames() const { return late_frames_; }
   retcon::Frame late_at() const { return late_at_; }
   uint32_t rounds_decided() const { return rounds_decided_; }
+  // The player whose machine decides round ends: the lowest one this machine has not been told
+  // is disconnected (the agreed disconnected event). Two machines may briefly both decide (one
+  // that has not heard of its own cut yet): a round-end decision names its round and match, so
+  // the first that applies ends it and a second one is ignored, on every machine alike; a
+  // decision of a player cut before its frame applies nowhere.
+  int deciding_player() const;
 
  private:
   // The game as the session sees it: FighterGame plus an on_event that reaches this peer.
@@ -140,6 +147,7 @@ class FighterPeer {
   retcon::Frame late_at_ = retcon::kNullFrame;
   int32_t decided_round_ = 0, decided_match_ = -1;  // the last round end this machine sent
   uint32_t rounds_decided_ = 0;
+  bool gone_[kMaxPlayers] = {};  // disconnected events seen, by player
 };
 
 }  // namespace fighter

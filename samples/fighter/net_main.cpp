@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
   setup.addresses[1 - opt.player] = remote;
   setup.rng_seed = (uint64_t(entropy()) << 32) ^ entropy();
   setup.max_prediction = opt.max_prediction;
-  setup.decided_round_end = true;  // rounds end by player 0's timed decision
+  setup.decided_round_end = true;  // rounds end by the deciding machine's timed decision
   setup.adaptive_delay = true;     // the delay chosen at the start and before each round
   fighter::FighterPeer peer;
   if (retcon::Result r = peer.start(setup); r != retcon::Result::ok) {

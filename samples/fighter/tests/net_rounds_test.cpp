@@ -109,5 +109,80 @@ TEST(FighterNetRounds, RoundsEndByDecisionOnTheSameFrameEverywhere) {
   }
 }
 
+// Player 0's machine (the one that decides round ends) leaves mid-round: the machine of the
+// lowest player still in takes over once the disconnect is agreed, so the match still ends
+// rounds, on the same frame with the same winner on both machines left.
+TEST(FighterNetRounds, AnotherMachineDecidesRoundEndsWhenPlayerZeroLeaves) {
+  retcon::InMemoryNetwork net;
+  std::vector<std::unique_ptr<NetMachine>> ms;
+  retcon::LinkProfile link;
+  link.latency_us = 30000;
+  link.jitter_us = 5000;
+  link.loss = 0.02;
+  const int players = 3;
+  for (int m = 0; m < players; ++m) {
+    auto x = std::make_unique<NetMachine>();
+    x->wire = net.add_endpoint();
+    x->sim = std::make_unique<retcon::NetworkSimulator>(*x->wire, 4242 + uint64_t(m));
+    x->sim->set_outgoing(link);
+    ms.push_back(std::move(x));
+  }
+  for (int m = 0; m < players; ++m) {
+    PeerSetup s;
+    s.players = players;
+    s.local_player = m;
+    s.game_seed = 5;
+    s.bot_seed = 17u + uint32_t(m);
+    s.transport = ms[size_t(m)]->sim.get();
+    for (int p = 0; p < players; ++p) s.addresses[p] = ms[size_t(p)]->wire->address();
+    s.rng_seed = 77 + uint64_t(m);
+    s.decided_round_end = true;
+    s.disconnect_timeout_us = 1000000;
+    ASSERT_EQ(ms[size_t(m)]->peer.start(s), retcon::Result::ok);
+  }
+  const retcon::Frame leave_at = 10 * 60;  // mid-round: a round lasts up to 60 s
+  const retcon::Frame last = 150 * 60;     // two more full rounds at least, even by time over
+  std::vector<std::vector<std::pair<retcon::Frame, int32_t>>> ends(players);
+  uint64_t now = 0;
+  for (int t = 0; t < 12000; ++t) {
+    now += 16667;
+    for (int m = 0; m < players; ++m) {
+      NetMachine& me = *ms[size_t(m)];
+      if (m == 0 && me.peer.session().current_frame() >= leave_at) continue;  // gone: no more polls
+      me.sim->set_time(now);
+      const int32_t rounds_before = me.peer.game().state().rounds_played;
+      me.peer.tick(now, last);
+      const FighterState& st = me.peer.game().state();
+      if (st.rounds_played != rounds_before) ends[size_t(m)].push_back({st.frame, st.round_winner});
+    }
+    if (ms[1]->peer.recorder().recorded_frames() >= last && ms[2]->peer.recorder().recorded_frames() >= last) break;
+  }
+  for (int m = 1; m < players; ++m) {
+    const FighterPeer& p = ms[size_t(m)]->peer;
+    ASSERT_GE(p.recorder().recorded_frames(), last) << "machine " << m;
+    EXPECT_EQ(p.errors(), 0u);
+    EXPECT_EQ(p.desyncs(), 0u);
+    EXPECT_EQ(p.disconnects(), 1u) << "machine " << m << ": only player 0 left";
+    EXPECT_EQ(p.deciding_player(), 1);
+  }
+  for (retcon::Frame f = 0; f < last; ++f) {
+    uint64_t a = 0, b = 0;
+    ASSERT_TRUE(ms[1]->peer.confirmed_checksum(f, &a));
+    ASSERT_TRUE(ms[2]->peer.confirmed_checksum(f, &b));
+    ASSERT_EQ(a, b) << "frame " << f;
+  }
+  // Player 1's machine took over and rounds ended after the leave, alike on both machines.
+  EXPECT_GE(ms[1]->peer.rounds_decided(), 2u);
+  EXPECT_EQ(ms[2]->peer.rounds_decided(), 0u);
+  size_t after_leave = 0;
+  for (const auto& e : ends[1]) after_leave += e.first > leave_at;
+  EXPECT_GE(after_leave, 2u);
+  ASSERT_EQ(ends[1].size(), ends[2].size());
+  for (size_t k = 0; k < ends[1].size(); ++k) {
+    EXPECT_EQ(ends[1][k].first, ends[2][k].first) << "round " << k;
+    EXPECT_EQ(ends[1][k].second, ends[2][k].second) << "round " << k;
+  }
+}
+
 }  // namespace
 }  // namespace fighter
