@@ -214,7 +214,15 @@ class P2PSessionImpl final : public P2PSession {
   SessionShape shape_;          // ours, to name what differs in a rejected handshake
   DecisionExchange decisions_;  // timed decisions (session/decision_exchange.h)
   // Adaptive delay applied at one frame (session/delay_change.h): changes not yet due here.
-  static constexpr uint32_t kMaxPendingDelays = 4;
+  // Each player machine may have this many delay changes pending here; the pool holds every
+  // sender's share, so a peer scheduling changes far ahead cannot crowd out another's.
+  static constexpr uint32_t kMaxPendingDelaysPerSender = 4;
+  static constexpr uint32_t kMaxPendingDelays = kMaxPendingDelaysPerSender * uint32_t(kMaxPlayers);
+  uint32_t pending_delays_of(PlayerIndex sender) const {
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < pending_delay_count_; ++k) n += pending_delays_[k].sender == sender;
+    return n;
+  }
   DelayChange pending_delays_[kMaxPendingDelays];
   uint32_t pending_delay_count_ = 0;
   uint64_t delay_changes_dropped_ = 0;
@@ -1013,7 +1021,9 @@ Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, De
   if (frame == kNullFrame) frame = first;
   out->frame = frame;
   if (frame < first || frame > driver_.frame() + kMaxDecisionLead) return Result::input_out_of_window;
-  if (pending_delay_count_ == kMaxPendingDelays) return Result::prediction_limit;
+  PlayerIndex me = 0;
+  while (!driver_.is_local(me)) ++me;
+  if (pending_delays_of(me) == kMaxPendingDelaysPerSender) return Result::prediction_limit;
   for (uint32_t i = 0; i < num_player_peers_; ++i)
     if (!peers_[i].dropped && peers_[i].channel.messages_free() == 0) return Result::prediction_limit;
   DelayChoice c;
@@ -1021,7 +1031,7 @@ Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, De
   c.frame = frame;
   *out = c;
   DelayChange change;
-  while (!driver_.is_local(change.sender = PlayerIndex(change.sender + 1))) {}
+  change.sender = me;
   change.frame = frame;
   change.delay = c.delay;
   change.median_rtt_us = uint32_t(std::min<uint64_t>(c.median_rtt_us, UINT32_MAX));
@@ -1037,7 +1047,8 @@ Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, De
 }
 
 bool P2PSessionImpl::schedule_delay(const DelayChange& change) {
-  if (pending_delay_count_ == kMaxPendingDelays) return false;
+  if (pending_delay_count_ == kMaxPendingDelays || pending_delays_of(change.sender) == kMaxPendingDelaysPerSender)
+    return false;
   pending_delays_[pending_delay_count_++] = change;
   return true;
 }

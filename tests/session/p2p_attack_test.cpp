@@ -349,5 +349,51 @@ TEST_P(MatchModes, ReplayedCapturesOfAWholeMatchChangeNothing) {
   EXPECT_GT(st.dropped_replayed + st.dropped_bad_nonce + st.dropped_wrong_state + st.dropped_out_of_window, 100u);
 }
 
+
+// A player machine that schedules delay changes far ahead (four of them, each a legal frame)
+// cannot crowd out another machine's change: before, every machine kept four pending changes
+// in all, so machine 2's change (due soon) was dropped on machines 0 and 1 and applied on
+// machine 2 alone, and machine 0 could not schedule one of its own any more.
+TEST(P2PAttack, DelayChangesScheduledFarAheadCannotCrowdOutAnotherMachines) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 500;
+  o.link.latency_us = 30000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  int far_scheduled = 0;
+  Frame planned = kNullFrame;
+  Result own = Result::internal_error;
+  match.before_input = [&](uint32_t m) {
+    P2PSession& s = *match.machine(m).session;
+    DelayChoice c;
+    if (m == 1 && far_scheduled == 0 && s.current_frame() >= 100) {
+      for (int k = 0; k < 4; ++k)
+        far_scheduled += s.apply_input_delay(AdaptiveDelayRule{}, s.current_frame() + 20000 + k, &c) == Result::ok;
+    }
+    if (m == 2 && planned == kNullFrame && s.current_frame() >= 160) {
+      ASSERT_EQ(s.apply_input_delay(AdaptiveDelayRule{}, s.earliest_decision_frame() + 10, &c), Result::ok);
+      planned = c.frame;
+    }
+    if (m == 0 && own == Result::internal_error && s.current_frame() >= 160)
+      own = s.apply_input_delay(AdaptiveDelayRule{}, s.earliest_decision_frame() + 10, &c);
+  };
+  ASSERT_TRUE(match.run(20000));
+  EXPECT_EQ(far_scheduled, 4);
+  EXPECT_EQ(own, Result::ok) << "machine 0 can still schedule its own change";
+  ASSERT_NE(planned, kNullFrame);
+  // Machine 2's change applied on every machine at its frame (and machine 0's too).
+  for (uint32_t m = 0; m < 3; ++m) {
+    bool seen = false;
+    for (const Event& e : match.machine(m).game.events)
+      if (e.type == EventType::input_delay_applied && e.player == 2) seen = seen || e.frame == planned;
+    EXPECT_TRUE(seen) << "machine " << m << " did not apply machine 2's change at frame " << planned;
+    EXPECT_EQ(match.count_events(m, EventType::input_delay_applied), 2u) << "machine " << m;
+  }
+  for (const Event& e : match.machine(0).game.events)
+    if (e.type == EventType::input_delay_applied) match.note_delay_change(e.frame, e.count);
+  expect_agree_with_reference(match, o.frames, true);
+}
+
 }  // namespace
 }  // namespace retcon::test
