@@ -251,3 +251,64 @@ TEST(Decisions, RefusesWhatCannotWork) {
 
 }  // namespace
 }  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// A spectator that joins late from the host's transferred state applies every decision of the
+// frames from the state's on, once, including those of the frames the host streams it right
+// after the state (they were confirmed before it asked): each spectator has its own place in
+// the stream, and the host offers no state older than the decisions it still keeps.
+TEST(Decisions, ASpectatorFromATransferredStateAppliesEveryDecisionFromItsStartOnce) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    MatchOptions o;
+    o.machines = 3;
+    o.spectators = 2;
+    o.state_transfer = true;
+    o.spectator_join = {0, 200};
+    o.frames = 400;
+    o.seed = seed;
+    o.input_delay = 1;
+    o.link.latency_us = 30000;
+    o.link.jitter_us = 5000;
+    o.link.loss = 0.05;
+    Match match(o);
+    ASSERT_TRUE(match.build());
+    // Machines 0 and 1 decide often, before and after the late spectator comes.
+    match.before_input = [&](uint32_t m) {
+      P2PSession& s = *match.machine(m).session;
+      if (m > 1 || s.current_frame() < 100 || s.current_frame() > o.frames - 40 || s.current_frame() % 3 != Frame(m)) return;
+      const Result r = match.send_decision(m, s.earliest_decision_frame(), bytes_of({int(m), int(s.current_frame() & 0xff)}));
+      EXPECT_TRUE(r == Result::ok || r == Result::prediction_limit);
+    };
+    ASSERT_TRUE(match.run(20000));
+    for (int i = 0; i < 400; ++i) match.tick();
+    EXPECT_EQ(match.errors(), 0u);
+    const std::vector<uint64_t> ref = match.reference();
+    Machine& late = match.machine(o.machines + 1);
+    Frame first = 0;
+    while (first < o.frames && late.hashes[size_t(first)] == 0) ++first;
+    ASSERT_GT(first, 100) << "seed " << seed << ": it started from a state";
+    size_t decisions_after = 0;
+    for (const SentDecision& d : match.sent_decisions) decisions_after += d.frame >= first && d.frame < o.frames;
+    EXPECT_GE(decisions_after, 20u);
+    const Frame upto = std::min(o.frames, late.session->confirmed_frame());
+    EXPECT_GE(upto, o.frames - 1) << "seed " << seed;
+    for (Frame f = first; f <= upto; ++f)
+      ASSERT_EQ(late.hashes[size_t(f)], ref[size_t(f)]) << "seed " << seed << " frame " << f << " (from " << first << ")";
+    EXPECT_EQ(late.game.frame_errors, 0);
+    // The players and the spectator watching from the start, from frame 0.
+    for (uint32_t m = 0; m <= o.machines; ++m) {
+      Machine& me = match.machine(m);
+      EXPECT_EQ(me.game.frame_errors, 0) << "machine " << m;
+      EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << "machine " << m;
+      const Frame last = std::min({o.frames, me.session->confirmed_frame() + 1, me.session->current_frame() - 1});
+      EXPECT_GE(last, me.spectator ? o.frames - 1 : o.frames) << "machine " << m;
+      for (Frame f = 0; f <= last; ++f)
+        ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << "seed " << seed << " machine " << m << " frame " << f;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace retcon::test
