@@ -395,5 +395,75 @@ TEST(P2PAttack, DelayChangesScheduledFarAheadCannotCrowdOutAnotherMachines) {
   expect_agree_with_reference(match, o.frames, true);
 }
 
+
+// An attacker on the path who sees every datagram but lacks the key (with a key), or does not
+// recompute the connection-keyed checksum (without one): ahead of each real datagram to
+// machine 0 it sends forgeries carrying the real header (nonce, the very sequence number and
+// the next ones, the type changed to any of the eleven: acks, inputs, quality and checksum
+// reports, disconnects, handshakes, channel traffic) with a tampered body. None may consume the
+// sequence number the real datagram then brings, or change anything: the match runs to its end
+// with the reference states, nobody is dropped, no desync, no handshake rejected.
+TEST_P(MatchModes, OnPathForgeriesAheadOfEveryDatagramChangeNothing) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
+  MatchOptions o;
+  o.frames = 600;
+  o.link.latency_us = 20000;
+  o.match_key = GetParam();
+  o.adaptive_delay = true;
+  o.spectators = 1;
+  o.state_transfer = true;
+  o.spectator_join = {150};
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  end_a_round_at_300(match);
+  std::mt19937_64 rng(41);
+  uint64_t forged = 0;
+  bool done = false;
+  for (int t = 0; t < 4000 && !done; ++t) {
+    // Everything waiting for machine 0 (from the other player and the spectator): forgeries
+    // first, then the real datagram, from its real sender.
+    InMemoryTransport& wire = *match.machine(0).wire;
+    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> waiting;
+    PeerAddress from;
+    uint8_t buffer[detail::kMaxDatagramSize];
+    size_t length = 0;
+    while (wire.receive(&from, buffer, sizeof buffer, &length))
+      for (uint32_t m = 0; m < match.size(); ++m)
+        if (match.machine(m).wire->address() == from) waiting.push_back({m, std::vector<uint8_t>(buffer, buffer + length)});
+    for (const auto& [sender, bytes] : waiting) {
+      InMemoryTransport& as = *match.machine(sender).wire;
+      for (int k = 0; k < 3; ++k) {
+        std::vector<uint8_t> f = bytes;
+        if (f.size() < detail::kHeaderSize) f.resize(detail::kHeaderSize);
+        f[3] = uint8_t(1 + rng() % 11);  // any type
+        uint32_t sequence = 0;
+        std::memcpy(&sequence, f.data() + 8, 4);
+        sequence += uint32_t(k);  // this one, and the next two
+        std::memcpy(f.data() + 8, &sequence, 4);
+        for (size_t i = detail::kPublicHeaderSize; i < f.size(); ++i)
+          if (rng() % 3 == 0) f[i] = uint8_t(rng());
+        if (f.size() == detail::kHeaderSize || rng() % 4 == 0) f.push_back(uint8_t(rng()));
+        as.send(wire.address(), f.data(), f.size());
+        ++forged;
+      }
+      as.send(wire.address(), bytes.data(), bytes.size());
+    }
+    match.tick();
+    done = true;
+    for (uint32_t m = 0; m < match.size(); ++m) done = done && match.machine(m).session->confirmed_frame() >= o.frames;
+  }
+  ASSERT_TRUE(done);
+  EXPECT_GT(forged, 2000u);
+  note_applied_delays(match);
+  EXPECT_EQ(match.count_events(0, EventType::input_delay_applied), 2u) << "at the start and after the round";
+  expect_agree_with_reference(match, o.frames, true);
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    EXPECT_EQ(match.count_events(m, EventType::running), 1u) << m;
+    EXPECT_EQ(match.count_events(m, EventType::disconnected), 0u) << m;
+    EXPECT_EQ(match.count_events(m, EventType::handshake_rejected), 0u) << m;
+  }
+  EXPECT_EQ(match.machine(2).hashes[0], 0u) << "the spectator started from the transferred state";
+}
+
 }  // namespace
 }  // namespace retcon::test
