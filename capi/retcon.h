@@ -530,11 +530,13 @@ typedef struct retcon_p2p_config {
   retcon_peer_address player_addresses[RETCON_MAX_PLAYERS];
   uint32_t num_spectators;        /* machines this host streams confirmed inputs to */
   retcon_peer_address spectators[RETCON_MAX_SPECTATORS];
-  /* Send policy. Inputs go out at once whenever a confirmation matters (lockstep, a prediction
-   * window half full, a stalled frame, a changed input, loss seen in the last loss_hold_frames
-   * frames); only otherwise may up to input_batch_frames unchanged frames share a datagram. */
+  /* Send policy (docs/NETWORKING.md). Inputs go out at once whenever a confirmation matters
+   * (lockstep, a prediction window within two frames of full, a stalled frame, a link so slow a
+   * late datagram would not fit the peer's window, a changed input, and with loss_hold_frames
+   * > 0 a window half full while loss was seen in the last loss_hold_frames frames); only
+   * otherwise may up to input_batch_frames unchanged frames share a datagram. */
   uint32_t input_batch_frames;    /* 1..60; 1 sends every frame at once (default 2) */
-  uint32_t loss_hold_frames;      /* frames to keep sending at once after a loss (default 120) */
+  uint32_t loss_hold_frames;      /* frames a half-full window stays urgent after a loss (default 0: off) */
   /* The match key (docs/SECURITY.md): 32 random bytes the lobby gives every machine of one
    * match. has_match_key 1: every datagram is authenticated and encrypted, only machines with
    * the same key connect. 0 (default): no key, resists blind spoofing only. An all-zero key

@@ -32,12 +32,15 @@ struct NetworkConfig {
   // without it the session resists blind spoofing only. An all-zero key is refused.
   bool has_match_key = false;
   uint8_t match_key[32] = {};
-  // Send policy. Inputs go out at once whenever a confirmation matters: lockstep, a prediction
-  // window half full or more, a stalled frame, an input that changed, loss seen in the last
+  // Send policy (docs/NETWORKING.md). Inputs go out at once whenever a confirmation matters:
+  // lockstep, a prediction window within two frames of full, a stalled frame, a link so slow
+  // that a late datagram would not fit the peer's window, an input that changed, and (only
+  // with loss_hold_frames > 0) a window half full while loss was seen in the last
   // `loss_hold_frames` frames. Only when none holds may up to `input_batch_frames` unchanged
-  // frames share one datagram (1: always send each frame at once; 1..60).
+  // frames share one datagram (1: always send each frame at once; 1..60). loss_hold_frames
+  // defaults to 0 (off): at 50 ms +-8 and 5% loss it cost ~20% more bytes for no fewer stalls.
   uint32_t input_batch_frames = 2;
-  uint32_t loss_hold_frames = 120;
+  uint32_t loss_hold_frames = 0;
   // A peer whose handshake has made no round trip for this long is given up (disconnected
   // event; the others start without it, or hear cannot_continue when nobody is left). Counted
   // from the last round trip, so a slow link that answers still gets through. 0 disables it: a

@@ -137,6 +137,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   loss_seen_ = false;
   loss_seen_at_ = unacked_since_ = 0;
   last_inputs_sent_at_ = 0;
+  spoke_again_ = false;
   frame_us_ = 1000000u / s.frame_rate;
   receive_ring_.assign(size_t(config.receive_window_frames) * config.receive_blob_size, 0);
   last_received_ = kNullFrame;
@@ -311,6 +312,9 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     if (!handle(m, now_us)) return;
   }
   replay_window_.commit(header.sequence);
+  // The peer speaks again after a silence (a blackout): what it may be stalled on goes out at
+  // the next poll, not at the next (slowed) resend.
+  if (running() && peer_silent(now_us)) spoke_again_ = true;
   last_received_at_ = now_us;
   if (state_ == EndpointState::interrupted) {
     state_ = EndpointState::running;
@@ -690,6 +694,11 @@ Frame Endpoint::estimated_remote_frame(uint64_t now_us) const noexcept {
   return remote_estimate_.estimate(last_received_, now_us, srtt_us_ / 2, input_patience_us(), frame_us_);
 }
 
+bool Endpoint::peer_silent(uint64_t now_us) const noexcept {
+  // In play the peer sends every frame or two; this long without a word is an outage.
+  return now_us > last_received_at_ + config_.resend_interval_us + 4 * frame_us_ + 2 * jitter_us_;
+}
+
 uint64_t Endpoint::input_patience_us() const noexcept {
   // Inputs may pause a batch, a lost datagram until the next and the jitter before the peer
   // counts as stalled.
@@ -930,17 +939,23 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
     // no new frame is coming, e.g. while the owner waits at its prediction limit). While the
     // owner is stalled, every frame time: after a blackout the first datagram through then
     // ends the peer's stall at once.
-    const uint64_t resend_after =
-        stalled_ ? std::min(config_.resend_interval_us, frame_us_ + frame_us_ / 2) : config_.resend_interval_us;
-    const bool resend_due = unacked && !pending && now_us >= last_inputs_sent_at_ + resend_after;
+    // While the peer is silent (a blackout: nothing it sends arrives, so most likely nothing we
+    // send arrives either) the backlog goes every resend_interval_us only, and at once when the
+    // peer speaks again.
+    const uint64_t resend_after = stalled_ && !peer_silent(now_us)
+                                      ? std::min(config_.resend_interval_us, frame_us_ + frame_us_ / 2)
+                                      : config_.resend_interval_us;
+    const bool resend_due = unacked && !pending && (spoke_again_ || now_us >= last_inputs_sent_at_ + resend_after);
     // A player is disconnected and no frame is on its way: the status alone must still travel,
     // since peers may be waiting at their prediction limit for exactly that news (to agree on
     // the player's cut). Repeated as a resend, since the datagram may be lost.
     const bool status_due = !unacked && any_disconnected_ && last_acked_ >= out_base_ && config_.send_blob_size > 0 &&
                             now_us >= last_inputs_sent_at_ + resend_after;
-    if ((unacked && ((pending && decision.inputs) || resend_due)) || status_due) {
+    if (!unacked) spoke_again_ = false;
+    if ((unacked && ((pending && (decision.inputs || spoke_again_)) || resend_due)) || status_due) {
       if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
       note(send_inputs(transport, to));
+      spoke_again_ = false;
       inputs_dirty_ = false;
       ack_due_ = false;  // the inputs datagram carries our acknowledgement
       last_inputs_sent_at_ = now_us;

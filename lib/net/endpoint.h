@@ -57,7 +57,7 @@ struct EndpointConfig {
   // for loss_hold_frames and an input did not change, up to this many frames share one
   // datagram. 1: every frame goes out at once. 1..60.
   uint32_t input_batch_frames = 2;
-  uint32_t loss_hold_frames = 120;
+  uint32_t loss_hold_frames = 0;
   uint32_t send_queue_frames = 256;          // initial unacked-frame ring; doubles when full
   uint32_t max_send_queue_frames = 4096;     // beyond this send_input fails
   // Received frames held. A frame at or beyond (next frame to pop + this) is not accepted
@@ -264,6 +264,7 @@ class Endpoint {
   bool handle_ack(Frame ack) noexcept;
   void handle_rtt_sample(uint64_t rtt_us) noexcept;
   uint64_t input_patience_us() const noexcept;
+  bool peer_silent(uint64_t now_us) const noexcept;
   Handshake local_hello(uint64_t challenge) const noexcept;
   Header next_header(MessageType type) noexcept;
   Result send(Transport& transport, const PeerAddress& to, size_t length);
@@ -344,6 +345,7 @@ class Endpoint {
   bool loss_seen_ = false;
   uint64_t unacked_since_ = 0;       // when the oldest unacknowledged datagram went out
   uint64_t last_inputs_sent_at_ = 0;
+  bool spoke_again_ = false;         // a datagram arrived after the peer was silent
   uint64_t frame_us_ = 16667;        // one frame time, from shape.frame_rate
 
   // Incoming inputs.

@@ -24,8 +24,9 @@ struct SendPolicyConfig {
   // Unchanged frames that may share one datagram when nothing is urgent. 1: every frame goes
   // out at once. 1..60.
   uint32_t batch_frames = 2;
-  // Frames after an observed loss during which the owner treats a half-full window as urgent.
-  uint32_t loss_hold_frames = 120;
+  // Frames after an observed loss during which the owner treats a half-full window as urgent
+  // (0: never; the default, see NetworkConfig).
+  uint32_t loss_hold_frames = 0;
 };
 
 struct SendPolicyInput {

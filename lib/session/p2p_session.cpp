@@ -160,6 +160,7 @@ class P2PSessionImpl final : public P2PSession {
   Result plan_delay(const AdaptiveDelayRule& rule, Frame frame, DelayChoice* out);
   Result pick_delay(const AdaptiveDelayRule& rule, DelayChoice* out);
   bool schedule_delay(const DelayChange& change);
+  Frame hold_for_delays(uint32_t i);
   void apply_due_delays();
   void auto_delay_at_start();
   bool deciding_machine() const;
@@ -225,6 +226,18 @@ class P2PSessionImpl final : public P2PSession {
   }
   DelayChange pending_delays_[kMaxPendingDelays];
   uint32_t pending_delay_count_ = 0;
+  // Our own changes not yet acknowledged by every peer. A peer switches before it takes its
+  // input of the change's frame, and on prediction it may run up to a window past the frames it
+  // has from us: so our input stream stops a window before the frame until every peer holds the
+  // change (see hold_for_delays), each peer's stream for its own acknowledgement. Loss and jitter
+  // then delay our inputs, never the change.
+  struct OwnDelay {
+    bool active = false;
+    Frame frame = 0;
+    uint32_t seq[kMaxPlayers] = {};
+    bool sent_to[kMaxPlayers] = {};
+  };
+  OwnDelay own_delays_[kMaxPendingDelaysPerSender];
   uint64_t delay_changes_dropped_ = 0;
   bool auto_delay_ = false, auto_delay_done_ = false;
   AdaptiveDelayRule auto_rule_;
@@ -727,7 +740,7 @@ void P2PSessionImpl::send_local_inputs() {
     if (peer.dropped) continue;
     anyone = true;
     Frame upto = ready;
-    const Frame hold = decisions_.hold_from(peers_, num_player_peers_, i);
+    const Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), hold_for_delays(i));
     if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
     for (Frame f = sent_to_peer_[i] + 1; f <= upto; ++f) {
       size_t offset = 0;
@@ -1018,12 +1031,18 @@ Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, De
   if (out == nullptr || validate_delay_rule(rule) != nullptr) return Result::invalid_argument;
   if (!running_) return Result::not_synchronized;
   const Frame first = earliest_decision_frame();
-  if (frame == kNullFrame) frame = first;
+  // The automatic choice leaves room for a window of our inputs before the frame, so that the
+  // hold (hold_for_delays) only bites when the change is slow to arrive.
+  if (frame == kNullFrame) frame = std::max(first, last_local_sent_ + max_prediction_ + 2);
   out->frame = frame;
   if (frame < first || frame > driver_.frame() + kMaxDecisionLead) return Result::input_out_of_window;
   PlayerIndex me = 0;
   while (!driver_.is_local(me)) ++me;
   if (pending_delays_of(me) == kMaxPendingDelaysPerSender) return Result::prediction_limit;
+  OwnDelay* own = nullptr;
+  for (OwnDelay& o : own_delays_)
+    if (!o.active && own == nullptr) own = &o;
+  if (own == nullptr) return Result::prediction_limit;
   for (uint32_t i = 0; i < num_player_peers_; ++i)
     if (!peers_[i].dropped && peers_[i].channel.messages_free() == 0) return Result::prediction_limit;
   DelayChoice c;
@@ -1039,11 +1058,40 @@ Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, De
   for (uint32_t p = 0; p < uint32_t(kMaxPlayers); ++p) change.rtt_ms[p] = uint16_t(std::min<uint64_t>(c.rtt_us[p] / 1000, 65535));
   uint8_t body[kMaxChannelMessage];
   const size_t n = encode_delay_change(change, body, sizeof body);
-  for (uint32_t i = 0; i < num_player_peers_; ++i)
-    if (!peers_[i].dropped) peers_[i].channel.send_message(ChannelStream::decisions, body, n);
+  *own = OwnDelay{};
+  own->active = true;
+  own->frame = frame;
+  for (uint32_t i = 0; i < num_player_peers_ && i < uint32_t(kMaxPlayers); ++i) {
+    if (peers_[i].dropped) continue;
+    own->seq[i] = peers_[i].channel.next_message_seq();
+    own->sent_to[i] = peers_[i].channel.send_message(ChannelStream::decisions, body, n) == Result::ok;
+  }
   schedule_delay(change);
   apply_due_delays();
   return Result::ok;
+}
+
+// The first frame of our input stream to peer `i` that must wait for our delay changes to reach
+// it: a peer holding our inputs up to frame g may run to g + max_prediction on prediction, so
+// its stream stops max_prediction + 1 frames before the frame of a change it has not
+// acknowledged (or at once, for a change planned closer than that). INT32_MAX: nothing to wait
+// for. Changes every peer acknowledged free their slot here.
+Frame P2PSessionImpl::hold_for_delays(uint32_t i) {
+  Frame hold = INT32_MAX;
+  for (OwnDelay& o : own_delays_) {
+    if (!o.active) continue;
+    bool everyone = true;
+    for (uint32_t k = 0; k < num_player_peers_ && k < uint32_t(kMaxPlayers); ++k)
+      everyone = everyone && (peers_[k].dropped || !o.sent_to[k] || peers_[k].channel.acknowledged_through(o.seq[k]));
+    if (everyone) {
+      o.active = false;
+      continue;
+    }
+    if (i >= uint32_t(kMaxPlayers) || peers_[i].dropped || !o.sent_to[i] || peers_[i].channel.acknowledged_through(o.seq[i]))
+      continue;
+    hold = std::min(hold, std::max(o.frame - max_prediction_ - 1, sent_to_peer_[i] + 1));
+  }
+  return hold;
 }
 
 bool P2PSessionImpl::schedule_delay(const DelayChange& change) {
@@ -1173,11 +1221,13 @@ void P2PSessionImpl::watch_lateness(Peer& peer) {
 
 void P2PSessionImpl::send_due() {
   // Confirmations matter now: lockstep waits for every one, a stalled frame waits for the next,
-  // a window nearly full is one late datagram away from a stall, and after a loss (the next one
-  // is likely) so is a window half full. Otherwise the endpoints may batch: a frame held back
-  // then costs nothing but bytes saved.
+  // a window nearly full (two frames left) is one late datagram away from a stall, and, when
+  // the owner asks for it (loss_hold_frames), after a loss so is a window half full. Otherwise
+  // the endpoints may batch: a frame held back then costs nothing but bytes saved. (Measured,
+  // docs/NETWORKING.md: at 50 ms +-8 and 5% loss, three frames left or the loss rule cost 10-20%
+  // more bytes for no fewer stalls.)
   const int32_t used = driver_.frame() - driver_.confirmed_frame();
-  const bool pressing = max_prediction_ == 0 || stalled_ || used > max_prediction_ - 3;
+  const bool pressing = max_prediction_ == 0 || stalled_ || used > max_prediction_ - 2;
   const bool half_full = used > max_prediction_ / 2;
   // The peer's window, seen from here: our input of a frame reaches it a one-way trip later
   // (a slow datagram: plus twice the jitter); its window and our input delay cover that many

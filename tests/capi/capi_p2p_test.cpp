@@ -207,7 +207,7 @@ TEST_F(CapiNet, P2PCreateMisuse) {
     EXPECT_EQ(s, nullptr);
   }
   EXPECT_EQ(p2p.input_batch_frames, 2u) << "retcon_p2p_config_init fills the C++ defaults";
-  EXPECT_EQ(p2p.loss_hold_frames, 120u);
+  EXPECT_EQ(p2p.loss_hold_frames, 0u);
   retcon_spectator_config sc;
   retcon_spectator_config_init(&sc);
   EXPECT_EQ(retcon_spectator_session_create(&config, nullptr, &callbacks, a, &s), RETCON_RESULT_INVALID_ARGUMENT);

@@ -675,3 +675,52 @@ TEST(Endpoint, ChangedInputsGoAtOnceUnchangedOnesShareADatagram) {
 
 }  // namespace
 }  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// A stalled owner resends its unacknowledged frames every frame time, so the first datagram
+// after a blackout ends the peer's stall. While the peer is silent (the blackout itself) that
+// would throw ~40 datagrams a second into the void: they go every resend_interval_us (50 ms)
+// instead, and at once when the peer speaks again.
+TEST(Endpoint, StalledResendsSlowDownWhileThePeerIsSilentAndResumeAtOnce) {
+  EndpointPair pair(default_config(50), default_config(51));
+  LinkProfile link;
+  link.latency_us = 20000;
+  pair.set_link(link);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  auto& a = pair.a().endpoint;
+  auto& b = pair.b().endpoint;
+  const uint8_t x[2] = {1, 0};
+  for (int i = 0; i < 300; ++i) pair.step(1000);
+  const uint64_t dark_from = pair.now, dark_to = dark_from + 1000000;
+  link.blackouts.push_back({dark_from, dark_to});
+  pair.set_link(link);
+  // A plays 10 frames into the blackout and stalls on them; B stalls too.
+  for (Frame f = 0; f < 10; ++f) {
+    ASSERT_EQ(a.send_input(f, x), Result::ok);
+    for (int i = 0; i < 16; ++i) pair.step(1000);
+  }
+  a.set_urgent(true, true);
+  b.set_urgent(true, true);
+  pair.a().recorder->recording = true;
+  while (pair.now < dark_to) pair.step(1000);
+  pair.a().recorder->recording = false;
+  uint64_t inputs_in_the_dark = 0;
+  for (const auto& d : pair.a().recorder->sent) inputs_in_the_dark += d[3] == uint8_t(detail::MessageType::inputs);
+  EXPECT_LE(inputs_in_the_dark, 1000000u / 50000 + 2) << "every 50 ms, not every frame time";
+  EXPECT_GE(inputs_in_the_dark, 1000000u / 50000 - 6) << "still resent";
+  EXPECT_LT(b.last_received_frame(), 9);
+  // B's first word after the blackout reaches A; A's frames follow at A's next poll.
+  const uint64_t heard_before = a.datagrams_received();
+  while (a.datagrams_received() == heard_before && pair.now < dark_to + 500000) pair.step(1000);
+  ASSERT_GT(a.datagrams_received(), heard_before);
+  const uint64_t heard_at = pair.now;
+  while (b.last_received_frame() < 9 && pair.now < heard_at + 100000) pair.step(1000);
+  EXPECT_EQ(b.last_received_frame(), 9);
+  EXPECT_LE(pair.now - heard_at, link.latency_us + 2000) << "resent at once, not at the next 50 ms";
+}
+
+}  // namespace
+}  // namespace retcon::test

@@ -384,7 +384,7 @@ def p2p_session(game: Any, players: Sequence[Union[str, c.PeerAddress]], input_s
     32 bytes the lobby gave every machine of the match (docs/SECURITY.md: datagrams are then
     authenticated and encrypted), or None. Other keyword arguments set retcon_p2p_config fields by
     name (rng_seed: 0 = fresh OS entropy, desync_interval, frame_rate, notify_delay_us,
-    disconnect_timeout_us, sync_round_trips, input_batch_frames, allow_local_only, ...)."""
+    disconnect_timeout_us, sync_round_trips, input_batch_frames, loss_hold_frames, allow_local_only, ...)."""
     bridge = GameBridge(game, predictor, log)
     config = _config(bridge, len(players), input_size, max_state_size, max_prediction, save_mode, log_level)
     p2p = c.new(c.P2PConfig, fn.p2p_config_init)
