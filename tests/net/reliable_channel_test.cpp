@@ -334,3 +334,126 @@ TEST(ReliableChannel, GarbageBodiesAreCountedAndChangeNothing) {
 
 }  // namespace
 }  // namespace retcon::detail
+
+namespace retcon::detail {
+namespace {
+
+// Channel bodies as a hostile (or broken) verified peer writes them, each aimed at one check.
+struct Body {
+  std::vector<uint8_t> bytes;
+  Body& u8(uint8_t v) { bytes.push_back(v); return *this; }
+  Body& u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes.push_back(uint8_t(v >> (8 * i)));
+    return *this;
+  }
+  Body& u64(uint64_t v) { return u32(uint32_t(v)).u32(uint32_t(v >> 32)); }
+  Body& fill(size_t n, uint8_t v) { bytes.insert(bytes.end(), n, v); return *this; }
+};
+Body chunk(uint32_t id, uint32_t total, uint32_t index, size_t payload, int32_t frame = 5) {
+  Body b;
+  b.u8(2).u32(id).u32(total).u64(0x1234).u32(7).u32(uint32_t(frame)).u32(index).fill(payload, 0xEE);
+  return b;
+}
+// Bitmaps empty unless asked: a set bit for a message or chunk already in flight would be an
+// acknowledgement only the receiver itself can give (a lie that costs it its own data).
+Body ack(uint32_t msg_next, uint32_t id, uint8_t status, uint32_t chunk_next, uint32_t msg_bits = 0,
+         bool chunk_bits = false) {
+  Body b;
+  b.u32(msg_next).u32(msg_bits).u32(id).u8(status).u32(chunk_next);
+  for (int w = 0; w < 4; ++w) b.u64(chunk_bits ? ~uint64_t{0} : 0);
+  return b;
+}
+
+// While a 40 KiB blob and 60 messages flow a -> b and 60 messages b -> a, every tick b is
+// handed hostile data bodies (a blob claiming 4 GiB, chunk ids 0, absurd frames,
+// indexes past the end, wrong lengths, messages empty, oversized, far ahead, on unknown
+// streams, cancels of transfers that do not exist) and a is handed hostile acks (of messages
+// and chunks never sent, for transfers that do not exist, with a bad status or trailing bytes).
+// The honest traffic is untouched: the blob arrives whole with its tag and frame, every
+// message arrives once and in order, on its stream, and the hostile bodies are counted drops.
+TEST(ReliableChannel, HostileBodiesFromAVerifiedPeerLeaveTheHonestTrafficIntact) {
+  Pair p(21, 64 * 1024, 0.02, 20000, 5000);
+  const std::vector<uint8_t> blob = random_bytes(40 * 1024, 9);
+  ASSERT_EQ(p.a.send_blob(3, 777, blob.data(), blob.size()), Result::ok);
+  const std::vector<Body> to_b = {
+      chunk(50, 0xFFFFFFFFu, 0, 1024),            // a blob claiming 4 GiB
+      chunk(0, 2048, 0, 1024),                    // id 0
+      chunk(52, 0, 0, 0),                         // an empty blob
+      chunk(53, 2048, 5, 1024),                   // an index past the end
+      chunk(54, 2048, 1, 1000),                   // a length that is not the chunk's
+      chunk(55, 2048, 0, 1024, -7),               // a frame below -1
+      chunk(56, 2048, 0, 1024).u8(1),             // a byte too many
+      Body().u8(1).u32(0).u8(2),                  // a message with no body
+      Body().u8(1).u32(1).u8(2).fill(257, 1),     // a message over 256 bytes
+      Body().u8(1).u32(0x7FFFFFFFu).u8(2).fill(8, 1),  // far ahead of the window
+      Body().u8(3).u32(999),                      // a cancel of no transfer
+      Body().u8(3).u32(999).u8(0),                // a cancel with a byte too many
+      Body().u8(9).fill(20, 3),                   // no such kind
+  };
+  const std::vector<Body> to_a = {
+      ack(0x40000000u, 0, 0, 0, ~0u),             // messages never sent acknowledged
+      ack(0, 12345, 1, 0),                        // "complete" for a transfer we never sent
+      ack(0, 1, 9, 0),                            // no such status
+      ack(0, 1, 0, 100000, 0, true),              // chunks never sent acknowledged
+      ack(0, 1, 0, 0).u8(0),                      // a byte too many
+      Body().u32(1),                              // truncated
+  };
+  std::vector<std::pair<ChannelStream, std::vector<uint8_t>>> got_b, got_a;
+  std::vector<ChannelEvent> b_events, a_events;
+  uint32_t sent_ab = 0, sent_ba = 0;
+  for (int t = 0; t < 1200 && (got_b.size() < 60 || got_a.size() < 60 || b_events.empty()); ++t) {
+    for (const Body& x : to_b) p.b.on_datagram(MessageType::channel_data, x.bytes.data(), x.bytes.size(), p.now);
+    for (const Body& x : to_a) p.a.on_datagram(MessageType::channel_ack, x.bytes.data(), x.bytes.size(), p.now);
+    if (sent_ab < 60 && p.a.messages_free() > 0) {
+      const uint8_t m[3] = {uint8_t(sent_ab), 0xAB, uint8_t(sent_ab * 3)};
+      ASSERT_EQ(p.a.send_message(stream_of(sent_ab), m, sizeof m), Result::ok);
+      ++sent_ab;
+    }
+    if (sent_ba < 60 && p.b.messages_free() > 0) {
+      const uint8_t m[2] = {uint8_t(sent_ba), 0xBA};
+      ASSERT_EQ(p.b.send_message(stream_of(sent_ba + 1), m, sizeof m), Result::ok);
+      ++sent_ba;
+    }
+    p.tick(40000);
+    ChannelStream stream;
+    uint8_t body[kMaxChannelMessage];
+    size_t size = 0;
+    while (p.b.pop_message(&stream, body, &size)) got_b.push_back({stream, std::vector<uint8_t>(body, body + size)});
+    while (p.a.pop_message(&stream, body, &size)) got_a.push_back({stream, std::vector<uint8_t>(body, body + size)});
+    ChannelEvent e;
+    while (p.b.pop_event(&e)) b_events.push_back(e);
+    while (p.a.pop_event(&e)) a_events.push_back(e);
+  }
+  ASSERT_EQ(got_b.size(), 60u);
+  ASSERT_EQ(got_a.size(), 60u);
+  for (uint32_t i = 0; i < 60; ++i) {
+    EXPECT_EQ(got_b[i].first, stream_of(i));
+    EXPECT_EQ(got_b[i].second, (std::vector<uint8_t>{uint8_t(i), 0xAB, uint8_t(i * 3)})) << i;
+    EXPECT_EQ(got_a[i].first, stream_of(i + 1));
+    EXPECT_EQ(got_a[i].second, (std::vector<uint8_t>{uint8_t(i), 0xBA})) << i;
+  }
+  // The blob: received whole, its tag and frame as sent; no abort on either side.
+  ASSERT_EQ(b_events.size(), 1u);
+  EXPECT_EQ(b_events[0].type, ChannelEventType::blob_received);
+  uint32_t tag = 0;
+  Frame frame = 0;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  ASSERT_TRUE(p.b.received_blob(&tag, &frame, &data, &size));
+  EXPECT_EQ(tag, 3u);
+  EXPECT_EQ(frame, 777);
+  ASSERT_EQ(size, blob.size());
+  EXPECT_EQ(std::memcmp(data, blob.data(), size), 0);
+  for (int t = 0; t < 60 && a_events.empty(); ++t) {
+    p.tick(40000);
+    ChannelEvent e;
+    while (p.a.pop_event(&e)) a_events.push_back(e);
+  }
+  ASSERT_FALSE(a_events.empty());
+  EXPECT_EQ(a_events[0].type, ChannelEventType::blob_sent) << "the sender learnt that its blob arrived";
+  EXPECT_GT(p.b.stats().dropped, 500u);
+  EXPECT_GT(p.a.stats().dropped, 200u);
+}
+
+}  // namespace
+}  // namespace retcon::detail
