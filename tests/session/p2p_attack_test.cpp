@@ -465,5 +465,43 @@ TEST_P(MatchModes, OnPathForgeriesAheadOfEveryDatagramChangeNothing) {
   EXPECT_EQ(match.machine(2).hashes[0], 0u) << "the spectator started from the transferred state";
 }
 
+
+// Timed decisions stamped as far ahead as allowed, as many as a machine may have in flight,
+// cannot crowd out another machine's: every sender has its own share of every machine's queue.
+// Machine 1 fills its share with decisions 30,000 frames ahead; machine 2's decision for a near
+// frame is then taken everywhere, on the same frame (the states, which fold decisions in,
+// equal the reference's on every machine).
+TEST(P2PAttack, DecisionsStampedFarAheadCannotCrowdOutAnotherMachines) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 500;
+  o.link.latency_us = 30000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  int far = 0, refused_far = 0;
+  Frame near = kNullFrame;
+  match.before_input = [&](uint32_t m) {
+    P2PSession& s = *match.machine(m).session;
+    if (m == 1 && far + refused_far == 0 && s.current_frame() >= 100) {
+      for (int k = 0; k < 40; ++k) {
+        const Result r = match.send_decision(1, s.current_frame() + 30000 + k, {uint8_t(k), 1});
+        if (r == Result::ok) ++far;
+        else ++refused_far;
+      }
+    }
+    if (m == 2 && near == kNullFrame && s.current_frame() >= 160) {
+      const Frame f = s.earliest_decision_frame() + 5;
+      ASSERT_EQ(match.send_decision(2, f, {0x22, 2}), Result::ok);
+      near = f;
+    }
+  };
+  ASSERT_TRUE(match.run(20000));
+  EXPECT_GT(far, 0);
+  EXPECT_GT(refused_far, 0) << "machine 1 was held to its share";
+  ASSERT_NE(near, kNullFrame);
+  ASSERT_LT(near, o.frames);
+  expect_agree_with_reference(match, o.frames, true);
+}
+
 }  // namespace
 }  // namespace retcon::test
