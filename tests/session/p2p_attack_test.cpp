@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include "net/datagram_auth.h"
 #include "net/wire.h"
+#include "session/decision_exchange.h"
+#include "session/delay_change.h"
+#include "session/state_transfer.h"
 #include "support/match_checks.h"
 #include "support/match_harness.h"
 #include "support/match_keys.h"
@@ -501,6 +505,116 @@ TEST(P2PAttack, DecisionsStampedFarAheadCannotCrowdOutAnotherMachines) {
   ASSERT_NE(near, kNullFrame);
   ASSERT_LT(near, o.frames);
   expect_agree_with_reference(match, o.frames, true);
+}
+
+
+// An insider on the connection (no key: an on-path attacker who computes the connection-keyed
+// checksum from the nonces it sees, i.e. what a peer's own modified client can send): it taps
+// every datagram, learns each connection's nonces and sequence numbers, and sends well-formed,
+// verified channel messages the session must refuse by who sent them:
+//   player 1 -> machine 0: a state request (only spectators may ask), a decision and a delay
+//     change in the name of player 0 (not its own), a decision for a frame already final, a
+//     message on a stream nobody reads;
+//   spectator -> machine 0: a decision and a delay change (spectators decide nothing).
+// Every one is dropped: machine 0's states (which would fold an accepted decision in) equal the
+// reference's, no delay change is applied, nobody is dropped.
+TEST(P2PAttack, VerifiedChannelMessagesFromTheWrongSenderAreRefused) {
+  MatchOptions o;
+  o.frames = 500;
+  o.link.latency_us = 20000;
+  o.spectators = 1;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  // Last header seen on each connection, per (sender, receiver): nonce and sequence.
+  uint32_t nonce[3][3] = {}, sequence[3][3] = {};
+  bool seen[3][3] = {};
+  auto tap = [&](uint32_t to) {
+    InMemoryTransport& wire = *match.machine(to).wire;
+    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> waiting;
+    PeerAddress from;
+    uint8_t buffer[detail::kMaxDatagramSize];
+    size_t length = 0;
+    while (wire.receive(&from, buffer, sizeof buffer, &length))
+      for (uint32_t m = 0; m < match.size(); ++m)
+        if (match.machine(m).wire->address() == from) waiting.push_back({m, std::vector<uint8_t>(buffer, buffer + length)});
+    for (const auto& [sender, bytes] : waiting) {
+      if (bytes.size() >= detail::kHeaderSize && !detail::is_handshake(detail::MessageType(bytes[3]))) {
+        std::memcpy(&nonce[sender][to], bytes.data() + 4, 4);
+        uint32_t q = 0;
+        std::memcpy(&q, bytes.data() + 8, 4);
+        if (!seen[sender][to] || q > sequence[sender][to]) sequence[sender][to] = q;
+        seen[sender][to] = true;
+      }
+      match.machine(sender).wire->send(wire.address(), bytes.data(), bytes.size());
+    }
+  };
+  // Machine 0's datagrams reach the others within the tick (it runs first, its simulator
+  // delivers at set_time): tap them right after machine 0's poll, before the others poll.
+  match.before_input = [&](uint32_t m) {
+    if (m != 0) return;
+    tap(1);
+    tap(2);
+  };
+  uint32_t channel_seq[3] = {};
+  // A channel message on `stream`, from `sender` to machine 0, verified like the sender's own.
+  auto forge = [&](uint32_t sender, uint8_t stream, const uint8_t* payload, size_t n) {
+    ASSERT_TRUE(seen[sender][0] && seen[0][sender]);
+    uint8_t body[1 + 4 + 1 + detail::kMaxChannelMessage];
+    body[0] = 1;  // a message
+    std::memcpy(body + 1, &channel_seq[sender], 4);
+    body[5] = stream;
+    std::memcpy(body + 6, payload, n);
+    ++channel_seq[sender];
+    detail::Message m;
+    m.header.type = detail::MessageType::channel_data;
+    m.header.nonce = nonce[sender][0];
+    m.header.sequence = ++sequence[sender][0];  // the real one of this number becomes a loss
+    m.channel_body = body;
+    m.channel_size = 6 + n;
+    uint8_t d[detail::kMaxDatagramSize];
+    const size_t size = detail::encode_message(m, d, sizeof d);
+    ASSERT_GT(size, 0u);
+    detail::seal_datagram(d, size, detail::connection_checksum_key(nonce[sender][0], nonce[0][sender]));
+    match.machine(sender).wire->send(match.machine(0).wire->address(), d, size);
+  };
+  int forged = 0;
+  for (int t = 0; t < 4000; ++t) {
+    for (uint32_t m = 0; m < match.size(); ++m) tap(m);
+    P2PSession& host = *match.machine(0).session;
+    if (t == 200 && host.running()) {
+      uint8_t body[detail::kMaxChannelMessage];
+      detail::TransferMessage request;
+      request.kind = detail::TransferKind::request;
+      forge(1, uint8_t(detail::ChannelStream::state_transfer), body, detail::encode_transfer(request, body));
+      const uint8_t decision[2] = {0x66, 0x66};
+      const Frame ahead = host.current_frame() + 30;
+      forge(1, uint8_t(detail::ChannelStream::decisions), body,
+            detail::encode_decision(body, sizeof body, 0, ahead, decision, sizeof decision));
+      forge(1, uint8_t(detail::ChannelStream::decisions), body,
+            detail::encode_decision(body, sizeof body, 1, host.confirmed_frame() - 1, decision, sizeof decision));
+      detail::DelayChange change;
+      change.sender = 0;
+      change.frame = ahead;
+      change.delay = 7;
+      forge(1, uint8_t(detail::ChannelStream::decisions), body, detail::encode_delay_change(change, body, sizeof body));
+      forge(1, 77, decision, sizeof decision);
+      forge(2, uint8_t(detail::ChannelStream::decisions), body,
+            detail::encode_decision(body, sizeof body, 1, ahead, decision, sizeof decision));
+      change.sender = 1;
+      forge(2, uint8_t(detail::ChannelStream::decisions), body, detail::encode_delay_change(change, body, sizeof body));
+      forged = 7;
+    }
+    match.tick();
+    bool done = true;
+    for (uint32_t m = 0; m < match.size(); ++m) done = done && match.machine(m).session->confirmed_frame() >= o.frames;
+    if (done) break;
+  }
+  ASSERT_EQ(forged, 7);
+  expect_agree_with_reference(match, o.frames, true);
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    EXPECT_EQ(match.count_events(m, EventType::input_delay_applied), 0u) << m;
+    EXPECT_EQ(match.count_events(m, EventType::disconnected), 0u) << m;
+  }
 }
 
 }  // namespace
