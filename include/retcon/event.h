@@ -46,6 +46,15 @@ enum class EventType : uint32_t {
   // `player` its first player; `checksum_remote` the planned frame (differs from `frame` only
   // when the message arrived late).
   input_delay_applied = 22,
+  // Rejoin (P2PConfig::allow_rejoin): a machine asks to take back disconnected `player`'s slot;
+  // `frame` the player's agreed last frame, `text_local` the requester's address bytes (as the
+  // transport gives them, `text_local_len` long). Answer with P2PSession::answer_rejoin.
+  rejoin_requested = 30,
+  // `player` comes back: its input is disconnected up to `frame` - 1 and live from `frame` on,
+  // the same frame on every machine (the rejoining one included).
+  player_rejoining = 31,
+  // `player`'s input of `frame` (the same frame as player_rejoining) is confirmed: it plays again.
+  player_rejoined = 32,
 };
 
 // One event. Fields that do not apply to a type are zero / kNullFrame / null.

@@ -89,6 +89,20 @@ struct P2PConfig {
   // may call it; only that machine acts). Off by default.
   bool adaptive_delay = false;
   AdaptiveDelayRule adaptive_delay_rule;
+  // Rejoin (docs/NETWORKING.md "Rejoin"): a machine whose players were disconnected (agreed cut)
+  // may come back into the running match from any address. Each request is told to the game
+  // (event rejoin_requested, `player` the slot it claims) and goes ahead only once the game
+  // accepts it (P2PSession::answer_rejoin). With a match key only a holder of the key can ask;
+  // without one, the game's answer is the only gate (docs/SECURITY.md). Needs state_transfer
+  // on the machine that hosts the rejoin. Off by default: requests are dropped like any
+  // stranger's datagram.
+  bool allow_rejoin = false;
+  // This session is a player machine coming back into a running match (its local players'
+  // slots): it handshakes with the others, receives a confirmed state and the inputs since,
+  // catches up and plays from the frame every machine agreed on (events player_rejoining and
+  // player_rejoined). It runs (running(), add_local_input) once the state is loaded; its local
+  // inputs before that frame are ignored. Needs state_transfer.
+  bool rejoining = false;
 };
 
 struct SpectatorConfig {
@@ -203,6 +217,14 @@ class P2PSession : public Session {
   // Automatic adaptive delay: "a round is over". wrong_state without P2PConfig::adaptive_delay;
   // ok (doing nothing) on machines other than the deciding one.
   virtual Result between_rounds() = 0;
+  // Rejoin (P2PConfig::allow_rejoin): the game's answer to a rejoin_requested event for
+  // `player`'s slot. Refused: that address is ignored from then on, the match goes on. not_found
+  // when no request for that player waits; unsupported for sessions without rejoin.
+  virtual Result answer_rejoin(PlayerIndex player, bool accept) {
+    (void)player;
+    (void)accept;
+    return Result::unsupported;
+  }
 };
 
 Result create_p2p_session(const P2PConfig& config, std::unique_ptr<P2PSession>* out);

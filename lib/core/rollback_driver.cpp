@@ -186,6 +186,23 @@ Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after, bool a
   return Result::ok;
 }
 
+Result RollbackDriver::rejoin_player(PlayerIndex player, Frame at) noexcept {
+  if (player < 0 || uint32_t(player) >= num_players_) return Result::invalid_player;
+  Player& p = players_[player];
+  const Frame from = p.disconnected ? p.disconnected_after + 1 : start_frame_;
+  if (at < from || at <= confirmed_frame() || (p.disconnected && !p.cut_agreed)) return Result::wrong_state;
+  if (!p.queue.fits(at, oldest_needed())) return Result::input_out_of_window;
+  p.gap_from = from;
+  p.gap_until = at;
+  p.disconnected = false;
+  p.cut_agreed = false;
+  p.disconnected_after = kNullFrame;
+  // Every frame before `at` counts as confirmed (absent): the next real input is the one of `at`.
+  p.queue.start_at(at);
+  note_mispredicted(at);
+  return Result::ok;
+}
+
 // ---------------------------------------------------------------- queries
 
 Frame RollbackDriver::confirmed_frame() const noexcept {
@@ -285,7 +302,7 @@ void RollbackDriver::step(Frame frame, uint32_t flags) noexcept {
     Player& p = players_[i];
     const uint8_t* src;
     InputStatus status;
-    if (p.disconnected && frame > p.disconnected_after) {
+    if ((p.disconnected && frame > p.disconnected_after) || (frame >= p.gap_from && frame < p.gap_until)) {
       src = zeros_.get();
       status = InputStatus::disconnected;
     } else {

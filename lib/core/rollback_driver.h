@@ -69,6 +69,17 @@ class RollbackDriver {
     return players_[player].disconnected;
   }
   bool cut_agreed(PlayerIndex player) const noexcept { return players_[player].cut_agreed; }
+  // Rejoin: a disconnected player (cut agreed) plays again from `at` on: frames after its cut
+  // and before `at` stay disconnected (zeros, status disconnected, also when re-simulated), and
+  // its input queue takes confirmed inputs from `at`. A player not disconnected (the rejoining
+  // machine's own player after start_from) is absent from the start frame to `at`. Rolls back
+  // to `at` if it already ran. wrong_state when `at` is not after the cut or is confirmed here.
+  Result rejoin_player(PlayerIndex player, Frame at) noexcept;
+  // The input of `frame` is the disconnected one (after a cut, or inside a rejoin's gap).
+  bool absent(PlayerIndex player, Frame frame) const noexcept {
+    const Player& p = players_[player];
+    return (p.disconnected && frame > p.disconnected_after) || (frame >= p.gap_from && frame < p.gap_until);
+  }
   void set_decision_source(const DecisionSource& source) noexcept { decisions_ = source; }
   // Something `frame` was simulated with changed (a timed decision arrived for it): the next
   // advance rolls back to it. No-op for frames not simulated yet.
@@ -136,6 +147,8 @@ class RollbackDriver {
     Frame disconnected_after = kNullFrame;  // valid when disconnected
     bool disconnected = false;
     bool cut_agreed = false;  // see disconnect_player()
+    // A rejoin's gap (rejoin_player): frames [gap_from, gap_until) are disconnected.
+    Frame gap_from = 0, gap_until = 0;
   };
   struct Probe {
     Frame frame = kNullFrame;

@@ -151,7 +151,10 @@ Result Endpoint::init(const EndpointConfig& config) {
   zeros_.assign(widest + 1, 0);
   scratch_.assign(config.receive_blob_size + 1, 0);
 
-  for (int i = 0; i < kMaxPlayers; ++i) local_status_[i] = remote_status_[i] = ConnectStatus{};
+  for (int i = 0; i < kMaxPlayers; ++i) {
+    local_status_[i] = remote_status_[i] = ConnectStatus{};
+    status_floor_[i] = kNullFrame;
+  }
   any_disconnected_ = false;
   local_frame_ = 0;
   local_advantage_ = 0;
@@ -503,7 +506,9 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     // agreed cut, which only ever moves earlier.
     ConnectStatus& s = remote_status_[i];
     const ConnectStatus& in = body.status[i];
-    if (in.disconnected) {
+    if (in.disconnected && in.last_frame < status_floor_[i]) {
+      // Its cut before it rejoined: old news.
+    } else if (in.disconnected) {
       s.last_frame = s.disconnected ? std::min(s.last_frame, in.last_frame) : in.last_frame;
       s.disconnected = true;
     } else if (!s.disconnected && in.last_frame > s.last_frame) {
@@ -672,6 +677,12 @@ void Endpoint::set_local_connect_status(const ConnectStatus* status, uint32_t co
     local_status_[i] = status[i];
     any_disconnected_ = any_disconnected_ || status[i].disconnected;
   }
+}
+
+void Endpoint::rejoin_remote_player(PlayerIndex player, Frame floor) noexcept {
+  if (player < 0 || player >= kMaxPlayers) return;
+  remote_status_[player] = ConnectStatus{};
+  status_floor_[player] = floor;
 }
 
 const ConnectStatus& Endpoint::remote_connect_status(PlayerIndex player) const noexcept {

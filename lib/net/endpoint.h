@@ -184,6 +184,10 @@ class Endpoint {
   // --- connection status of every player, as this side sees it and as the peer reports it.
   void set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept;
   const ConnectStatus& remote_connect_status(PlayerIndex player) const noexcept;
+  // Rejoin: `player` plays again from `floor` + 1. The peer's report of it starts over
+  // (connected), and reports of it disconnected before `floor` (its old cut, in datagrams sent
+  // before the peer knew) are ignored from now on.
+  void rejoin_remote_player(PlayerIndex player, Frame floor) noexcept;
 
   // --- send policy: the owner says whether confirmations matter now (see net/send_policy.h).
   // `stalled`: the owner cannot advance (its window is full): unacknowledged frames are then
@@ -363,6 +367,7 @@ class Endpoint {
   bool any_disconnected_ = false;  // some local_status_ entry is disconnected
   ChannelSink* channel_sink_ = nullptr;
   ConnectStatus remote_status_[kMaxPlayers];
+  Frame status_floor_[kMaxPlayers] = {};  // see rejoin_remote_player (init: kNullFrame, none)
 
   // Time sync.
   Frame local_frame_ = 0;

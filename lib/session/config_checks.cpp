@@ -64,6 +64,8 @@ const char* validate_p2p_config(const P2PConfig& config) noexcept {
     for (uint32_t j = 0; j < i; ++j)
       if (config.spectators[j] == config.spectators[i]) return "two spectators have the same address";
   }
+  if (config.rejoining && (!config.network.state_transfer || remote == 0))
+    return "rejoining needs state_transfer and a remote player to come back to";
   if (remote == 0 && config.num_spectators == 0 && !config.allow_local_only)
     return "no remote player and no spectator: set the remote players' kinds and addresses (every player is "
            "local by default), or allow_local_only for a session that runs alone";

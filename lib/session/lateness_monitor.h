@@ -185,6 +185,10 @@ class LatenessMonitor {
     return worst;
   }
 
+  // Judges only frames after `newest` from now on (a peer that rejoined: its frames so far came
+  // while it caught up).
+  void skip_to(Frame newest) noexcept { last_seen_ = std::max(last_seen_, newest); }
+
   // True when a late_inputs event is due for a worst lateness of `worst` frames: above the
   // threshold (0: never), and not within a second of the previous event (one hold, one event).
   bool should_report(int32_t worst, int32_t threshold, uint64_t now_us) noexcept {

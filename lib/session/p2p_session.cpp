@@ -22,6 +22,7 @@
 #include "session/network_security.h"
 #include "session/handshake_mismatch.h"
 #include "session/peer.h"
+#include "session/rejoin.h"
 #include "session/snapshot_server.h"
 #include "session/spectator_frames.h"
 #include "session/state_transfer.h"
@@ -43,6 +44,16 @@ constexpr Frame kUnsyncedSpectatorFrames = 1024;
 constexpr int32_t kSpectatorHoldFrames = 600;
 // No time-sync samples while a wait is being carried out (see update_time_sync).
 constexpr uint64_t kWaitInProgress = UINT64_MAX;
+// Rejoin: confirmed inputs kept readable behind the confirmed frame, so every machine can stream
+// its own to a rejoining one from the state's frame, and the frame it goes live at fits the queues.
+constexpr int32_t kRejoinKeepFrames = 600;
+// A rejoining machine waits this long after its first handshake for the others to accept it too
+// (the rest are gone) before it asks for the state.
+constexpr uint64_t kRejoinWaitUs = 2000000;
+// Extra frames a rejoining machine runs per advance_frame until its first live frame.
+constexpr int32_t kRejoinCatchUpFrames = 7;
+// No late-input judgement of a machine this long after it came back (it runs behind at first).
+constexpr uint64_t kRejoinGraceUs = 3000000;
 
 class P2PSessionImpl final : public P2PSession {
  public:
@@ -110,6 +121,9 @@ class P2PSessionImpl final : public P2PSession {
   Result apply_input_delay(const AdaptiveDelayRule& rule, Frame frame, DelayChoice* out) override {
     return guarded_call(guard_, [&] { return plan_delay(rule, frame, out); });
   }
+  Result answer_rejoin(PlayerIndex player, bool accept) override {
+    return guarded_call(guard_, [&] { return answer(player, accept); });
+  }
   Result between_rounds() override {
     return guarded_call(guard_, [&] {
       if (!auto_delay_) return Result::wrong_state;
@@ -166,6 +180,21 @@ class P2PSessionImpl final : public P2PSession {
   bool deciding_machine() const;
   void retire_decisions();
   void emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count = 0, int32_t total = 0);
+  // ---- rejoin (session/rejoin.h)
+  bool rejoin_stranger(const PeerAddress& from, const uint8_t* data, size_t length);
+  Result answer(PlayerIndex player, bool accept);
+  bool on_rejoin_message(Peer& peer, const uint8_t* body, size_t size);
+  void on_rejoin_notice(Peer& peer, const uint8_t* body, size_t size);
+  void serve_rejoin();
+  void apply_rejoin(Peer& peer, PlayerIndex player, Frame state_frame, Frame live_at, bool host);
+  void resend_local_inputs(Peer& peer, Frame from);
+  void rejoin_connect();
+  void take_rejoin_state(Peer& host);
+  void rejoin_catch_up();
+  void rejoin_failed(const char* why);
+  void tell_rejoined();
+  bool reports_cut(const Peer& peer, PlayerIndex player) const;
+  void emit_rejoin_event(EventType type, PlayerIndex player, Frame frame, const char* message);
 
   RollbackDriver driver_;
   CallGuard guard_;
@@ -241,6 +270,33 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t delay_changes_dropped_ = 0;
   bool auto_delay_ = false, auto_delay_done_ = false;
   AdaptiveDelayRule auto_rule_;
+  // Rejoin (session/rejoin.h). On every machine: whether a dropped player may come back, each
+  // player peer's endpoint settings (a new connection starts from them), a request waiting for
+  // the game's answer, the frame a player came back at (kNullFrame: never), and the state buffer
+  // (sent by a host, received by a rejoining machine).
+  bool allow_rejoin_ = false, rejoining_ = false;
+  EndpointConfig endpoint_config_[kMaxPlayers];
+  ChannelConfig player_channel_;
+  DatagramAuth stranger_auth_;  // opens a stranger's handshake request (with the match key)
+  struct RejoinRequest {
+    bool waiting = false;
+    PeerAddress from, refused;
+  };
+  RejoinRequest rejoin_requests_[kMaxPlayers];
+  uint64_t rejoin_connections_ = 0;
+  Frame rejoined_at_[kMaxPlayers];
+  bool rejoin_told_[kMaxPlayers] = {};
+  uint64_t rejoined_at_us_[kMaxPlayers] = {};  // when player_rejoined was told
+  std::unique_ptr<uint8_t[]> rejoin_buffer_;
+  size_t rejoin_buffer_size_ = 0;
+  RejoinHold rejoin_hold_;   // host: inputs from the live frame on wait for the notices
+  int32_t rejoin_asker_ = -1;  // host: the peer whose state request waits to be served
+  // The rejoining machine's progress.
+  enum class RejoinPhase : uint8_t { off, connecting, asking, loading, playing, failed };
+  RejoinPhase rejoin_phase_ = RejoinPhase::off;
+  int32_t rejoin_host_ = -1;
+  uint64_t rejoin_connected_at_ = 0;
+  RejoinOffer rejoin_offer_;
   uint8_t datagram_[kReceiveBufferSize];
 };
 
@@ -279,8 +335,21 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     return r;
   // A spectator may hold the stream until it has a frame's decisions: the inputs of frames not
   // streamed yet stay readable that long (then it is dropped, see stream_to_spectators).
-  if (c.num_spectators > 0)
-    if (Result r = driver_.keep_confirmed_inputs(kSpectatorHoldFrames); r != Result::ok) return r;
+  allow_rejoin_ = c.allow_rejoin;
+  rejoining_ = c.rejoining;
+  if (c.num_spectators > 0 || allow_rejoin_ || rejoining_)
+    if (Result r = driver_.keep_confirmed_inputs(std::max(c.num_spectators > 0 ? kSpectatorHoldFrames : 0,
+                                                          allow_rejoin_ || rejoining_ ? kRejoinKeepFrames : 0));
+        r != Result::ok)
+      return r;
+  // A rejoin host sends a state, a rejoining machine receives one: one buffer each.
+  if (rejoining_ || (allow_rejoin_ && c.network.state_transfer)) {
+    if (Result r = driver_.commit_memory(s.max_state_size, "the rejoin state buffer"); r != Result::ok) return r;
+    rejoin_buffer_.reset(new (std::nothrow) uint8_t[s.max_state_size]);
+    if (!rejoin_buffer_) return Result::out_of_memory;
+    rejoin_buffer_size_ = s.max_state_size;
+  }
+  for (Frame& f : rejoined_at_) f = kNullFrame;
 
   uint16_t local_mask = 0;
   for (uint32_t p = 0; p < num_players_; ++p) {
@@ -330,12 +399,26 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     e.loss_hold_frames = c.network.loss_hold_frames;
     apply_network_security(c.network, i, &e);
     e.logger = s.logger;
+    // A rejoining machine buffers the others' inputs since the state's frame while it arrives.
+    if (rejoining_ && !peer.spectator) e.receive_window_frames = 1024;
     if (Result r = peer.endpoint.init(e); r != Result::ok) return r;
-    // Every peer gets the reliable channel (messages; spectators: states, with state transfer).
-    const ChannelConfig channel = transfer_channel_config(c.network, peer.spectator ? s.max_state_size : 0);
+    // Every peer gets the reliable channel (messages; spectators: states, with state transfer;
+    // players: states too when a rejoin may need one).
+    const bool rejoin_state = rejoin_buffer_ != nullptr && !peer.spectator;
+    const ChannelConfig channel =
+        transfer_channel_config(c.network, peer.spectator || rejoin_state ? s.max_state_size : 0);
     if (Result r = peer.channel.init(channel); r != Result::ok) return r;
     peer.endpoint.set_channel_sink(&peer);
+    if (!peer.spectator) {
+      endpoint_config_[i] = e;
+      player_channel_ = channel;
+      // Nothing of the match's input streams is taken until the host said where they start.
+      if (rejoining_) peer.endpoint.pause_receive();
+    }
   }
+  if (allow_rejoin_ && !stranger_auth_.configure(c.network.has_match_key ? c.network.match_key : nullptr, true))
+    return Result::unsupported;
+  if (rejoining_) rejoin_phase_ = RejoinPhase::connecting;
   frame_us_ = 1000000u / c.network.frame_rate;
   advice_.set_frame_time(frame_us_);
   catch_up_.set_frame_time(frame_us_);
@@ -382,6 +465,7 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
   update_running();
   // Before running too: a peer dropped mid-handshake is announced like any other.
   announce_agreed_cuts();
+  if (rejoin_phase_ != RejoinPhase::off && rejoin_phase_ != RejoinPhase::playing) rejoin_connect();
   if (running_) {
     for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
     auto_delay_at_start();
@@ -394,6 +478,8 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     exchange_checksums();
     retire_decisions();
     watch_progress();
+    if (rejoin_asker_ >= 0) serve_rejoin();
+    tell_rejoined();
   }
   check_anyone_left();
   send_due();
@@ -416,6 +502,8 @@ Result P2PSessionImpl::advance() {
     stream_to_spectators();
     exchange_checksums();
     update_time_sync();
+    if (rejoin_phase_ == RejoinPhase::playing) rejoin_catch_up();
+    tell_rejoined();
   }
   return r;
 }
@@ -427,6 +515,7 @@ void P2PSessionImpl::receive_datagrams() {
   for (int i = 0; i < 4096 && transport_->receive(&from, datagram_, sizeof datagram_, &length); ++i) {
     Peer* peer = find_peer(from);
     if (peer == nullptr) {
+      if (allow_rejoin_ && rejoin_stranger(from, datagram_, length)) continue;
       ++dropped_unknown_address_;
       continue;
     }
@@ -496,7 +585,8 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
 // peer is left to play with: a peer that never synchronized is never "dropped" into a match
 // that then runs alone (with nobody left, check_anyone_left() says so instead).
 void P2PSessionImpl::update_running() {
-  if (running_ || failed_) return;
+  // A rejoining machine runs once the state is loaded (take_rejoin_state).
+  if (running_ || failed_ || rejoining_) return;
   bool anyone = false;
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     const Peer& peer = peers_[i];
@@ -550,7 +640,9 @@ PlayerIndex P2PSessionImpl::awaited_player() const {
 // from the last round trip rather than from the start, so a slow but answering link (seconds of
 // RTT) still gets through.
 void P2PSessionImpl::watch_handshakes() {
-  if (handshake_timeout_us_ == 0) return;
+  // A rejoining machine learns who is gone from the host's state (a cut of its own would be
+  // wrong): its handshakes are not given up before.
+  if (handshake_timeout_us_ == 0 || (rejoining_ && rejoin_phase_ != RejoinPhase::playing)) return;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     if (peer.dropped || peer.endpoint.state() != EndpointState::synchronizing) continue;
@@ -614,6 +706,7 @@ void P2PSessionImpl::watch_progress() {
 void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
   if (peer.dropped) return;
   peer.dropped = true;
+  peer.rejoining = false;
   if (!peer.spectator) last_drop_at_ = now_;
   if (tell_peer) peer.endpoint.send_disconnect();
   peer.channel.peer_gone();
@@ -642,7 +735,7 @@ void P2PSessionImpl::announce_agreed_cuts() {
     bool everyone = true;
     for (uint32_t i = 0; i < num_player_peers_ && everyone; ++i) {
       const Peer& peer = peers_[i];
-      if (!peer.dropped && !peer.endpoint.remote_connect_status(PlayerIndex(p)).disconnected) everyone = false;
+      if (!peer.dropped && !peer.rejoining && !reports_cut(peer, PlayerIndex(p))) everyone = false;
     }
     // No machine can report a cut before "no frame at all": when that is ours, the minimum every
     // machine computes is already known, and waiting a round trip for the others' reports would
@@ -659,13 +752,15 @@ void P2PSessionImpl::announce_agreed_cuts() {
 }
 
 void P2PSessionImpl::agree_on_disconnects() {
-  if (failed_) return;
+  // A rejoining machine knows nothing of the match before its state: it takes the cuts from it.
+  if (failed_ || (rejoining_ && rejoin_phase_ != RejoinPhase::playing)) return;
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     Peer& peer = peers_[i];
-    if (peer.dropped || !peer.synchronized || !peer.endpoint.running()) continue;
+    // A machine coming back knows the match only from its state: its reports are not counted.
+    if (peer.dropped || peer.rejoining || !peer.synchronized || !peer.endpoint.running()) continue;
     for (uint32_t p = 0; p < num_players_; ++p) {
       const ConnectStatus& theirs = peer.endpoint.remote_connect_status(PlayerIndex(p));
-      if (!theirs.disconnected) continue;
+      if (!reports_cut(peer, PlayerIndex(p))) continue;
       if (driver_.is_local(PlayerIndex(p))) {
         // That peer dropped one of our players: it plays on without us, so we part ways with it
         // (a network split leaves each side consistent instead of both playing a different game).
@@ -673,6 +768,8 @@ void P2PSessionImpl::agree_on_disconnects() {
         break;
       }
       Peer* owner = peer_of(PlayerIndex(p));
+      // The player is coming back and is still out here: the report is of the cut it had.
+      if (owner && owner->rejoining && local_status_[p].disconnected) continue;
       if (owner && !owner->dropped) {
         // Another peer lost this player: we drop the owner too, so all agree who is gone.
         drop_peer(*owner, true);
@@ -740,7 +837,8 @@ void P2PSessionImpl::send_local_inputs() {
     if (peer.dropped) continue;
     anyone = true;
     Frame upto = ready;
-    const Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), hold_for_delays(i));
+    const Frame hold = std::min({decisions_.hold_from(peers_, num_player_peers_, i), hold_for_delays(i),
+                                 rejoin_hold_.hold_from(peers_, i)});
     if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
     for (Frame f = sent_to_peer_[i] + 1; f <= upto; ++f) {
       size_t offset = 0;
@@ -785,7 +883,7 @@ void P2PSessionImpl::stream_to_spectators() {
     // before that. (The checkpoints, 2 windows + 32 frames deep, still hold a state that old.)
     Frame everywhere = driver_.confirmed_frame();
     for (uint32_t i = 0; i < num_player_peers_; ++i)
-      if (!peers_[i].dropped)
+      if (!peers_[i].dropped && !peers_[i].rejoining)
         everywhere = std::min(everywhere, peers_[i].endpoint.last_received_frame() - kMaxInputDelay - max_prediction_ - 1);
     // Not older than the decisions kept: the spectator gets every decision from the state on.
     snapshots_.serve(driver_, spectators, num_spectators_, last_streamed_, stable, everywhere,
@@ -931,7 +1029,8 @@ void P2PSessionImpl::update_time_sync() {
   int32_t wait = 0;
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     Peer& peer = peers_[i];
-    if (peer.dropped || !peer.endpoint.running() || peer.endpoint.remote_report_at() <= sample_fence_us_) continue;
+    if (peer.dropped || peer.rejoining || !peer.endpoint.running() || peer.endpoint.remote_report_at() <= sample_fence_us_)
+      continue;
     const Frame remote = peer.endpoint.estimated_remote_frame(now_);
     if (remote == kNullFrame) continue;
     peer.time_sync.add_sample(driver_.frame() - remote);
@@ -959,12 +1058,14 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
     switch (stream) {
       case ChannelStream::state_transfer:
         if (peer.spectator) snapshots_.on_message(spectator, peer, body, size, next_to_stream_[spectator]);
-        else ++peer.channel_messages_dropped;
+        else if (!on_rejoin_message(peer, body, size)) ++peer.channel_messages_dropped;
         break;
       case ChannelStream::decisions: {
         DelayChange change;
         if (peer.spectator) {
           ++peer.channel_messages_dropped;  // spectators decide nothing
+        } else if (size > 0 && body[0] == kRejoinNoticeKind) {
+          on_rejoin_notice(peer, body, size);
         } else if (size > 0 && body[0] == kDelayChangeKind) {
           bool owns = false;
           const bool valid = decode_delay_change(body, size, &change);
@@ -1199,7 +1300,13 @@ Result P2PSessionImpl::pick_delay(const AdaptiveDelayRule& rule, DelayChoice* ou
 // Lag-switch detection: judge the frames of this peer that arrived since the last poll
 // (session/lateness_monitor.h) and tell the game when they came far later than the network explains.
 void P2PSessionImpl::watch_lateness(Peer& peer) {
-  if (peer.dropped || !peer.endpoint.running()) return;
+  if (peer.dropped || peer.rejoining || !peer.endpoint.running()) return;
+  // A machine that just came back runs a little behind until time sync evened it out.
+  if (rejoined_at_us_[peer.players[0]] != 0 && now_ - rejoined_at_us_[peer.players[0]] < kRejoinGraceUs) {
+    peer.lateness = LatenessMonitor{};
+    peer.lateness.skip_to(peer.endpoint.last_received_frame());
+    return;
+  }
   const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), sent_to_peer_[&peer - peers_],
                                    peer.endpoint.datagrams_received(), peer.endpoint.ping_us(),
                                    peer.endpoint.jitter_us(), frame_us_, max_prediction_, uint32_t(&peer - peers_)};
@@ -1217,6 +1324,442 @@ void P2PSessionImpl::watch_lateness(Peer& peer) {
   driver_.reporter().log(LogLevel::warning, "player %d: inputs %d frames later than the network explains", e.player,
                          worst);
   driver_.reporter().emit(e);
+}
+
+// ---------------------------------------------------------------- rejoin (session/rejoin.h)
+
+// A report of `player` disconnected that is news: not the cut it had before it came back.
+bool P2PSessionImpl::reports_cut(const Peer& peer, PlayerIndex player) const {
+  const ConnectStatus& theirs = peer.endpoint.remote_connect_status(player);
+  if (!theirs.disconnected) return false;
+  return rejoined_at_[player] == kNullFrame || theirs.last_frame >= rejoined_at_[player] - 1;
+}
+
+void P2PSessionImpl::emit_rejoin_event(EventType type, PlayerIndex player, Frame frame, const char* message) {
+  Event e = Reporter::make(type, message);
+  e.player = player;
+  e.frame = frame;
+  driver_.reporter().emit(e);
+}
+
+// A datagram from an address no peer has. A handshake request (opened like the endpoint would:
+// with the match key, only a holder of the key can make one) that claims exactly the players of
+// a machine whose cut is agreed is a rejoin request: the game hears of it once and answers.
+bool P2PSessionImpl::rejoin_stranger(const PeerAddress& from, const uint8_t* data, size_t length) {
+  if (!running_) return false;
+  Header header;
+  if (decode_public_header(data, length, &header) != DecodeError::ok || header.type != MessageType::handshake_request)
+    return false;
+  Message m;
+  if (stranger_auth_.open(data, length, &m) != DecodeError::ok) return false;
+  const Handshake& hello = m.handshake;
+  if (hello.spectator || !(hello.shape == shape_)) return false;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    Peer& peer = peers_[i];
+    uint16_t mask = 0;
+    for (uint32_t k = 0; k < peer.player_count; ++k) mask = uint16_t(mask | (1u << peer.players[k]));
+    if (mask != hello.players_owned) continue;
+    if (!peer.dropped) return false;  // still here (or already coming back)
+    for (uint32_t k = 0; k < peer.player_count; ++k)
+      if (!cut_announced_[peer.players[k]] || !driver_.is_disconnected(peer.players[k])) return false;
+    RejoinRequest& q = rejoin_requests_[i];
+    if (q.waiting || q.refused == from) return true;  // one question at a time; a refusal stands
+    q.waiting = true;
+    q.from = from;
+    Event e = Reporter::make(EventType::rejoin_requested,
+                             "a machine asks to take back disconnected `player`'s slot: answer_rejoin");
+    e.player = peer.players[0];
+    e.frame = local_status_[peer.players[0]].last_frame;
+    e.text_local = reinterpret_cast<const char*>(q.from.bytes);
+    e.text_local_len = q.from.size;
+    driver_.reporter().emit(e);
+    return true;
+  }
+  return false;
+}
+
+// The game's answer. Accepted: a new connection to the requester's address for that slot (the
+// old one is gone); its players stay disconnected until a host stamps the frame they come back.
+Result P2PSessionImpl::answer(PlayerIndex player, bool accept) {
+  if (!allow_rejoin_) return Result::unsupported;
+  Peer* peer = peer_of(player);
+  if (peer == nullptr) return Result::invalid_player;
+  const uint32_t i = uint32_t(peer - peers_);
+  RejoinRequest& q = rejoin_requests_[i];
+  if (!q.waiting) return Result::not_found;
+  q.waiting = false;
+  if (!accept || !peer->dropped) {
+    q.refused = q.from;
+    driver_.reporter().log(LogLevel::info, "player %d: rejoin refused", int(player));
+    return Result::ok;
+  }
+  EndpointConfig e = endpoint_config_[i];
+  if (e.rng_seed != 0) e.rng_seed ^= 0xd1b54a32d192ed03ull * ++rejoin_connections_;  // a new connection
+  if (Result r = peer->endpoint.init(e); r != Result::ok) return r;
+  if (Result r = peer->channel.init(player_channel_); r != Result::ok) return r;
+  peer->endpoint.set_channel_sink(peer);
+  peer->address = q.from;
+  peer->dropped = false;
+  peer->synchronized = false;
+  peer->rejoining = true;
+  peer->pending_count = 0;
+  peer->time_sync.reset();
+  peer->endpoint.start(now_);
+  // Its inputs are taken from the frame it goes live at (apply_rejoin); ours go from now on.
+  peer->endpoint.pause_receive();
+  peer->endpoint.restart_outgoing_at(last_local_sent_ + 1);
+  sent_to_peer_[i] = last_local_sent_;
+  peer->handshake.start(now_);
+  peer->progress.start(now_);
+  told_nobody_left_ = false;
+  driver_.reporter().log(LogLevel::info, "player %d: rejoin accepted", int(player));
+  return Result::ok;
+}
+
+// Stream-1 messages between player machines: a rejoin request (host side), the host's offer or
+// refusal (rejoining side). False for anything else (counted by the caller).
+bool P2PSessionImpl::on_rejoin_message(Peer& peer, const uint8_t* body, size_t size) {
+  RejoinKind kind;
+  if (!rejoin_kind(body, size, &kind)) return false;
+  const int32_t index = int32_t(&peer - peers_);
+  switch (kind) {
+    case RejoinKind::request: {
+      if (peer.rejoining && allow_rejoin_ && rejoin_buffer_ != nullptr) {
+        rejoin_asker_ = index;
+        return true;
+      }
+      uint8_t no[kMaxRejoinMessage];
+      peer.channel.send_message(ChannelStream::state_transfer, no, encode_rejoin_declined(no));
+      return true;
+    }
+    case RejoinKind::declined:
+      if (rejoin_phase_ != RejoinPhase::asking || index != rejoin_host_) return false;
+      rejoin_failed("the host refused the rejoin (no rejoin or no state transfer there)");
+      return true;
+    case RejoinKind::offer: {
+      RejoinOffer o;
+      if (rejoin_phase_ != RejoinPhase::asking || index != rejoin_host_ ||
+          !decode_rejoin_offer(body, size, num_players_, &o))
+        return false;
+      if (o.size > rejoin_buffer_size_) {
+        rejoin_failed("the host's state is larger than max_state_size");
+        return true;
+      }
+      rejoin_offer_ = o;
+      rejoin_phase_ = RejoinPhase::loading;
+      // Every machine streams its inputs from the state's frame on.
+      for (uint32_t i = 0; i < num_player_peers_; ++i)
+        if (!peers_[i].dropped) peers_[i].endpoint.restart_incoming_at(o.state_frame);
+      for (uint32_t p = 0; p < num_players_; ++p)
+        if (driver_.is_local(PlayerIndex(p)))
+          emit_rejoin_event(EventType::player_rejoining, PlayerIndex(p), o.live_at,
+                            "`player` comes back: live from `frame` on every machine");
+      take_rejoin_state(peer);  // it may have come first
+      return true;
+    }
+  }
+  return false;
+}
+
+// The host stamps a rejoin once it has a final state (as for a late spectator: every input
+// before it confirmed on every machine, no cut that may still move, no correction pending).
+void P2PSessionImpl::serve_rejoin() {
+  Peer& r = peers_[rejoin_asker_];
+  if (r.dropped || !r.rejoining || r.player_count == 0) {
+    rejoin_asker_ = -1;
+    return;
+  }
+  if (!r.endpoint.running() || r.channel.sending_blob()) return;
+  for (uint32_t p = 0; p < num_players_; ++p)
+    if (driver_.is_disconnected(PlayerIndex(p)) && !driver_.cut_agreed(PlayerIndex(p))) return;
+  if (!desync_.settled(driver_.frame())) return;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    const Peer& o = peers_[i];
+    if (o.dropped) continue;
+    if (&o != &r && o.rejoining) return;  // one rejoin at a time
+    if (o.channel.messages_free() < r.player_count) return;
+  }
+  Frame everywhere = driver_.confirmed_frame();
+  for (uint32_t i = 0; i < num_player_peers_; ++i)
+    if (!peers_[i].dropped && !peers_[i].rejoining)
+      everywhere = std::min(everywhere, peers_[i].endpoint.last_received_frame() - kMaxInputDelay - max_prediction_ - 1);
+  Frame top = std::min({driver_.frame() - 1, driver_.confirmed_frame() + 1, everywhere + 1});
+  if (driver_.first_incorrect() != kNullFrame) top = std::min(top, driver_.first_incorrect());
+  const SavedState* state = nullptr;
+  for (Frame f = top; f >= 0 && f > top - 32 && state == nullptr; --f) {
+    const SavedState* sv = driver_.saved(f);
+    if (sv && sv->frame == f && sv->length > 0) state = sv;
+  }
+  if (state == nullptr) return;
+  const Frame from = state->frame;
+  // The live frame: after the state has arrived (its bytes at the transfer pace, plus round
+  // trips) and the rejoiner has run from the state's frame to it, 1 + kRejoinCatchUpFrames frames
+  // a tick, while this match moves a frame a tick.
+  const uint64_t rtt = std::max<uint64_t>(r.endpoint.ping_us(), frame_us_);
+  const uint64_t bps = std::max<uint64_t>(player_channel_.bytes_per_second, 1);
+  const uint64_t transfer_us = uint64_t(state->length) * 1000000u / bps + 3 * rtt;
+  const Frame transfer = Frame(transfer_us / frame_us_ + 1);
+  const Frame base = std::max(earliest_decision_frame(), driver_.frame() + 1);
+  const Frame live = base + (8 * transfer + (base - from)) / kRejoinCatchUpFrames + 10;
+  std::memcpy(rejoin_buffer_.get(), state->data, state->length);
+  const size_t length = state->length;
+  for (uint32_t k = 0; k < r.player_count; ++k) {
+    const PlayerIndex p = r.players[k];
+    const Frame cut = local_status_[p].last_frame;
+    if (Result res = driver_.rejoin_player(p, live); res != Result::ok) {
+      driver_.reporter().log(LogLevel::error, "player %d cannot rejoin at frame %d: %s", int(p), live,
+                             result_name(res));
+      uint8_t no[kMaxRejoinMessage];
+      r.channel.send_message(ChannelStream::state_transfer, no, encode_rejoin_declined(no));
+      rejoin_asker_ = -1;
+      return;
+    }
+    // Every other machine learns the frame before anyone can confirm it (the hold).
+    if (k == 0) rejoin_hold_.start(live);
+    RejoinNotice n;
+    n.player = p;
+    n.cut = cut;
+    n.state_frame = from;
+    n.live_at = live;
+    uint8_t body[kMaxRejoinMessage];
+    const size_t size = encode_rejoin_notice(n, body);
+    for (uint32_t i = 0; i < num_player_peers_; ++i) {
+      Peer& o = peers_[i];
+      if (&o == &r || o.dropped) continue;
+      const uint32_t seq = o.channel.next_message_seq();
+      if (o.channel.send_message(ChannelStream::decisions, body, size) == Result::ok) rejoin_hold_.sent(i, seq);
+    }
+    apply_rejoin(r, p, from, live, true);
+  }
+  RejoinOffer o;
+  o.state_frame = from;
+  o.live_at = live;
+  o.size = uint32_t(length);
+  o.num_players = num_players_;
+  for (uint32_t p = 0; p < num_players_; ++p) o.status[p] = local_status_[p];
+  uint8_t body[kMaxRejoinMessage];
+  r.channel.send_message(ChannelStream::state_transfer, body, encode_rejoin_offer(o, body));
+  if (r.channel.send_blob(kRejoinBlobTag, from, rejoin_buffer_.get(), length) != Result::ok)
+    driver_.reporter().log(LogLevel::error, "the rejoin state (%zu bytes) does not fit the channel", length);
+  driver_.reporter().log(LogLevel::info, "player %d rejoins: state of frame %d (%zu bytes), live at frame %d",
+                         int(r.players[0]), from, length, live);
+  rejoin_asker_ = -1;
+}
+
+// A host's notice: `player` is live from `live_at`. The cut it names is the agreed one (ours may
+// not be agreed yet: the host's is the minimum of every machine's, so it is ours too).
+void P2PSessionImpl::on_rejoin_notice(Peer& peer, const uint8_t* body, size_t size) {
+  RejoinNotice n;
+  if (!decode_rejoin_notice(body, size, num_players_, &n) || driver_.is_local(n.player) || peer.rejoining) {
+    ++peer.channel_messages_dropped;
+    return;
+  }
+  const PlayerIndex p = n.player;
+  if (!local_status_[p].disconnected || n.live_at <= driver_.confirmed_frame()) {
+    driver_.reporter().log(LogLevel::error, "player %d: rejoin notice for frame %d cannot be followed here", int(p),
+                           n.live_at);
+    ++peer.channel_messages_dropped;
+    return;
+  }
+  if (n.cut < local_status_[p].last_frame) {
+    local_status_[p].last_frame = n.cut;
+    driver_.disconnect_player(p, n.cut, true);
+  }
+  if (!cut_announced_[p]) {
+    cut_announced_[p] = true;
+    driver_.agree_disconnect(p);
+    Event e = Reporter::make(EventType::disconnected, "player disconnected: `frame` is its last frame, agreed by every peer");
+    e.player = p;
+    e.frame = local_status_[p].last_frame;
+    driver_.reporter().emit(e);
+  }
+  if (Result r = driver_.rejoin_player(p, n.live_at); r != Result::ok) {
+    driver_.reporter().log(LogLevel::error, "player %d cannot rejoin at frame %d here: %s", int(p), n.live_at,
+                           result_name(r));
+    return;
+  }
+  Peer* owner = peer_of(p);
+  if (owner != nullptr) apply_rejoin(*owner, p, n.state_frame, n.live_at, false);
+}
+
+// `player` (of `peer`) is live from `live_at` here (the driver already knows). Our inputs go to
+// its machine from the state's frame on. A machine not connected here (refused, or gone) is cut
+// again at once, so every machine agrees it never came back.
+void P2PSessionImpl::apply_rejoin(Peer& peer, PlayerIndex player, Frame state_frame, Frame live_at, bool host) {
+  rejoined_at_[player] = live_at;
+  rejoin_told_[player] = false;
+  cut_announced_[player] = false;
+  local_status_[player] = ConnectStatus{};
+  local_status_[player].last_frame = live_at - 1;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].endpoint.rejoin_remote_player(player, live_at - 1);
+  emit_rejoin_event(EventType::player_rejoining, player, live_at,
+                    "`player` comes back: live from `frame` on every machine");
+  if (peer.rejoining && !peer.dropped && peer.endpoint.running()) {
+    if (peer.players[0] == player) {
+      peer.endpoint.restart_incoming_at(live_at);
+      resend_local_inputs(peer, state_frame);
+    }
+    return;
+  }
+  (void)host;
+  driver_.reporter().log(LogLevel::warning, "player %d: its machine is not connected here: cut at frame %d",
+                         int(player), live_at - 1);
+  local_status_[player].disconnected = true;
+  driver_.disconnect_player(player, live_at - 1, false);
+  desync_.invalidate_after(live_at - 1, driver_.frame(), disconnect_settle_frames_);
+}
+
+// Our local inputs from `from` on, again, on `peer`'s stream (its state is of that frame).
+void P2PSessionImpl::resend_local_inputs(Peer& peer, Frame from) {
+  peer.endpoint.restart_outgoing_at(from);
+  for (Frame f = from; f <= sent_to_peer_[&peer - peers_]; ++f) {
+    size_t offset = 0;
+    for (uint32_t p = 0; p < num_players_; ++p) {
+      if (!driver_.is_local(PlayerIndex(p))) continue;
+      std::memcpy(blob_.get() + offset, driver_.confirmed_input(PlayerIndex(p), f), input_size_);
+      offset += input_size_;
+    }
+    peer.endpoint.send_input(f, blob_.get());
+  }
+}
+
+// The rejoining machine: handshakes, then the request to its host, then the state.
+void P2PSessionImpl::rejoin_connect() {
+  if (rejoin_phase_ == RejoinPhase::connecting) {
+    uint32_t synced = 0, waiting = 0;
+    int32_t host = -1;
+    for (uint32_t i = 0; i < num_player_peers_; ++i) {
+      const Peer& peer = peers_[i];
+      if (peer.dropped) continue;
+      if (peer.synchronized && peer.endpoint.running()) {
+        ++synced;
+        if (host < 0) host = int32_t(i);  // peers are in player order: the lowest player's machine
+      } else {
+        ++waiting;
+      }
+    }
+    if (synced == 0) return;
+    if (rejoin_connected_at_ == 0) rejoin_connected_at_ = now_;
+    // The others that never answer are gone (the state will say so) or refused us.
+    if (waiting > 0 && now_ - rejoin_connected_at_ < kRejoinWaitUs) return;
+    Peer& h = peers_[host];
+    uint8_t body[kMaxRejoinMessage];
+    if (h.channel.send_message(ChannelStream::state_transfer, body, encode_rejoin_request(body)) != Result::ok) return;
+    h.channel.set_receive_buffer(rejoin_buffer_.get(), rejoin_buffer_size_);
+    rejoin_host_ = host;
+    rejoin_phase_ = RejoinPhase::asking;
+    driver_.reporter().log(LogLevel::info, "rejoin: asking player %d's machine for the state", int(h.players[0]));
+  }
+  if (rejoin_phase_ != RejoinPhase::asking && rejoin_phase_ != RejoinPhase::loading) return;
+  Peer& h = peers_[rejoin_host_];
+  if (h.dropped) {
+    rejoin_failed("the host of the rejoin is gone");
+    return;
+  }
+  ChannelEvent e;
+  while (h.channel.pop_event(&e)) {
+    if (e.type == ChannelEventType::blob_received) take_rejoin_state(h);
+    else if (e.type == ChannelEventType::blob_aborted) rejoin_failed("the host's state stopped arriving");
+  }
+}
+
+// The state of the offer arrived: the match goes on from it, our players absent until the live
+// frame, the players gone before it cut where the host has them.
+void P2PSessionImpl::take_rejoin_state(Peer& host) {
+  uint32_t tag = 0;
+  Frame frame = kNullFrame;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  if (rejoin_phase_ != RejoinPhase::loading || !host.channel.received_blob(&tag, &frame, &data, &size)) return;
+  const RejoinOffer& o = rejoin_offer_;
+  if (tag != kRejoinBlobTag || frame != o.state_frame || size != o.size ||
+      driver_.start_from(frame, data, size) != Result::ok) {
+    host.channel.release_blob();
+    rejoin_failed("the host's state is not the one offered");
+    return;
+  }
+  host.channel.release_blob();
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    const PlayerIndex player = PlayerIndex(p);
+    if (driver_.is_local(player)) {
+      driver_.rejoin_player(player, o.live_at);
+      rejoined_at_[p] = o.live_at;
+      for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].endpoint.rejoin_remote_player(player, o.live_at - 1);
+      local_status_[p] = ConnectStatus{};
+      local_status_[p].last_frame = o.live_at - 1;
+    } else if (o.status[p].disconnected) {
+      local_status_[p] = o.status[p];
+      driver_.disconnect_player(player, o.status[p].last_frame, true);
+      cut_announced_[p] = true;
+    }
+  }
+  // A machine whose players are all gone is not waited for.
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    Peer& peer = peers_[i];
+    bool gone = true;
+    for (uint32_t k = 0; k < peer.player_count; ++k) gone = gone && o.status[peer.players[k]].disconnected;
+    if (gone && !peer.dropped) {
+      peer.dropped = true;
+      peer.channel.peer_gone();
+    }
+    if (!peer.dropped) peer.endpoint.restart_outgoing_at(o.live_at);
+    sent_to_peer_[i] = o.live_at - 1;
+  }
+  last_local_sent_ = o.live_at - 1;
+  rejoin_phase_ = RejoinPhase::playing;
+  running_ = true;
+  running_since_ = now_;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].progress.start(now_);
+  driver_.reporter().log(LogLevel::info, "rejoin: state of frame %d loaded (%zu bytes), live at frame %d", frame, size,
+                         o.live_at);
+  driver_.reporter().emit(Reporter::make(EventType::running, "rejoined the match: catching up"));
+}
+
+// Until its live frame a rejoining machine runs up to kRejoinCatchUpFrames extra frames a call
+// (its local inputs are not needed before that frame).
+void P2PSessionImpl::rejoin_catch_up() {
+  // Not into the frames whose inputs the game gives from now on: its input given at frame f is
+  // for f + delay, so the first one it gives is that of the live frame.
+  int32_t delay = kMaxInputDelay;
+  for (uint32_t p = 0; p < num_players_; ++p)
+    if (driver_.is_local(PlayerIndex(p))) delay = std::min(delay, driver_.input_delay(PlayerIndex(p)));
+  for (int32_t k = 0; k < kRejoinCatchUpFrames && driver_.frame() + delay < rejoin_offer_.live_at; ++k) {
+    if (driver_.window_full() || driver_.advance() != Result::ok) break;
+    apply_due_delays();
+    timeline_.on_frame(driver_.frame(), now_);
+    exchange_checksums();
+  }
+}
+
+void P2PSessionImpl::rejoin_failed(const char* why) {
+  if (rejoin_phase_ == RejoinPhase::failed) return;
+  rejoin_phase_ = RejoinPhase::failed;
+  driver_.reporter().log(LogLevel::error, "rejoin failed: %s", why);
+  for (uint32_t i = 0; i < num_peers_; ++i) {
+    if (peers_[i].dropped) continue;
+    peers_[i].endpoint.send_disconnect();
+    peers_[i].dropped = true;
+    peers_[i].channel.peer_gone();
+  }
+  told_nobody_left_ = true;
+  Event e = Reporter::make(EventType::cannot_continue, why);
+  e.frame = driver_.frame();
+  driver_.reporter().emit(e);
+}
+
+// player_rejoined once the player's input of its live frame is confirmed here.
+void P2PSessionImpl::tell_rejoined() {
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    const Frame at = rejoined_at_[p];
+    if (at == kNullFrame || rejoin_told_[p] || driver_.absent(PlayerIndex(p), at) || driver_.confirmed_frame() < at)
+      continue;
+    rejoin_told_[p] = true;
+    if (Peer* peer = peer_of(PlayerIndex(p))) {
+      peer->rejoining = false;
+    }
+    rejoined_at_us_[p] = now_;
+    emit_rejoin_event(EventType::player_rejoined, PlayerIndex(p), at, "`player` plays again from `frame`");
+  }
 }
 
 void P2PSessionImpl::send_due() {

@@ -54,6 +54,10 @@ struct Peer final : ChannelSink {
   uint32_t player_count = 0;
   bool synchronized = false;       // handshake completed and accepted (synchronized event given)
   bool dropped = false;            // disconnected (or a spectator that left)
+  // Rejoin (session/rejoin.h), on the machines it comes back to: the machine of these players
+  // is coming back (accepted; until its first live frame is confirmed). Its reports are not
+  // counted in disconnect agreement, time sync or lateness until then.
+  bool rejoining = false;
   FrameProgress progress;          // when its input stream last moved (liveness in frames)
   FrameProgress handshake;         // when its handshake last made a round trip
   TimeSync time_sync;

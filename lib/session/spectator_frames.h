@@ -12,9 +12,8 @@ namespace retcon::detail {
 inline void compose_spectator_frame(const RollbackDriver& driver, Frame frame, uint8_t* blob) noexcept {
   const uint32_t size = driver.input_size();
   for (uint32_t p = 0; p < driver.num_players(); ++p) {
-    Frame after;
     uint8_t* dst = blob + size_t(p) * size;
-    if (driver.is_disconnected(PlayerIndex(p), &after) && frame > after) std::memset(dst, 0, size);
+    if (driver.absent(PlayerIndex(p), frame)) std::memset(dst, 0, size);
     else std::memcpy(dst, driver.confirmed_input(PlayerIndex(p), frame), size);
   }
 }

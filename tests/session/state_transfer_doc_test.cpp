@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "session/rejoin.h"
 #include "session/state_transfer.h"
 #include "support/protocol_doc.h"
 
@@ -41,6 +42,49 @@ TEST(StateTransferDoc, ExamplesMatchTheCodec) {
     ASSERT_TRUE(decode_transfer(bytes.data(), bytes.size(), &m)) << name;
     EXPECT_EQ(encoded(m), bytes) << name;
   }
+}
+
+TEST(RejoinDoc, ExamplesMatchTheCodec) {
+  uint8_t out[kMaxRejoinMessage];
+  EXPECT_EQ(std::vector<uint8_t>(out, out + encode_rejoin_request(out)), doc_example("rejoin_request"));
+  EXPECT_EQ(std::vector<uint8_t>(out, out + encode_rejoin_declined(out)), doc_example("rejoin_declined"));
+  RejoinOffer o;
+  o.state_frame = 600;
+  o.size = 4096;
+  o.live_at = 700;
+  o.num_players = 3;
+  o.status[0].last_frame = 699;
+  o.status[1].last_frame = 699;
+  o.status[2] = ConnectStatus{true, 147};
+  EXPECT_EQ(std::vector<uint8_t>(out, out + encode_rejoin_offer(o, out)), doc_example("rejoin_offer"));
+  RejoinNotice n;
+  n.player = 1;
+  n.cut = 147;
+  n.state_frame = 600;
+  n.live_at = 700;
+  EXPECT_EQ(std::vector<uint8_t>(out, out + encode_rejoin_notice(n, out)), doc_example("rejoin_notice"));
+
+  const std::vector<uint8_t> offer = doc_example("rejoin_offer");
+  RejoinOffer back;
+  ASSERT_TRUE(decode_rejoin_offer(offer.data(), offer.size(), 3, &back));
+  EXPECT_EQ(back.live_at, 700);
+  EXPECT_TRUE(back.status[2].disconnected);
+  EXPECT_FALSE(decode_rejoin_offer(offer.data(), offer.size(), 2, &back)) << "another match's player count";
+  EXPECT_FALSE(decode_rejoin_offer(offer.data(), offer.size() - 1, 3, &back)) << "cut short";
+  const std::vector<uint8_t> notice = doc_example("rejoin_notice");
+  RejoinNotice nb;
+  ASSERT_TRUE(decode_rejoin_notice(notice.data(), notice.size(), 3, &nb));
+  EXPECT_EQ(nb.live_at, 700);
+  EXPECT_FALSE(decode_rejoin_notice(notice.data(), notice.size(), 1, &nb)) << "no such player";
+  std::vector<uint8_t> early = notice;
+  early[10] = 0x10;  // live 528, before the state's frame
+  early[11] = 0x02;
+  EXPECT_FALSE(decode_rejoin_notice(early.data(), early.size(), 3, &nb));
+  RejoinKind kind;
+  const uint8_t spectate[] = {0x01, 0x01};
+  EXPECT_FALSE(rejoin_kind(spectate, 2, &kind)) << "a spectator's request is not a rejoin";
+  const uint8_t longer[] = {0x01, 0x02, 0x00};
+  EXPECT_FALSE(rejoin_kind(longer, 3, &kind));
 }
 
 TEST(StateTransferCodec, RefusesWhatNoPeerOfOursSends) {

@@ -60,6 +60,7 @@ struct MatchOptions {
   // Spectator k starts (is polled for the first time) once the host reached frame
   // spectator_join[k]; missing entries: from the start.
   std::vector<Frame> spectator_join;
+  bool allow_rejoin = false;        // P2PConfig::allow_rejoin of every player machine
 };
 
 // The fixed match key of test matches (machine `m` of `other` gets a different one).
@@ -202,16 +203,7 @@ class Match {
         if (create_spectator_session(c, &me.session) != Result::ok) return false;
         continue;
       }
-      P2PConfig c;
-      c.session = s;
-      c.network = n;
-      c.desync_interval = opt_.desync_interval;
-      c.late_input_threshold = opt_.late_input_threshold;
-      c.adaptive_delay = opt_.adaptive_delay;
-      for (uint32_t p = 0; p < players_; ++p) {
-        c.players[p].kind = opt_.owner[p] == m ? PlayerKind::local : PlayerKind::remote;
-        c.players[p].address = machines_[opt_.owner[p]]->wire->address();
-      }
+      P2PConfig c = player_config(m, s, n);
       if (m == 0) {
         c.num_spectators = opt_.spectators;
         for (uint32_t k = 0; k < opt_.spectators; ++k) c.spectators[k] = machines_[opt_.machines + k]->wire->address();
@@ -220,6 +212,45 @@ class Match {
       for (uint32_t p = 0; p < players_; ++p)
         if (opt_.owner[p] == m && me.session->set_input_delay(PlayerIndex(p), opt_.input_delay) != Result::ok) return false;
     }
+    return true;
+  }
+
+  // Machine m crashes (its session is destroyed, its address gone) and starts again from nothing
+  // on a new address, as a session that rejoins the running match (P2PConfig::rejoining).
+  bool restart_rejoining(uint32_t m) {
+    auto machine = std::make_unique<Machine>();
+    machine->wire = net_.add_endpoint();
+    machine->sim = std::make_unique<NetworkSimulator>(*machine->wire, opt_.seed * 7919 + m + 1000);
+    machine->sim->set_outgoing(opt_.link);
+    machine->sim->set_time(now_);
+    machine->hashes.assign(size_t(opt_.frames) + 400, 0);
+    machine->game.start_hashes = &machine->hashes;
+    machine->game.events.reserve(1 << 16);
+    machine->game.padding = opt_.state_padding;
+    machines_[m] = std::move(machine);
+    Machine& me = *machines_[m];
+    SessionConfig s;
+    s.num_players = players_;
+    s.input_size = opt_.input_size;
+    s.max_prediction = opt_.max_prediction;
+    s.max_state_size = 256 + opt_.state_padding;
+    s.save_mode = opt_.save_mode;
+    s.callbacks = bind_game(me.game);
+    NetworkConfig n;
+    n.transport = me.sim.get();
+    n.rng_seed = opt_.seed * 31 + m + 1000;
+    n.disconnect_timeout_us = opt_.disconnect_timeout_us;
+    n.notify_delay_us = opt_.notify_delay_us;
+    n.has_match_key = opt_.match_key;
+    if (opt_.match_key) test_match_key(n.match_key, int32_t(m) == opt_.other_key_machine);
+    n.handshake_timeout_us = opt_.handshake_timeout_us;
+    n.state_transfer = true;
+    n.transfer_bytes_per_second = opt_.transfer_bytes_per_second;
+    P2PConfig c = player_config(m, s, n);
+    c.rejoining = true;
+    if (create_p2p_session(c, &me.session) != Result::ok) return false;
+    for (uint32_t p = 0; p < players_; ++p)
+      if (opt_.owner[p] == m && me.session->set_input_delay(PlayerIndex(p), opt_.input_delay) != Result::ok) return false;
     return true;
   }
 
@@ -244,6 +275,21 @@ class Match {
   }
 
  private:
+  P2PConfig player_config(uint32_t m, const SessionConfig& s, const NetworkConfig& n) const {
+    P2PConfig c;
+    c.session = s;
+    c.network = n;
+    c.desync_interval = opt_.desync_interval;
+    c.late_input_threshold = opt_.late_input_threshold;
+    c.adaptive_delay = opt_.adaptive_delay;
+    c.allow_rejoin = opt_.allow_rejoin;
+    for (uint32_t p = 0; p < players_; ++p) {
+      c.players[p].kind = opt_.owner[p] == m ? PlayerKind::local : PlayerKind::remote;
+      c.players[p].address = machines_[opt_.owner[p]]->wire->address();
+    }
+    return c;
+  }
+
   Result add_inputs_and_advance(uint32_t m) {
     Machine& me = *machines_[m];
     if (before_input) before_input(m);
@@ -319,8 +365,9 @@ class Match {
   InMemoryTransport* stranger() { return net_.add_endpoint(); }
 
   // Lockstep reference hashes for frames [0, frames]. `cut[p]`: player p's input is zeros
-  // after that frame (a disconnect), or -2 for never.
-  std::vector<uint64_t> reference(const std::vector<Frame>& cut = {}) const {
+  // after that frame (a disconnect), or -2 for never; `live[p]` (a rejoin): from that frame on
+  // its input is real again (-2: never).
+  std::vector<uint64_t> reference(const std::vector<Frame>& cut = {}, const std::vector<Frame>& live = {}) const {
     TestGame ref;
     std::vector<uint64_t> out;
     std::vector<uint8_t> inputs(size_t(players_) * opt_.input_size);
@@ -337,7 +384,8 @@ class Match {
       out.push_back(ref.hash());
       for (uint32_t p = 0; p < players_; ++p)
         for (uint32_t i = 0; i < opt_.input_size; ++i) {
-          const bool gone = p < cut.size() && cut[p] != -2 && f > cut[p];
+          const bool back = p < live.size() && live[p] != -2 && f >= live[p];
+          const bool gone = p < cut.size() && cut[p] != -2 && f > cut[p] && !back;
           inputs[p * opt_.input_size + i] = gone ? 0 : played[p].by_frame[size_t(f)][i];
         }
       FrameInputs fi{inputs.data(), status.data(), opt_.input_size, players_};

@@ -1,0 +1,237 @@
+// Rejoin (issue 11): a player whose machine crashed starts again on another address and comes
+// back into the running match. What is checked is what the players notice: the match goes on,
+// the rejoined player plays again from a frame every machine names the same, and every machine's
+// state at every confirmed frame equals the lockstep reference (the player disconnected from its
+// cut up to that frame, live from it). Refused when the game says no; a rejoiner that dies
+// mid-transfer leaves the match running; under loss.
+#include <gtest/gtest.h>
+
+#include "support/match_harness.h"
+
+namespace retcon::test {
+namespace {
+
+struct Seen {
+  Frame cut = kNullFrame;       // the crashed player's agreed cut (disconnected event)
+  Frame rejoining = kNullFrame;
+  Frame rejoined = kNullFrame;
+  size_t requests = 0;
+};
+
+// The events about `player` on machine m.
+Seen seen(Match& match, uint32_t m, PlayerIndex player) {
+  Seen s;
+  for (const Event& e : match.machine(m).game.events) {
+    if (e.player != player) continue;
+    if (e.type == EventType::disconnected && s.cut == kNullFrame) s.cut = e.frame;
+    if (e.type == EventType::player_rejoining) s.rejoining = e.frame;
+    if (e.type == EventType::player_rejoined) s.rejoined = e.frame;
+    if (e.type == EventType::rejoin_requested) ++s.requests;
+  }
+  return s;
+}
+
+// Every rejoin request on every machine is answered with `accept` (as a game's lobby would).
+void answer_requests(Match& match, std::vector<size_t>& answered, bool accept) {
+  answered.resize(match.size(), 0);
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    Machine& me = match.machine(m);
+    if (me.stopped) continue;
+    for (size_t k = answered[m]; k < me.game.events.size(); ++k) {
+      const Event& e = me.game.events[k];
+      if (e.type == EventType::rejoin_requested) {
+        EXPECT_EQ(me.session->answer_rejoin(e.player, accept), Result::ok);
+      }
+    }
+    answered[m] = me.game.events.size();
+  }
+}
+
+// Machine `crash` (player `crash`) crashes once the match reached `crash_at`, the others drop it
+// (agreed cut), then it starts again on a new address and rejoins. Returns the cut.
+Frame crash_and_restart(Match& match, uint32_t crash, Frame crash_at, uint32_t watcher) {
+  while (match.machine(watcher).session->current_frame() < crash_at) match.tick();
+  match.machine(crash).stopped = true;
+  for (int t = 0; t < 2000 && seen(match, watcher, PlayerIndex(crash)).cut == kNullFrame; ++t) match.tick();
+  const Frame cut = seen(match, watcher, PlayerIndex(crash)).cut;
+  EXPECT_NE(cut, kNullFrame) << "the crash is noticed";
+  for (int t = 0; t < 30; ++t) match.tick();
+  EXPECT_TRUE(match.restart_rejoining(crash));
+  return cut;
+}
+
+// Every machine's states of frames it ran (the rejoined one: from its state on) at confirmed
+// frames equal the reference up to `upto`.
+void expect_states_agree(Match& match, const std::vector<uint64_t>& ref, Frame upto) {
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    Machine& me = match.machine(m);
+    if (me.stopped) continue;
+    EXPECT_EQ(me.game.frame_errors, 0) << "machine " << m;
+    const Frame last = std::min({upto, me.session->confirmed_frame() + 1, me.session->current_frame() - 1});
+    EXPECT_GE(last, upto) << "machine " << m << " got that far";
+    Frame first = 0;
+    while (first <= last && me.hashes[size_t(first)] == 0) ++first;
+    for (Frame f = first; f <= last; ++f)
+      ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << "machine " << m << " frame " << f;
+    EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << "machine " << m;
+  }
+}
+
+struct Case {
+  uint32_t machines;
+  uint32_t crash;
+  double loss;
+  int32_t delay;
+};
+
+class Rejoin : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Rejoin, ACrashedPlayerComesBackAtOneFrameAndEveryStateAgrees) {
+  const Case c = GetParam();
+  MatchOptions o;
+  o.machines = c.machines;
+  o.frames = 1100;
+  o.random_inputs = true;
+  o.input_delay = c.delay;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.disconnect_timeout_us = 1000000;
+  o.notify_delay_us = 300000;
+  o.link.latency_us = 25000;
+  o.link.jitter_us = c.loss > 0 ? 5000 : 0;
+  o.link.loss = c.loss;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  const uint32_t watcher = c.crash == 0 ? 1 : 0;
+  const Frame cut = crash_and_restart(match, c.crash, 200, watcher);
+  std::vector<size_t> answered;
+  for (int t = 0; t < 2500; ++t) {
+    match.tick();
+    answer_requests(match, answered, true);
+    bool done = true;
+    for (uint32_t m = 0; m < match.size(); ++m)
+      if (match.machine(m).session->confirmed_frame() < o.frames) done = false;
+    if (done) break;
+  }
+  const PlayerIndex p = PlayerIndex(c.crash);
+  const Seen back = seen(match, c.crash, p);
+  ASSERT_NE(back.rejoining, kNullFrame) << "the rejoiner learnt its live frame";
+  EXPECT_EQ(back.rejoined, back.rejoining);
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    if (m == c.crash) continue;
+    const Seen s = seen(match, m, p);
+    SCOPED_TRACE("machine " + std::to_string(m));
+    EXPECT_EQ(s.cut, cut) << "the same cut everywhere";
+    EXPECT_EQ(s.requests, 1u);
+    EXPECT_EQ(s.rejoining, back.rejoining) << "the same live frame everywhere";
+    EXPECT_EQ(s.rejoined, back.rejoining);
+    size_t late = 0;
+    for (const Event& e : match.machine(m).game.events)
+      late += e.type == EventType::late_inputs && e.player == p;
+    EXPECT_EQ(late, 0u) << "coming back is not a lag switch";
+  }
+  EXPECT_GT(back.rejoining, cut);
+  std::vector<Frame> cuts(c.machines, -2), live(c.machines, -2);
+  cuts[c.crash] = cut;
+  live[c.crash] = back.rejoining;
+  expect_states_agree(match, match.reference(cuts, live), o.frames);
+  EXPECT_EQ(match.errors(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Matches, Rejoin,
+                         ::testing::Values(Case{2, 1, 0.0, 0}, Case{2, 0, 0.0, 2}, Case{3, 2, 0.0, 1},
+                                           Case{3, 0, 0.0, 0}, Case{3, 1, 0.05, 2}, Case{2, 1, 0.05, 1}));
+
+// The game says no: the slot stays disconnected, the match goes on, the rejoiner never runs.
+TEST(RejoinRefused, TheMatchGoesOnWithoutIt) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 700;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.disconnect_timeout_us = 1000000;
+  o.handshake_timeout_us = 3000000;
+  o.link.latency_us = 20000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  const Frame cut = crash_and_restart(match, 2, 150, 0);
+  std::vector<size_t> answered;
+  for (int t = 0; t < 1500; ++t) {
+    match.tick();
+    answer_requests(match, answered, false);
+  }
+  EXPECT_FALSE(match.machine(2).session->running());
+  for (uint32_t m = 0; m < 2; ++m) {
+    const Seen s = seen(match, m, 2);
+    EXPECT_EQ(s.requests, 1u) << "asked once: a refusal stands";
+    EXPECT_EQ(s.rejoining, kNullFrame);
+    EXPECT_GE(match.machine(m).session->confirmed_frame(), o.frames);
+  }
+  match.machine(2).stopped = true;
+  std::vector<Frame> cuts = {-2, -2, cut};
+  expect_states_agree(match, match.reference(cuts), o.frames);
+}
+
+// Without allow_rejoin the request is a stranger's datagram: dropped and counted, no event.
+TEST(RejoinNotAllowed, RequestsAreDroppedAsAStrangersDatagrams) {
+  MatchOptions o;
+  o.frames = 500;
+  o.state_transfer = true;
+  o.disconnect_timeout_us = 1000000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  crash_and_restart(match, 1, 150, 0);
+  for (int t = 0; t < 400; ++t) match.tick();
+  EXPECT_EQ(seen(match, 0, 1).requests, 0u);
+  EXPECT_GT(match.machine(0).session->dropped_unknown_address(), 0u);
+  EXPECT_FALSE(match.machine(1).session->running());
+  EXPECT_GE(match.machine(0).session->current_frame(), 480);
+}
+
+// The rejoiner dies again while its (large) state is on the way: the others are not frozen. They
+// wait for its first live input at most a disconnect timeout, cut it again at the frame before
+// its live frame (the same everywhere), and play on; its input was never live.
+TEST(RejoinerDies, MidTransferTheMatchGoesOn) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 1000;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.state_padding = size_t{256} << 10;
+  o.transfer_bytes_per_second = 64u << 10;  // about 4 s for the state
+  o.disconnect_timeout_us = 1000000;
+  o.link.latency_us = 20000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  const Frame cut = crash_and_restart(match, 1, 150, 0);
+  std::vector<size_t> answered;
+  for (int t = 0; t < 1500 && seen(match, 0, 1).rejoining == kNullFrame; ++t) {
+    match.tick();
+    answer_requests(match, answered, true);
+  }
+  const Frame live = seen(match, 0, 1).rejoining;
+  ASSERT_NE(live, kNullFrame);
+  for (int t = 0; t < 60; ++t) match.tick();
+  match.machine(1).stopped = true;  // mid-transfer
+  EXPECT_FALSE(match.machine(1).session->running()) << "its state had not arrived yet";
+  for (int t = 0; t < 2500; ++t) {
+    match.tick();
+    if (match.machine(0).session->confirmed_frame() >= o.frames && match.machine(2).session->confirmed_frame() >= o.frames)
+      break;
+  }
+  for (uint32_t m : {0u, 2u}) {
+    SCOPED_TRACE("machine " + std::to_string(m));
+    size_t cuts = 0;
+    Frame second = kNullFrame;
+    for (const Event& e : match.machine(m).game.events)
+      if (e.type == EventType::disconnected && e.player == 1 && ++cuts == 2) second = e.frame;
+    EXPECT_EQ(second, live - 1) << "cut again just before its live frame";
+    EXPECT_EQ(seen(match, m, 1).rejoining, live);
+    EXPECT_EQ(seen(match, m, 1).rejoined, kNullFrame);
+  }
+  std::vector<Frame> cuts = {-2, cut, -2};
+  expect_states_agree(match, match.reference(cuts), o.frames);
+}
+
+}  // namespace
+}  // namespace retcon::test
