@@ -50,6 +50,16 @@ else()
     COMMAND sh ${RETCON_CAPI_TEST_DIR}/check_exports.sh $<TARGET_FILE:retcon> ${PROJECT_SOURCE_DIR}/capi/retcon.h)
 endif()
 
+# Windows: a C game built with the plain MinGW C compiler the way README "Windows" says, against
+# retcon.dll's import library and against the static library (RETCON_STATIC), run under Wine.
+if(WIN32 AND CMAKE_CROSSCOMPILING_EMULATOR)
+  add_test(NAME windows_c_consumers
+    COMMAND sh ${RETCON_CAPI_TEST_DIR}/windows_c_consumers.sh ${CMAKE_C_COMPILER} ${CMAKE_OBJDUMP}
+            ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR} ${CMAKE_CROSSCOMPILING_EMULATOR})
+  set_tests_properties(windows_c_consumers PROPERTIES
+    PASS_REGULAR_EXPRESSION "OK: C consumers of retcon.dll and of the static library build and run")
+endif()
+
 # A packaging test: with RETCON_SANITIZE the installed libraries need the sanitizer runtimes,
 # which plain consumers do not link, so it runs in normal builds only.
 # Not in cross builds either: the consumers are built with the host's cc and pkg-config
