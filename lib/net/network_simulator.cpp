@@ -12,7 +12,10 @@
 // caller's work on each datagram included. The clock is read at the first datagram of a poll
 // and then every 32 datagrams read or handed out, never per datagram; a poll of fewer than 32
 // never looks at it, so ordinary traffic stays the same for the same seed, and only a flood's
-// run can depend on how fast the machine is.
+// run can depend on how fast the machine is. Time spent reading ends the reading, not the poll:
+// what is due still goes out, up to the next look at the clock. Where reads are slow (Winsock
+// under Wine: one system call each) a flood used to spend every poll's time reading, and
+// nothing ever came out of the simulator again.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -93,6 +96,7 @@ struct NetworkSimulator::Impl {
   size_t read_this_poll = 0;  // datagrams taken from the inner transport since the last poll ended
   size_t steps_this_poll = 0;  // datagrams read plus datagrams handed out in this poll
   bool inner_empty = false;    // the inner transport said "nothing more" in this poll
+  bool reading_timed_out = false;  // this poll's time ran out while reading (counted once)
   std::chrono::steady_clock::time_point poll_started;
 
   // Counts one datagram read or handed out; false once this poll has used up its time.
@@ -111,9 +115,10 @@ struct NetworkSimulator::Impl {
     read_this_poll = 0;
     steps_this_poll = 0;
     inner_empty = false;
+    reading_timed_out = false;
   }
   bool stop_for_time() {
-    ++in.stats.time_budget_stops;
+    if (!reading_timed_out) ++in.stats.time_budget_stops;
     end_poll();
     return false;
   }
@@ -181,7 +186,12 @@ bool NetworkSimulator::receive(PeerAddress* from, uint8_t* buffer, size_t capaci
     ++s.read_this_poll;
     s.in.admit(s.rng, s.now, address, s.scratch.data(), got);
     if (s.read_this_poll == s.limits.receive_budget) ++s.in.stats.budget_exhausted;
-    if (!s.step()) return s.stop_for_time();
+    if (!s.step()) {  // no more reading in this poll; what is due still goes out
+      ++s.in.stats.time_budget_stops;
+      s.reading_timed_out = true;
+      s.inner_empty = true;
+      break;
+    }
   }
   for (long slot = s.in.line.front_due(s.now); slot >= 0; slot = s.in.line.front_due(s.now)) {
     const size_t n = s.in.line.length(slot);
