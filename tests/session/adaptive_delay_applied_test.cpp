@@ -103,6 +103,40 @@ TEST(AdaptiveDelayApplied, SameFrameEverywhereUnderEveryProfileAtStartAndBetween
   }
 }
 
+// The deciding machine's datagrams are all lost for 400 ms from the moment it makes the change,
+// so the change reaches nobody for a while, but its inputs of the frames just before did: the
+// others could run a whole prediction window ahead on them, past the change's frame, were the
+// sender's later inputs not held until each peer acknowledged the change (hold_for_delays).
+// They wait instead, and switch on the named frame (the rule "a round trip ahead, applied late
+// if it comes late" switched 3 frames late here).
+TEST(AdaptiveDelayApplied, AChangeWhoseMessagesAreLostIsStillAppliedOnItsFrameEverywhere) {
+  for (uint32_t machines : {2u, 4u}) {
+    MatchOptions o;
+    o.machines = machines;
+    o.frames = 500;
+    o.seed = 3 + machines;
+    o.link.latency_us = 1000;
+    Match match(o);
+    ASSERT_TRUE(match.build());
+    LinkProfile dark = o.link;
+    dark.blackouts.push_back({3000000, 3400000});
+    match.machine(0).sim->set_outgoing(dark);
+    Frame planned = kNullFrame;
+    match.before_input = [&](uint32_t m) {
+      if (m != 0 || planned != kNullFrame || match.now() < 3000000) return;
+      DelayChoice c;
+      ASSERT_EQ(match.machine(0).session->apply_input_delay(AdaptiveDelayRule{}, kNullFrame, &c), Result::ok);
+      planned = c.frame;
+    };
+    ASSERT_TRUE(match.run(20000));
+    const std::vector<Event> changes = expect_same_changes_everywhere(match, machines, "lost change");
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].frame, planned);
+    for (const Event& e : changes) match.note_delay_change(e.frame, e.count);
+    expect_states_match_reference(match, machines, o.frames, "lost change");
+  }
+}
+
 TEST(AdaptiveDelayApplied, ExplicitCallNamesItsFrameAndRefusesBadOnes) {
   MatchOptions o;
   o.machines = 3;
