@@ -267,6 +267,7 @@ class P2PSessionImpl final : public P2PSession {
     bool sent_to[kMaxPlayers] = {};
   };
   OwnDelay own_delays_[kMaxPendingDelaysPerSender];
+  uint32_t own_delays_active_ = 0;  // entries of own_delays_ active (0: no hold, the usual case)
   uint64_t delay_changes_dropped_ = 0;
   bool auto_delay_ = false, auto_delay_done_ = false;
   AdaptiveDelayRule auto_rule_;
@@ -837,8 +838,8 @@ void P2PSessionImpl::send_local_inputs() {
     if (peer.dropped) continue;
     anyone = true;
     Frame upto = ready;
-    const Frame hold = std::min({decisions_.hold_from(peers_, num_player_peers_, i), hold_for_delays(i),
-                                 rejoin_hold_.hold_from(peers_, i)});
+    Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
+    if (own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
     if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
     for (Frame f = sent_to_peer_[i] + 1; f <= upto; ++f) {
       size_t offset = 0;
@@ -1161,6 +1162,7 @@ Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, De
   const size_t n = encode_delay_change(change, body, sizeof body);
   *own = OwnDelay{};
   own->active = true;
+  ++own_delays_active_;
   own->frame = frame;
   for (uint32_t i = 0; i < num_player_peers_ && i < uint32_t(kMaxPlayers); ++i) {
     if (peers_[i].dropped) continue;
@@ -1186,6 +1188,7 @@ Frame P2PSessionImpl::hold_for_delays(uint32_t i) {
       everyone = everyone && (peers_[k].dropped || !o.sent_to[k] || peers_[k].channel.acknowledged_through(o.seq[k]));
     if (everyone) {
       o.active = false;
+      --own_delays_active_;
       continue;
     }
     if (i >= uint32_t(kMaxPlayers) || peers_[i].dropped || !o.sent_to[i] || peers_[i].channel.acknowledged_through(o.seq[i]))
