@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <initializer_list>
 
 #include "fighter_match.h"
 
@@ -105,6 +106,18 @@ int run_netsim_series(int32_t frames, int32_t max_prediction) {
   std::printf("| condition (one way) | delay | stalls/min | waits/min | mean depth | max depth | %% resim | skew | lost/blackout | recovery | B/s |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   bool all_ok = true;
+  // Issue 10's targets, checked on the means (held: every row meets it).
+  struct Target {
+    const char* text;
+    bool held = true;
+    double worst = 0;
+  } lost_target{"frames lost per 1 s blackout <= 45"}, stall_target{"100 ms +-40 / 10% delay 2 stalls/min <= 25"},
+      lan_target{"clean LAN wait ticks/min after start-up = 0"}, wait_target{"100 ms +-40 / 10% wait ticks/min <= 10"},
+      bytes_target{"payload B/s per direction <= 1200"};
+  auto check = [](Target& t, double value, bool ok) {
+    t.held = t.held && ok;
+    t.worst = std::max(t.worst, value);
+  };
   for (const Condition& c : kConditions) {
     for (int32_t delay : {0, 2}) {
       Run mean;
@@ -127,6 +140,12 @@ int run_netsim_series(int32_t frames, int32_t max_prediction) {
         mean.recovery_mean += r.recovery_mean / kSeeds;
         mean.recovery_max = std::max(mean.recovery_max, r.recovery_max);
       }
+      const bool lan = c.mean_ms == 1 && c.loss == 0.0, jitter = c.spread_ms == 40;
+      if (c.blackouts) check(lost_target, lost, lost <= 45.0);
+      if (jitter && delay == 2) check(stall_target, mean.stalls_per_min, mean.stalls_per_min <= 25.0);
+      if (lan) check(lan_target, mean.waits_per_min, mean.waits_per_min == 0.0);
+      if (jitter) check(wait_target, mean.waits_per_min, mean.waits_per_min <= 10.0);
+      check(bytes_target, mean.bytes_per_s, mean.bytes_per_s <= 1200.0);
       char lost_text[32] = "-", recovery_text[32] = "-";
       if (c.blackouts) {
         std::snprintf(lost_text, sizeof lost_text, "%.1f", lost);
@@ -138,6 +157,9 @@ int run_netsim_series(int32_t frames, int32_t max_prediction) {
       std::fflush(stdout);
     }
   }
+  std::printf("\n");
+  for (const Target* t : {&lost_target, &stall_target, &lan_target, &wait_target, &bytes_target})
+    std::printf("target %s: %s (worst row %.1f)\n", t->text, t->held ? "held" : "MISSED", t->worst);
   std::printf("\nresult: %s\n", all_ok ? "OK, every match finished with agreeing checksums" : "FAILED: a match did not finish or desynced");
   return all_ok ? 0 : 1;
 }
