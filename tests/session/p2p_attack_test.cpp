@@ -508,6 +508,85 @@ TEST(P2PAttack, DecisionsStampedFarAheadCannotCrowdOutAnotherMachines) {
 }
 
 
+// An insider on every connection of a match without a key: it taps every datagram (passing it
+// on), learns each connection's nonces, datagram sequence numbers and channel message numbers,
+// and sends well-formed channel messages verified like the real sender's (the checksum keyed
+// with both nonces, the next sequence number: the real datagram of that number becomes a loss).
+class Insider {
+ public:
+  explicit Insider(Match& match) : match_(match) {
+    // Machine 0's datagrams reach the others within the tick (it runs first, its simulator
+    // delivers at set_time): they are tapped right after its poll, before the others poll.
+    match_.before_input = [this](uint32_t m) {
+      if (m != 0) return;
+      for (uint32_t to = 1; to < match_.size(); ++to) tap(to);
+    };
+  }
+  // At the start of a tick: what waits for every machine.
+  void tap_all() {
+    for (uint32_t m = 0; m < match_.size(); ++m) tap(m);
+  }
+  // A channel message on `stream` from `sender` to `to`; false before both directions were seen.
+  bool forge(uint32_t sender, uint32_t to, uint8_t stream, const uint8_t* payload, size_t n) {
+    Link& l = link_[sender][to];
+    if (!l.seen || !link_[to][sender].seen || n > detail::kMaxChannelMessage) return false;
+    uint8_t body[1 + 4 + 1 + detail::kMaxChannelMessage];
+    body[0] = 1;  // a message
+    std::memcpy(body + 1, &l.channel_next, 4);
+    body[5] = stream;
+    std::memcpy(body + 6, payload, n);
+    ++l.channel_next;
+    detail::Message m;
+    m.header.type = detail::MessageType::channel_data;
+    m.header.nonce = l.nonce;
+    m.header.sequence = ++l.sequence;
+    m.channel_body = body;
+    m.channel_size = 6 + n;
+    uint8_t d[detail::kMaxDatagramSize];
+    const size_t size = detail::encode_message(m, d, sizeof d);
+    if (size == 0) return false;
+    detail::seal_datagram(d, size, detail::connection_checksum_key(l.nonce, link_[to][sender].nonce));
+    match_.machine(sender).wire->send(match_.machine(to).wire->address(), d, size);
+    return true;
+  }
+
+ private:
+  struct Link {
+    bool seen = false;
+    uint32_t nonce = 0, sequence = 0, channel_next = 0;
+  };
+  void tap(uint32_t to) {
+    InMemoryTransport& wire = *match_.machine(to).wire;
+    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> waiting;
+    PeerAddress from;
+    uint8_t buffer[detail::kMaxDatagramSize];
+    size_t length = 0;
+    while (wire.receive(&from, buffer, sizeof buffer, &length))
+      for (uint32_t m = 0; m < match_.size(); ++m)
+        if (match_.machine(m).wire->address() == from) waiting.push_back({m, std::vector<uint8_t>(buffer, buffer + length)});
+    for (const auto& [sender, bytes] : waiting) {
+      Link& l = link_[sender][to];
+      if (bytes.size() >= detail::kHeaderSize && !detail::is_handshake(detail::MessageType(bytes[3]))) {
+        std::memcpy(&l.nonce, bytes.data() + 4, 4);
+        uint32_t q = 0;
+        std::memcpy(&q, bytes.data() + 8, 4);
+        if (!l.seen || q > l.sequence) l.sequence = q;
+        l.seen = true;
+        // A channel message of the real sender: its number, so ours come after it.
+        if (bytes[3] == uint8_t(detail::MessageType::channel_data) && bytes.size() >= detail::kHeaderSize + 6 &&
+            bytes[detail::kHeaderSize] == 1) {
+          uint32_t seq = 0;
+          std::memcpy(&seq, bytes.data() + detail::kHeaderSize + 1, 4);
+          if (seq + 1 > l.channel_next) l.channel_next = seq + 1;
+        }
+      }
+      match_.machine(sender).wire->send(wire.address(), bytes.data(), bytes.size());
+    }
+  }
+  Match& match_;
+  Link link_[kMaxPlayers + kMaxSpectators][kMaxPlayers + kMaxSpectators];
+};
+
 // An insider on the connection (no key: an on-path attacker who computes the connection-keyed
 // checksum from the nonces it sees, i.e. what a peer's own modified client can send): it taps
 // every datagram, learns each connection's nonces and sequence numbers, and sends well-formed,
@@ -525,61 +604,13 @@ TEST(P2PAttack, VerifiedChannelMessagesFromTheWrongSenderAreRefused) {
   o.spectators = 1;
   Match match(o);
   ASSERT_TRUE(match.build());
-  // Last header seen on each connection, per (sender, receiver): nonce and sequence.
-  uint32_t nonce[3][3] = {}, sequence[3][3] = {};
-  bool seen[3][3] = {};
-  auto tap = [&](uint32_t to) {
-    InMemoryTransport& wire = *match.machine(to).wire;
-    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> waiting;
-    PeerAddress from;
-    uint8_t buffer[detail::kMaxDatagramSize];
-    size_t length = 0;
-    while (wire.receive(&from, buffer, sizeof buffer, &length))
-      for (uint32_t m = 0; m < match.size(); ++m)
-        if (match.machine(m).wire->address() == from) waiting.push_back({m, std::vector<uint8_t>(buffer, buffer + length)});
-    for (const auto& [sender, bytes] : waiting) {
-      if (bytes.size() >= detail::kHeaderSize && !detail::is_handshake(detail::MessageType(bytes[3]))) {
-        std::memcpy(&nonce[sender][to], bytes.data() + 4, 4);
-        uint32_t q = 0;
-        std::memcpy(&q, bytes.data() + 8, 4);
-        if (!seen[sender][to] || q > sequence[sender][to]) sequence[sender][to] = q;
-        seen[sender][to] = true;
-      }
-      match.machine(sender).wire->send(wire.address(), bytes.data(), bytes.size());
-    }
-  };
-  // Machine 0's datagrams reach the others within the tick (it runs first, its simulator
-  // delivers at set_time): tap them right after machine 0's poll, before the others poll.
-  match.before_input = [&](uint32_t m) {
-    if (m != 0) return;
-    tap(1);
-    tap(2);
-  };
-  uint32_t channel_seq[3] = {};
-  // A channel message on `stream`, from `sender` to machine 0, verified like the sender's own.
+  Insider insider(match);
   auto forge = [&](uint32_t sender, uint8_t stream, const uint8_t* payload, size_t n) {
-    ASSERT_TRUE(seen[sender][0] && seen[0][sender]);
-    uint8_t body[1 + 4 + 1 + detail::kMaxChannelMessage];
-    body[0] = 1;  // a message
-    std::memcpy(body + 1, &channel_seq[sender], 4);
-    body[5] = stream;
-    std::memcpy(body + 6, payload, n);
-    ++channel_seq[sender];
-    detail::Message m;
-    m.header.type = detail::MessageType::channel_data;
-    m.header.nonce = nonce[sender][0];
-    m.header.sequence = ++sequence[sender][0];  // the real one of this number becomes a loss
-    m.channel_body = body;
-    m.channel_size = 6 + n;
-    uint8_t d[detail::kMaxDatagramSize];
-    const size_t size = detail::encode_message(m, d, sizeof d);
-    ASSERT_GT(size, 0u);
-    detail::seal_datagram(d, size, detail::connection_checksum_key(nonce[sender][0], nonce[0][sender]));
-    match.machine(sender).wire->send(match.machine(0).wire->address(), d, size);
+    ASSERT_TRUE(insider.forge(sender, 0, stream, payload, n));
   };
   int forged = 0;
   for (int t = 0; t < 4000; ++t) {
-    for (uint32_t m = 0; m < match.size(); ++m) tap(m);
+    insider.tap_all();
     P2PSession& host = *match.machine(0).session;
     if (t == 200 && host.running()) {
       uint8_t body[detail::kMaxChannelMessage];
@@ -615,6 +646,53 @@ TEST(P2PAttack, VerifiedChannelMessagesFromTheWrongSenderAreRefused) {
     EXPECT_EQ(match.count_events(m, EventType::input_delay_applied), 0u) << m;
     EXPECT_EQ(match.count_events(m, EventType::disconnected), 0u) << m;
   }
+}
+
+
+// A flood of verified state requests on a spectator's connection (forged as in the test above:
+// 200 of them, a few a tick, while the host serves that spectator its state): the host answers
+// each within its bounds (a request restarts that spectator's transfer, nothing else), and the
+// players' match runs on untouched: both reach the end with the reference states, nobody is
+// dropped, no desync.
+TEST(P2PAttack, StateRequestsFloodingASpectatorsConnectionLeaveThePlayersUntouched) {
+  MatchOptions o;
+  o.frames = 600;
+  o.link.latency_us = 20000;
+  o.spectators = 1;
+  o.state_transfer = true;
+  o.spectator_join = {120};
+  o.state_padding = 20000;  // a state of several chunks: transfers are under way when asked again
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  Insider insider(match);
+  int forged = 0;
+  for (int t = 0; t < 4000; ++t) {
+    insider.tap_all();
+    if (forged < 200 && match.machine(0).session->current_frame() > 150) {
+      uint8_t body[detail::kMaxChannelMessage];
+      detail::TransferMessage request;
+      request.kind = detail::TransferKind::request;
+      for (int k = 0; k < 3; ++k)
+        forged += insider.forge(2, 0, uint8_t(detail::ChannelStream::state_transfer), body, detail::encode_transfer(request, body));
+    }
+    match.tick();
+    if (match.machine(0).session->confirmed_frame() >= o.frames && match.machine(1).session->confirmed_frame() >= o.frames)
+      break;
+  }
+  EXPECT_GE(forged, 200);
+  // The forgeries passed the datagram checks: they reached the host's state-transfer layer.
+  PeerStats st{};
+  ASSERT_EQ(match.machine(0).session->spectator_stats(0, &st), Result::ok);
+  EXPECT_EQ(st.dropped_bad_checksum, 0u);
+  EXPECT_EQ(st.dropped_bad_nonce, 0u);
+  for (uint32_t m = 0; m < 2; ++m) {
+    ASSERT_GE(match.machine(m).session->confirmed_frame(), o.frames) << m;
+    EXPECT_EQ(match.count_events(m, EventType::disconnected), 0u) << m;
+    EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << m;
+  }
+  const std::vector<uint64_t> ref = match.reference();
+  for (uint32_t m = 0; m < 2; ++m)
+    for (Frame f = 0; f <= o.frames; ++f) ASSERT_EQ(match.machine(m).hashes[size_t(f)], ref[size_t(f)]) << m << " " << f;
 }
 
 }  // namespace
