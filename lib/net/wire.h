@@ -20,7 +20,7 @@ inline constexpr uint8_t kMagic1 = 0x43;  // 'C'
 // 2: compact inputs body (varints; last frames only of disconnected players).
 // 3: 64-bit handshake challenges, connection-keyed checksums, AEAD with a match key.
 // 4: the reliable channel carries timed decisions (stream 2), which every machine must apply.
-inline constexpr uint8_t kProtocolVersion = 4;
+inline constexpr uint8_t kProtocolVersion = 5;
 // Below every common path MTU (1280 for IPv6 minus headers), so datagrams never fragment.
 inline constexpr size_t kMaxDatagramSize = 1200;
 inline constexpr size_t kHeaderSize = 16;
