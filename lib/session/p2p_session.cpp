@@ -777,8 +777,11 @@ void P2PSessionImpl::agree_on_disconnects() {
       }
       if (theirs.last_frame < local_status_[p].last_frame) {
         local_status_[p].last_frame = theirs.last_frame;
-        if (driver_.disconnect_player(PlayerIndex(p), theirs.last_frame, cut_announced_[p]) != Result::ok) {
-          // Older than any state kept: this machine cannot follow the agreement.
+        // Older than any state kept, or than the decisions kept (the frames from the cut on are
+        // simulated again with them; decisions outlive the checkpoints, so the first test fails
+        // first): this machine cannot follow the agreement, and says so.
+        if (driver_.disconnect_player(PlayerIndex(p), theirs.last_frame, cut_announced_[p]) != Result::ok ||
+            theirs.last_frame + 1 < decisions_.queue().retired_before()) {
           driver_.reporter().log(LogLevel::error, "player %u: agreed last frame %d is older than the saved history", p,
                                  theirs.last_frame);
           Event e = Reporter::make(EventType::desync_detected, "cannot roll back to the agreed disconnect frame");
