@@ -49,6 +49,8 @@ void p2p_config_from_c(const retcon_p2p_config& c, Transport* transport, P2PConf
   out->adaptive_delay_rule.rtt_percent = c.adaptive_delay_rtt_percent;
   out->adaptive_delay_rule.min_frames = c.adaptive_delay_min_frames;
   out->adaptive_delay_rule.max_frames = c.adaptive_delay_max_frames;
+  out->allow_rejoin = c.allow_rejoin != 0;
+  out->rejoining = c.rejoining != 0;
 }
 
 void spectator_config_from_c(const retcon_spectator_config& c, Transport* transport,

@@ -182,7 +182,15 @@ typedef enum retcon_event_type {
                                            * (the same on every machine), count = new, total = old,
                                            * checksum_local = median RTT (us), text_local = the RTTs,
                                            * player = the deciding machine's first player,
-                                           * checksum_remote = the planned frame */
+                                           * checksum_remote = the planned frame */,
+  RETCON_EVENT_REJOIN_REQUESTED = 30,     /* allow_rejoin: a machine asks to take back disconnected
+                                           * player's slot; frame = its agreed last frame, text_local
+                                           * = the requester's address bytes (text_local_len long).
+                                           * Answer with retcon_session_answer_rejoin */
+  RETCON_EVENT_PLAYER_REJOINING = 31,     /* player comes back: disconnected up to frame - 1, live
+                                           * from frame, the same frame on every machine */
+  RETCON_EVENT_PLAYER_REJOINED = 32       /* player's input of frame (as PLAYER_REJOINING) is
+                                           * confirmed: it plays again */
 } retcon_event_type;
 
 /* Stable lowercase name of a retcon_event_type; "unknown_event" for other values. Static. */
@@ -567,6 +575,13 @@ typedef struct retcon_p2p_config {
   uint32_t adaptive_delay_rtt_percent;  /* 1..400 (default 50) */
   int32_t adaptive_delay_min_frames;    /* 0..32 (default 2) */
   int32_t adaptive_delay_max_frames;    /* min..32 (default 4) */
+  /* Rejoin (docs/NETWORKING.md "Rejoin"). allow_rejoin 1: a machine whose players were
+   * disconnected may come back from any address; each request raises
+   * RETCON_EVENT_REJOIN_REQUESTED and goes ahead once retcon_session_answer_rejoin accepts it
+   * (the host of a rejoin needs state_transfer too). rejoining 1: this session is such a machine
+   * coming back (needs state_transfer): it runs once the host's state is loaded. Default 0. */
+  uint32_t allow_rejoin;
+  uint32_t rejoining;
 } retcon_p2p_config;
 
 /* Defaults above; every player local, no spectator. */
@@ -684,6 +699,9 @@ RETCON_API retcon_result retcon_session_apply_input_delay(retcon_session* sessio
 /* Automatic adaptive delay: a round is over (every machine may call it; only the deciding one
  * acts). WRONG_STATE without retcon_p2p_config.adaptive_delay. */
 RETCON_API retcon_result retcon_session_between_rounds(retcon_session* session);
+/* Rejoin: the game's answer (accept 1 / refuse 0) to RETCON_EVENT_REJOIN_REQUESTED for `player`.
+ * NOT_FOUND when no request for that player waits; UNSUPPORTED without allow_rejoin. */
+RETCON_API retcon_result retcon_session_answer_rejoin(retcon_session* session, int32_t player, uint32_t accept);
 
 /* Timed decision: `size` bytes (1..RETCON_MAX_DECISION_SIZE) that every machine and spectator
  * hands to advance_frame (retcon_frame_inputs.decisions) whenever it simulates `frame`,

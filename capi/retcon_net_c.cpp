@@ -493,6 +493,15 @@ retcon_result retcon_session_between_rounds(retcon_session* session) {
   });
 }
 
+retcon_result retcon_session_answer_rejoin(retcon_session* session, int32_t player, uint32_t accept) {
+  if (retcon_result r = check_mutable(session); r != RETCON_RESULT_OK) return r;
+  if (session->p2p == nullptr) return RETCON_RESULT_UNSUPPORTED;
+  return guarded([&] {
+    CallbackScope scope(*session);
+    return to_c(session->p2p->answer_rejoin(retcon::PlayerIndex(player), accept != 0));
+  });
+}
+
 retcon_result retcon_session_send_decision(retcon_session* session, const void* bytes, size_t size, int32_t frame,
                                           int32_t* earliest) {
   if (earliest != nullptr) *earliest = RETCON_NULL_FRAME;

@@ -194,7 +194,7 @@ class P2PConfig(ctypes.Structure):
                 ("late_input_threshold", I32),
                 ("handshake_timeout_us", U64), ("state_transfer", U32), ("transfer_bytes_per_second", U64),
                 ("adaptive_delay", U32), ("adaptive_delay_rtt_percent", U32), ("adaptive_delay_min_frames", I32),
-                ("adaptive_delay_max_frames", I32)]
+                ("adaptive_delay_max_frames", I32), ("allow_rejoin", U32), ("rejoining", U32)]
 
 
 class SpectatorConfig(ctypes.Structure):
@@ -318,6 +318,7 @@ _PROTOTYPES = {
     "retcon_session_send_decision": (R, [H, ctypes.c_char_p, SZ, I32, _p(I32)]),
     "retcon_session_apply_input_delay": (R, [H, _p(AdaptiveDelayRule), I32, _p(DelayChoice)]),
     "retcon_session_between_rounds": (R, [H]),
+    "retcon_session_answer_rejoin": (R, [H, I32, U32]),
     "retcon_session_earliest_decision_frame": (I32, [H]),
     "retcon_adaptive_delay_rule_init": (R, [_p(AdaptiveDelayRule)]),
     "retcon_delay_choice_init": (R, [_p(DelayChoice)]),

@@ -212,6 +212,10 @@ class Session:
                    "apply_input_delay")
         return DelayChoice(out.delay, out.previous, out.median_rtt_us, list(out.rtt_us), out.frame)
 
+    def answer_rejoin(self, player: int, accept: bool) -> None:
+        """Rejoin (p2p_session(..., allow_rejoin=1)): the game's answer to EVENT_REJOIN_REQUESTED."""
+        self._call(fn.session_answer_rejoin(self._handle, player, 1 if accept else 0), "answer_rejoin")
+
     def between_rounds(self) -> None:
         """Automatic adaptive delay (p2p_session(..., adaptive_delay=1)): a round is over."""
         self._call(fn.session_between_rounds(self._handle), "between_rounds")
