@@ -383,6 +383,66 @@ class Sessions(unittest.TestCase):
             t.close()
         network.close()
 
+    def test_a_crashed_player_rejoins_from_another_address(self) -> None:
+        # Rejoin (issue 11): player 1's machine crashes, the other drops it, and a new session on
+        # a new address comes back into the match; both name the same live frame and agree.
+        network = retcon.MemoryNetwork()
+        wires = [network.endpoint() for _ in range(3)]
+        addresses = [w.address for w in wires]
+        links = [w.simulated(seed=80 + i, latency_us=20000) for i, w in enumerate(wires)]
+        games = [Counter(), Counter(), Counter()]
+        options = dict(state_transfer=1, allow_rejoin=1, disconnect_timeout_us=1000000)
+        sessions: List[Any] = [retcon.p2p_session(games[i], [retcon.LOCAL if p == i else addresses[p] for p in range(2)],
+                                                  1, 64, links[i], rng_seed=5 + i, **options) for i in range(2)]
+        now = 0
+        machines = [0, 1]  # which session plays player 0 and player 1
+        held = [False, False, False]
+        answered = 0
+        for tick in range(2400):
+            now += 16667
+            if tick == 200:
+                sessions[1].close()  # the crash
+            if tick == 300:
+                # It starts again on another address and asks to come back.
+                sessions.append(retcon.p2p_session(games[2], [addresses[0], retcon.LOCAL], 1, 64, links[2],
+                                                   rng_seed=9, rejoining=1, **options))
+                machines[1] = 2
+            for i in machines:
+                if i == 1 and tick >= 200:
+                    continue
+                if i == 2 and tick < 300:
+                    continue
+                player = 0 if i == 0 else 1
+                links[i].set_time(now)
+                s = sessions[i]
+                s.poll(now)
+                if not s.running or s.current_frame >= 900:
+                    continue
+                # A refused advance (the window is full while the crash is noticed) keeps its input.
+                if held[i] or s.add_local_input(player, steer(player, s.current_frame)):
+                    held[i] = not s.advance_frame()
+            for e in games[0].events[answered:]:
+                if e.type == retcon.EVENT_REJOIN_REQUESTED:
+                    sessions[0].answer_rejoin(e.player, True)
+            answered = len(games[0].events)
+            if tick > 300 and sessions[0].confirmed_frame >= 895 and sessions[2].confirmed_frame >= 895:
+                break
+        rejoining = [[e.frame for e in g.events if e.type == retcon.EVENT_PLAYER_REJOINING] for g in (games[0], games[2])]
+        rejoined = [[e.frame for e in g.events if e.type == retcon.EVENT_PLAYER_REJOINED] for g in (games[0], games[2])]
+        self.assertEqual(len(rejoining[0]), 1)
+        self.assertEqual(rejoining[0], rejoining[1], "the same live frame on both machines")
+        self.assertEqual(rejoined[0], rejoining[0])
+        self.assertEqual(rejoined[1], rejoining[0])
+        self.assertGreaterEqual(sessions[2].confirmed_frame, 895)
+        frame = 890
+        self.assertEqual(sessions[2].frame_checksum(frame), sessions[0].frame_checksum(frame))
+        self.assertFalse([e for g in games for e in g.events if e.type == retcon.EVENT_DESYNC_DETECTED])
+        for i in (0, 2):
+            sessions[i].close()
+        for t in links + wires:
+            t.close()
+        network.close()
+
     def test_p2p_with_a_spectator_over_a_simulated_network(self) -> None:
         machines = self.p2p_pair(spectator=True)
         self.play_pair(machines, 150)
