@@ -6,6 +6,8 @@
 // mid-transfer leaves the match running; under loss.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include "support/match_harness.h"
 
 namespace retcon::test {
@@ -83,6 +85,12 @@ struct Case {
   double loss;
   int32_t delay;
 };
+
+// The case as its ctest name's suffix: without it GoogleTest prints the struct's bytes, padding
+// included (uninitialised, so the names differed between builds, e.g. Linux and Windows).
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << "machines" << c.machines << "_crash" << c.crash << "_loss" << c.loss << "_delay" << c.delay;
+}
 
 class Rejoin : public ::testing::TestWithParam<Case> {};
 
