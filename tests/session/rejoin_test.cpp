@@ -180,6 +180,33 @@ TEST(RejoinRefused, TheMatchGoesOnWithoutIt) {
   expect_states_agree(match, match.reference(cuts), o.frames);
 }
 
+// With a match key the rejoiner (a holder of the key) comes back the same way.
+TEST(RejoinWithAMatchKey, TheKeyHolderComesBack) {
+  MatchOptions o;
+  o.frames = 800;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.match_key = true;
+  o.disconnect_timeout_us = 1000000;
+  o.link.latency_us = 20000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  const Frame cut = crash_and_restart(match, 1, 150, 0);
+  std::vector<size_t> answered;
+  for (int t = 0; t < 1500; ++t) {
+    match.tick();
+    answer_requests(match, answered, true);
+    if (match.machine(0).session->confirmed_frame() >= o.frames && match.machine(1).session->confirmed_frame() >= o.frames)
+      break;
+  }
+  const Seen host = seen(match, 0, 1), back = seen(match, 1, 1);
+  ASSERT_NE(back.rejoining, kNullFrame);
+  EXPECT_EQ(host.rejoining, back.rejoining);
+  EXPECT_EQ(host.rejoined, back.rejoining);
+  std::vector<Frame> cuts = {-2, cut}, live = {-2, back.rejoining};
+  expect_states_agree(match, match.reference(cuts, live), o.frames);
+}
+
 // Without allow_rejoin the request is a stranger's datagram: dropped and counted, no event.
 TEST(RejoinNotAllowed, RequestsAreDroppedAsAStrangersDatagrams) {
   MatchOptions o;
