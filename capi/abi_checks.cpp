@@ -76,6 +76,7 @@ RETCON_SAME_VALUE(RETCON_EVENT_INPUT_DELAY_APPLIED, EventType::input_delay_appli
 RETCON_SAME_VALUE(RETCON_EVENT_REJOIN_REQUESTED, EventType::rejoin_requested);
 RETCON_SAME_VALUE(RETCON_EVENT_PLAYER_REJOINING, EventType::player_rejoining);
 RETCON_SAME_VALUE(RETCON_EVENT_PLAYER_REJOINED, EventType::player_rejoined);
+RETCON_SAME_VALUE(RETCON_EVENT_DESYNC_STATES, EventType::desync_states);
 RETCON_SAME_VALUE(RETCON_EVENT_CANNOT_CONTINUE, EventType::cannot_continue);
 
 // ---- limits
@@ -134,6 +135,10 @@ RETCON_SAME_FIELD(retcon_event, Event, text_local_len, text_local_len);
 RETCON_SAME_FIELD(retcon_event, Event, text_remote, text_remote);
 RETCON_SAME_FIELD(retcon_event, Event, text_remote_len, text_remote_len);
 RETCON_SAME_FIELD(retcon_event, Event, message, message);
+RETCON_SAME_FIELD(retcon_event, Event, state_local, state_local);
+RETCON_SAME_FIELD(retcon_event, Event, state_local_len, state_local_len);
+RETCON_SAME_FIELD(retcon_event, Event, state_remote, state_remote);
+RETCON_SAME_FIELD(retcon_event, Event, state_remote_len, state_remote_len);
 
 // The predictor is passed through without a trampoline: its function type must be identical.
 static_assert(std::is_same_v<decltype(retcon_predictor::predict), decltype(Predictor::predict)>);

@@ -51,6 +51,8 @@ void p2p_config_from_c(const retcon_p2p_config& c, Transport* transport, P2PConf
   out->adaptive_delay_rule.max_frames = c.adaptive_delay_max_frames;
   out->allow_rejoin = c.allow_rejoin != 0;
   out->rejoining = c.rejoining != 0;
+  out->share_desync_states = c.share_desync_states != 0;
+  out->desync_state_max_size = size_t(c.desync_state_max_size);
 }
 
 void spectator_config_from_c(const retcon_spectator_config& c, Transport* transport,

@@ -189,8 +189,14 @@ typedef enum retcon_event_type {
                                            * Answer with retcon_session_answer_rejoin */
   RETCON_EVENT_PLAYER_REJOINING = 31,     /* player comes back: disconnected up to frame - 1, live
                                            * from frame, the same frame on every machine */
-  RETCON_EVENT_PLAYER_REJOINED = 32       /* player's input of frame (as PLAYER_REJOINING) is
+  RETCON_EVENT_PLAYER_REJOINED = 32,      /* player's input of frame (as PLAYER_REJOINING) is
                                            * confirmed: it plays again */
+  RETCON_EVENT_DESYNC_STATES = 25         /* share_desync_states: both states of a desync frame,
+                                           * after DESYNC_DETECTED. player = the peer, frame = the
+                                           * desync frame, state_remote = the peer's saved state
+                                           * (exact bytes, checked against its checksum),
+                                           * state_local = ours (NULL when no longer kept),
+                                           * text_remote / text_local = describe_state of both */
 } retcon_event_type;
 
 /* Stable lowercase name of a retcon_event_type; "unknown_event" for other values. Static. */
@@ -248,6 +254,11 @@ typedef struct retcon_event {
   const char* text_remote;  /* sync test: describe_state of the re-simulated state */
   size_t text_remote_len;
   const char* message;      /* short explanation, NUL-terminated, never NULL */
+  /* DESYNC_DETECTED / DESYNC_STATES with share_desync_states: the saved states' bytes */
+  const uint8_t* state_local;   /* ours of `frame` (NULL when not kept) */
+  size_t state_local_len;
+  const uint8_t* state_remote;  /* DESYNC_STATES: the peer's of `frame` */
+  size_t state_remote_len;
 } retcon_event;
 
 /* ---------------------------------------------------------------------------------------------
@@ -582,6 +593,14 @@ typedef struct retcon_p2p_config {
    * coming back (needs state_transfer): it runs once the host's state is loaded. Default 0. */
   uint32_t allow_rejoin;
   uint32_t rejoining;
+  /* Both states on a desync: 1: on the first desync with a peer, both machines send each other
+   * their saved state of that frame (over the reliable channel, paced: inputs never wait) and
+   * each game gets RETCON_EVENT_DESYNC_STATES. Needs desync_interval > 0 and the peer's flag.
+   * 0 (default): off. desync_state_max_size: the largest state sent or taken (0: max_state_size,
+   * at most max_state_size); a few kept states and one buffer per remote machine of that size
+   * are allocated at create. */
+  uint32_t share_desync_states;
+  uint64_t desync_state_max_size;
 } retcon_p2p_config;
 
 /* Defaults above; every player local, no spectator. */

@@ -46,6 +46,13 @@ enum class EventType : uint32_t {
   // `player` its first player; `checksum_remote` the planned frame (differs from `frame` only
   // when the message arrived late).
   input_delay_applied = 22,
+  // Both states of a desync frame (P2PConfig::share_desync_states), after desync_detected:
+  // `player` the peer, `frame` the desync frame, `state_remote` the peer's saved state of it
+  // (its exact bytes, verified against the checksum it reported), `state_local` ours (null when
+  // no longer kept), `text_remote` / `text_local` describe_state of both, `checksum_remote` /
+  // `checksum_local` the checksums compared. Once per peer (twice when the two machines first
+  // saw the desync at different frames).
+  desync_states = 25,
   // Rejoin (P2PConfig::allow_rejoin): a machine asks to take back disconnected `player`'s slot;
   // `frame` the player's agreed last frame, `text_local` the requester's address bytes (as the
   // transport gives them, `text_local_len` long). Answer with P2PSession::answer_rejoin.
@@ -72,6 +79,11 @@ struct Event {
   const char* text_remote;  // sync test: describe_state of the re-simulated state
   size_t text_remote_len;
   const char* message;      // a short human-readable explanation, never null
+  // desync_detected / desync_states (P2PConfig::share_desync_states): the saved states' bytes.
+  const uint8_t* state_local;  // ours of `frame` (null when not kept)
+  size_t state_local_len;
+  const uint8_t* state_remote;  // desync_states: the peer's of `frame`
+  size_t state_remote_len;
 };
 
 const char* event_type_name(EventType t) noexcept;

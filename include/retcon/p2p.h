@@ -75,6 +75,16 @@ struct P2PConfig {
   // Desync detection: every `desync_interval` frames peers exchange the checksum of a frame
   // both have confirmed, and compare. 0 disables it. On by default.
   int32_t desync_interval = 30;
+  // Both states on a desync (docs/NETWORKING.md): on the first desync with a peer, the two
+  // machines send each other their saved state of that frame over the reliable channel (paced
+  // like a state transfer: inputs never wait), and each game gets a desync_states event with
+  // both states' bytes and descriptions. Needs desync_interval > 0, and the peer's flag too.
+  // A state larger than desync_state_max_size (0: max_state_size; at most max_state_size) is
+  // neither sent nor taken. Memory: about 2 to 16 kept states (the frames whose checksums peers
+  // may still report) plus one receive buffer per remote machine, of that size each, allocated
+  // at create and counted against memory_budget. Off by default.
+  bool share_desync_states = false;
+  size_t desync_state_max_size = 0;
   // A P2P session needs a remote player or a spectator: with neither (every player is local by
   // default) create refuses, since that is almost always a forgotten setting. Set this for a
   // session that deliberately runs alone.

@@ -50,6 +50,7 @@ const char* event_type_name(EventType t) noexcept {
     case EventType::late_inputs: return "late_inputs";
     case EventType::input_delay_chosen: return "input_delay_chosen";
     case EventType::input_delay_applied: return "input_delay_applied";
+    case EventType::desync_states: return "desync_states";
     case EventType::rejoin_requested: return "rejoin_requested";
     case EventType::player_rejoining: return "player_rejoining";
     case EventType::player_rejoined: return "player_rejoined";

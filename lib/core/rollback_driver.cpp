@@ -364,6 +364,7 @@ void RollbackDriver::probe(Frame frame) noexcept {
   if (save_into(probe_state_, frame) != Result::ok) return;
   p.sum = checksum(probe_state_);
   p.frame = frame;
+  if (probe_observer_.saved) probe_observer_.saved(probe_observer_.user, probe_state_);
 }
 
 // ---------------------------------------------------------------- the frame

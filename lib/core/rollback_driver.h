@@ -89,6 +89,14 @@ class RollbackDriver {
   // time it is simulated, so checksum_of() knows it once it is final. No-op in other modes.
   // out_of_memory (logged) when the probe buffer would exceed the memory budget.
   Result set_checksum_interval(int32_t interval);
+  // Under sparse saving, the state each checksum probe saved is handed to `observer` (the
+  // session keeps copies for desync reports). True when probes run (sparse saving).
+  struct ProbeObserver {
+    void* user = nullptr;
+    void (*saved)(void* user, const SavedState& state) = nullptr;
+  };
+  void set_probe_observer(const ProbeObserver& observer) noexcept { probe_observer_ = observer; }
+  bool probes_checksums() const noexcept { return probe_interval_ > 0; }
   // True when add_remote_input(player, frame) would be stored now (next in order, in window).
   bool can_accept(PlayerIndex player, Frame frame) const noexcept {
     return frame == players_[player].queue.last_confirmed() + 1 && players_[player].queue.fits(frame, oldest_needed());
@@ -194,6 +202,7 @@ class RollbackDriver {
   SavedState probe_state_;
   std::unique_ptr<uint8_t[]> probe_buffer_;
   std::array<Probe, kProbes> probes_{};
+  ProbeObserver probe_observer_{};
 };
 
 }  // namespace retcon::detail

@@ -37,6 +37,7 @@ inline constexpr uint32_t kChannelChunkWindow = 256;   // chunks in flight (the 
 enum class ChannelStream : uint8_t {
   state_transfer = 1,  // state requests and answers (lib/session/state_transfer.h)
   decisions = 2,       // timed decisions (issue 12)
+  desync_states = 3,   // both states on a desync (lib/session/desync_states.h)
 };
 
 struct ChannelConfig {

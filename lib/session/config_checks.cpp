@@ -38,6 +38,10 @@ const char* validate_p2p_config(const P2PConfig& config) noexcept {
   if (const char* why = validate_session_config(config.session)) return why;
   if (const char* why = check_network(config.network)) return why;
   if (config.desync_interval < 0) return "desync_interval must be 0 (off) or more frames";
+  if (config.share_desync_states && config.desync_interval == 0)
+    return "share_desync_states needs desync detection (desync_interval > 0)";
+  if (config.desync_state_max_size > config.session.max_state_size)
+    return "desync_state_max_size must be 0 (max_state_size) up to max_state_size";
   if (config.network.input_batch_frames < 1 || config.network.input_batch_frames > 60)
     return "input_batch_frames must be 1..60";
   if (config.num_spectators > uint32_t(kMaxSpectators)) return "num_spectators must be 0..32";

@@ -18,6 +18,7 @@
 #include "session/decision_exchange.h"
 #include "session/delay_change.h"
 #include "session/desync_detector.h"
+#include "session/desync_states.h"
 #include "session/driver_session.h"
 #include "session/network_security.h"
 #include "session/handshake_mismatch.h"
@@ -54,6 +55,11 @@ constexpr uint64_t kRejoinWaitUs = 2000000;
 constexpr int32_t kRejoinCatchUpFrames = 7;
 // No late-input judgement of a machine this long after it came back (it runs behind at first).
 constexpr uint64_t kRejoinGraceUs = 3000000;
+
+// The largest desync state sent or taken (P2PConfig::desync_state_max_size, 0: max_state_size).
+size_t desync_state_cap(const P2PConfig& c) noexcept {
+  return c.desync_state_max_size != 0 ? c.desync_state_max_size : c.session.max_state_size;
+}
 
 class P2PSessionImpl final : public P2PSession {
  public:
@@ -170,6 +176,7 @@ class P2PSessionImpl final : public P2PSession {
   PlayerIndex awaited_player() const;
   void send_due();
   void route_channel_messages(Peer& peer);
+  void on_player_channel_event(Peer& peer, const ChannelEvent& e);
   Result stamp_decision(const void* bytes, size_t size, Frame frame, Frame* earliest);
   Result plan_delay(const AdaptiveDelayRule& rule, Frame frame, DelayChoice* out);
   Result pick_delay(const AdaptiveDelayRule& rule, DelayChoice* out);
@@ -209,6 +216,7 @@ class P2PSessionImpl final : public P2PSession {
   bool cut_announced_[kMaxPlayers] = {};  // the disconnected event with the agreed cut was given
   DesyncDetector desync_;
   SnapshotServer snapshots_;  // states for spectators that join a running match
+  DesyncStates desync_states_;  // both states on a desync (session/desync_states.h)
   std::string describe_text_;
   uint64_t now_ = 0;
   bool started_ = false, running_ = false, failed_ = false;
@@ -404,10 +412,11 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     if (rejoining_ && !peer.spectator) e.receive_window_frames = 1024;
     if (Result r = peer.endpoint.init(e); r != Result::ok) return r;
     // Every peer gets the reliable channel (messages; spectators: states, with state transfer;
-    // players: states too when a rejoin may need one).
+    // players: states too when a rejoin may need one, or desync states are shared).
     const bool rejoin_state = rejoin_buffer_ != nullptr && !peer.spectator;
-    const ChannelConfig channel =
-        transfer_channel_config(c.network, peer.spectator || rejoin_state ? s.max_state_size : 0);
+    ChannelConfig channel = transfer_channel_config(c.network, peer.spectator || rejoin_state ? s.max_state_size : 0);
+    if (!peer.spectator && c.share_desync_states)
+      channel.max_blob_size = std::max(channel.max_blob_size, desync_state_cap(c));
     if (Result r = peer.channel.init(channel); r != Result::ok) return r;
     peer.endpoint.set_channel_sink(&peer);
     if (!peer.spectator) {
@@ -426,6 +435,15 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   blob_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
   for (auto& st : local_status_) st = ConnectStatus{};
   desync_.init(c.desync_interval);
+  if (c.share_desync_states) {
+    if (Result r = desync_states_.init(driver_, desync_state_cap(c), c.desync_interval, peers_, num_player_peers_);
+        r != Result::ok)
+      return r;
+    // Sparse saving checksums probes, not saves: their states are the ones to keep.
+    driver_.set_probe_observer({&desync_states_, [](void* user, const SavedState& probe) {
+                                  static_cast<DesyncStates*>(user)->stage(probe.frame, probe.data, probe.length);
+                                }});
+  }
   late_input_threshold_ = c.late_input_threshold;
   auto_delay_ = c.adaptive_delay;
   auto_rule_ = c.adaptive_delay_rule;
@@ -477,6 +495,7 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     send_local_inputs();
     stream_to_spectators();
     exchange_checksums();
+    desync_states_.poll(driver_);
     retire_decisions();
     watch_progress();
     if (rejoin_asker_ >= 0) serve_rejoin();
@@ -723,6 +742,7 @@ void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
     // Provisional until every live peer reported its own cut (announce_agreed_cuts).
     driver_.disconnect_player(p, local_status_[p].last_frame, /*agreed=*/false);
     desync_.invalidate_after(local_status_[p].last_frame, driver_.frame(), disconnect_settle_frames_);
+    desync_states_.forget_after(local_status_[p].last_frame);
   }
 }
 
@@ -790,6 +810,7 @@ void P2PSessionImpl::agree_on_disconnects() {
           driver_.reporter().emit(e);
         }
         desync_.invalidate_after(theirs.last_frame, driver_.frame(), disconnect_settle_frames_);
+        desync_states_.forget_after(theirs.last_frame);
       }
     }
   }
@@ -942,11 +963,15 @@ void P2PSessionImpl::exchange_checksums() {
     uint64_t sum = 0;
     const bool have = driver_.checksum_of(f, &sum) == Result::ok;
     // The decisions before the frame are part of being in sync (none: the state's checksum).
-    if (const uint64_t d = decisions_.digest_before(f); d != 0) {
-      const uint64_t both[2] = {sum, d};
-      sum = xxh3_64(both, sizeof both);
-    }
+    const uint64_t digest = decisions_.digest_before(f);
+    sum = desync_sum(sum, digest);
     desync_.record_local(f, sum, have);
+    if (have && desync_states_.enabled()) {
+      // Kept while peers may still report the frame (probes staged theirs already).
+      if (const SavedState* s = driver_.saved(f); s != nullptr && !driver_.probes_checksums())
+        desync_states_.stage(f, s->data, s->length);
+      desync_states_.record(f, sum, digest);
+    }
     if (!have || desync_.settling(f)) continue;
     for (uint32_t i = 0; i < num_player_peers_; ++i)
       if (!peers_[i].dropped) peers_[i].endpoint.send_checksum(f, sum);
@@ -983,6 +1008,7 @@ void P2PSessionImpl::compare_reports(Peer& peer) {
     if (m == DesyncDetector::Match::stale) continue;
     ++checksums_compared_;
     if (local == report.sum) continue;
+    desync_states_.on_mismatch(uint32_t(&peer - peers_), report.frame, report.sum);  // sends ours
     const ReportThrottle::Action action = desyncs_.next();
     if (action == ReportThrottle::Action::silent) continue;
     if (action == ReportThrottle::Action::summary) {
@@ -1007,6 +1033,11 @@ void P2PSessionImpl::compare_reports(Peer& peer) {
     e.checksum_local = local;
     e.checksum_remote = report.sum;
     const SavedState* state = driver_.saved(report.frame);
+    if (const SavedState* copy = desync_states_.kept(report.frame)) {
+      state = copy;
+      e.state_local = copy->data;
+      e.state_local_len = copy->length;
+    }
     if (state && describe_saved_state(driver_.callbacks(), *state, &describe_text_)) {
       e.text_local = describe_text_.c_str();
       e.text_local_len = describe_text_.size();
@@ -1080,10 +1111,19 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
         }
         break;
       }
+      case ChannelStream::desync_states:
+        if (!peer.spectator && desync_states_.enabled()) desync_states_.on_message(uint32_t(&peer - peers_), body, size);
+        else ++peer.channel_messages_dropped;
+        break;
       default: ++peer.channel_messages_dropped; break;
     }
   }
-  if (peer.spectator) snapshots_.on_channel_events(spectator, peer);
+  if (peer.spectator) {
+    snapshots_.on_channel_events(spectator, peer);
+  } else {
+    ChannelEvent e;
+    while (peer.channel.pop_event(&e)) on_player_channel_event(peer, e);
+  }
 }
 
 // ---------------------------------------------------------------- timed decisions
@@ -1662,11 +1702,20 @@ void P2PSessionImpl::rejoin_connect() {
     rejoin_failed("the host of the rejoin is gone");
     return;
   }
-  ChannelEvent e;
-  while (h.channel.pop_event(&e)) {
-    if (e.type == ChannelEventType::blob_received) take_rejoin_state(h);
-    else if (e.type == ChannelEventType::blob_aborted) rejoin_failed("the host's state stopped arriving");
+  // Its channel's events come through on_player_channel_event.
+}
+
+// A player peer's channel event, by what the blob is: a desync state, or the state of a rejoin.
+void P2PSessionImpl::on_player_channel_event(Peer& peer, const ChannelEvent& e) {
+  if (e.tag == kDesyncStateTag) {
+    desync_states_.on_channel_event(uint32_t(&peer - peers_), e);
+    return;
   }
+  if ((rejoin_phase_ != RejoinPhase::asking && rejoin_phase_ != RejoinPhase::loading) || rejoin_host_ < 0 ||
+      &peer != &peers_[rejoin_host_])
+    return;
+  if (e.type == ChannelEventType::blob_received) take_rejoin_state(peer);
+  else if (e.type == ChannelEventType::blob_aborted) rejoin_failed("the host's state stopped arriving");
 }
 
 // The state of the offer arrived: the match goes on from it, our players absent until the live

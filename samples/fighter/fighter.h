@@ -27,6 +27,8 @@ uint64_t fighter_checksum(const FighterState& state);
 // Multi-line readable dump: frame, round state, and per player position, velocity, health,
 // move and frame in move.
 void fighter_describe(const FighterState& state, const retcon::TextSink& sink);
+// The fields `a` and `b` differ in, one line each ("p0.health 1000 vs 999"); returns how many.
+int fighter_diff(const FighterState& a, const FighterState& b, const retcon::TextSink& sink);
 
 const char* move_name(int32_t move);
 const char* phase_name(int32_t phase);

@@ -1,6 +1,8 @@
 // Fighter over the network: FighterPeer (see fighter_peer.h).
 #include "fighter_peer.h"
 
+#include <cstring>
+
 namespace fighter {
 
 retcon::Result FighterPeer::start(const PeerSetup& setup) {
@@ -50,6 +52,7 @@ retcon::Result FighterPeer::start(const PeerSetup& setup) {
     c.players[p].address = setup.addresses[p];
   }
   c.adaptive_delay = setup.adaptive_delay;
+  c.share_desync_states = setup.share_desync_states;
   if (setup.spectators.size() > size_t(retcon::kMaxSpectators)) return retcon::Result::invalid_argument;
   c.num_spectators = uint32_t(setup.spectators.size());
   for (size_t k = 0; k < setup.spectators.size(); ++k) c.spectators[k] = setup.spectators[k];
@@ -145,6 +148,19 @@ void FighterPeer::on_event(const retcon::Event& e) {
     case retcon::EventType::desync_detected:
       if (desyncs_++ == 0) first_desync_ = e.frame;
       break;
+    case retcon::EventType::desync_states: {
+      // Both machines' states of the desync frame: name the fields that differ.
+      FighterState mine{}, theirs{};
+      if (!desync_diff_.empty() || e.state_local_len != sizeof mine || e.state_remote_len != sizeof theirs) break;
+      std::memcpy(&mine, e.state_local, sizeof mine);
+      std::memcpy(&theirs, e.state_remote, sizeof theirs);
+      desync_diff_frame_ = e.frame;
+      const retcon::TextSink sink{&desync_diff_, [](void* ctx, const char* text, size_t length) {
+                                    static_cast<std::string*>(ctx)->append(text, length);
+                                  }};
+      if (fighter_diff(mine, theirs, sink) == 0) desync_diff_ = "(the states are equal)\n";
+      break;
+    }
     case retcon::EventType::connection_interrupted: ++interruptions_; break;
     case retcon::EventType::disconnected:
       ++disconnects_;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "fighter_bot.h"
@@ -43,6 +44,9 @@ struct PeerSetup {
   // Adaptive delay (retcon automatic mode): chosen and applied at one frame at match start and
   // after each round (with decided_round_end).
   bool adaptive_delay = false;
+  // Both states on a desync (retcon share_desync_states): the machines exchange their states of
+  // the desync frame and desync_diff() names the fields that differ.
+  bool share_desync_states = false;
 };
 
 // What one tick did, for charts.
@@ -107,6 +111,10 @@ class FighterPeer {
   // the first that applies ends it and a second one is ignored, on every machine alike; a
   // decision of a player cut before its frame applies nowhere.
   int deciding_player() const;
+  // share_desync_states: the fields our state and a peer's differed in at the desync frame
+  // ("p0.health 1000 vs 999": ours first), from the first desync_states event; empty before.
+  const std::string& desync_diff() const { return desync_diff_; }
+  retcon::Frame desync_diff_frame() const { return desync_diff_frame_; }
 
  private:
   // The game as the session sees it: FighterGame plus an on_event that reaches this peer.
@@ -141,6 +149,8 @@ class FighterPeer {
   uint64_t waits_ = 0;
   uint64_t stalls_ = 0, desyncs_ = 0, interruptions_ = 0, disconnects_ = 0, errors_ = 0;
   retcon::Frame first_desync_ = retcon::kNullFrame;
+  std::string desync_diff_;
+  retcon::Frame desync_diff_frame_ = retcon::kNullFrame;
   int32_t input_delay_ = 0;
   retcon::PlayerIndex late_player_ = -1;
   int32_t late_frames_ = 0;

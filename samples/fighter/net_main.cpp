@@ -49,13 +49,14 @@ struct Options {
   bool progress = false;
   const char* replay = nullptr;
   int max_prediction = 8;
+  int diverge_at = -1;            // testing: this machine's game differs from that frame on
 };
 
 void usage() {
   std::fprintf(stderr,
                "usage: fighter_net --player 0|1 --remote HOST:PORT|file:PATH [--local-port P] [--bind HOST]\n"
                "                   [--seconds N] [--seed S] [--profile NAME | --no-sim] [--progress]\n"
-               "                   [--replay FILE] [--max-prediction F]\n");
+               "                   [--replay FILE] [--max-prediction F] [--diverge-at F]\n");
 }
 
 bool parse(int argc, char** argv, Options* o) {
@@ -74,6 +75,7 @@ bool parse(int argc, char** argv, Options* o) {
     else if (std::strcmp(a, "--profile") == 0) o->profile = v;
     else if (std::strcmp(a, "--replay") == 0) o->replay = v;
     else if (std::strcmp(a, "--max-prediction") == 0) o->max_prediction = std::atoi(v);
+    else if (std::strcmp(a, "--diverge-at") == 0) o->diverge_at = std::atoi(v);
     else return false;
   }
   return (o->player == 0 || o->player == 1) && !o->remote.empty() && o->seconds > 0 &&
@@ -125,6 +127,8 @@ int main(int argc, char** argv) {
   setup.max_prediction = opt.max_prediction;
   setup.decided_round_end = true;  // rounds end by the deciding machine's timed decision
   setup.adaptive_delay = true;     // the delay chosen at the start and before each round
+  setup.share_desync_states = true;  // on a desync, both states: the report names the fields
+  setup.diverge_at = opt.diverge_at;
   fighter::FighterPeer peer;
   if (retcon::Result r = peer.start(setup); r != retcon::Result::ok) {
     std::fprintf(stderr, "fighter_net: cannot start the session: %s\n", retcon::result_name(r));
@@ -199,6 +203,9 @@ int main(int argc, char** argv) {
               seconds > 0 ? double(peer.bytes_received()) / seconds : 0.0, seconds,
               sim.outgoing_stats().dropped_loss + sim.outgoing_stats().dropped_blackout, sim.outgoing_stats().sent);
   std::printf("desyncs %" PRIu64 "\n", peer.desyncs());
+  if (!peer.desync_diff().empty())
+    std::printf("desync at frame %d, fields (ours vs the peer's):\n%s", peer.desync_diff_frame(),
+                peer.desync_diff().c_str());
   // Datagrams from any address but the configured peer's: dropped, never taken as the peer.
   std::printf("datagrams from strangers dropped %" PRIu64 "\n", peer.session().dropped_unknown_address());
   if (opt.replay) {

@@ -11,6 +11,7 @@
 #include "net/reliable_channel.h"
 #include "session/decision_exchange.h"
 #include "session/delay_change.h"
+#include "session/desync_states.h"
 #include "support/protocol_doc.h"
 
 namespace retcon::detail {
@@ -102,6 +103,39 @@ TEST(ChannelDoc, DelayChangeExampleMatchesTheCodec) {
   bad[6] = kMaxInputDelay + 1;
   EXPECT_FALSE(decode_delay_change(bad.data(), bad.size(), &back));
   EXPECT_FALSE(decode_delay_change(doc.data(), doc.size() - 1, &back));
+}
+
+TEST(ChannelDoc, DesyncNoticeExampleMatchesTheCodec) {
+  DesyncStateNotice n;
+  n.frame = 100;
+  n.size = 122;
+  n.sum = 0x0123456789abcdefull;
+  uint8_t body[kDesyncNoticeSize];
+  const size_t size = encode_desync_notice(n, body);
+  ASSERT_EQ(size, kDesyncNoticeSize);
+  const std::vector<uint8_t> encoded(body, body + size);
+  const std::vector<uint8_t> doc = doc_example("desync_notice");
+  EXPECT_EQ(encoded, doc) << hex(encoded);
+  DesyncStateNotice back;
+  ASSERT_TRUE(decode_desync_notice(doc.data(), doc.size(), &back));
+  EXPECT_EQ(back.frame, 100);
+  EXPECT_EQ(back.size, 122u);
+  EXPECT_EQ(back.sum, n.sum);
+  EXPECT_EQ(back.digest, 0u);
+  // What no peer of ours sends: another kind, a cut or long body, a negative frame, no state.
+  std::vector<uint8_t> bad = doc;
+  bad[0] = 2;
+  EXPECT_FALSE(decode_desync_notice(bad.data(), bad.size(), &back));
+  EXPECT_FALSE(decode_desync_notice(doc.data(), doc.size() - 1, &back));
+  bad = doc;
+  bad.push_back(0);
+  EXPECT_FALSE(decode_desync_notice(bad.data(), bad.size(), &back));
+  bad = doc;
+  bad[4] = 0xff;
+  EXPECT_FALSE(decode_desync_notice(bad.data(), bad.size(), &back));
+  bad = doc;
+  bad[5] = 0;
+  EXPECT_FALSE(decode_desync_notice(bad.data(), bad.size(), &back));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "core/checksum.h"
 #include "retcon/p2p.h"
 #include "support/input_streams.h"
 #include "support/test_game.h"
@@ -61,6 +62,13 @@ struct MatchOptions {
   // spectator_join[k]; missing entries: from the start.
   std::vector<Frame> spectator_join;
   bool allow_rejoin = false;        // P2PConfig::allow_rejoin of every player machine
+  // Both states on a desync (P2PConfig::share_desync_states) on every player machine;
+  // desync_state_max_size[m] for machine m (missing: 0, i.e. max_state_size).
+  bool share_desync_states = false;
+  std::vector<size_t> desync_state_max_size;
+  // Machine m checksums its states with a function of its own (XXH3 ^ salt): a peer whose
+  // reports never match the bytes it sends (missing or 0: the default checksum).
+  std::vector<uint64_t> checksum_salt;
 };
 
 // The fixed match key of test matches (machine `m` of `other` gets a different one).
@@ -184,6 +192,12 @@ class Match {
       me.game.padding = opt_.state_padding;
       s.save_mode = opt_.save_mode;
       s.callbacks = bind_game(me.game);
+      if (m < opt_.checksum_salt.size() && opt_.checksum_salt[m] != 0) {
+        me.game.checksum_salt = opt_.checksum_salt[m];
+        s.callbacks.checksum = [](void* u, Frame, const uint8_t* b, size_t n) -> uint64_t {
+          return detail::xxh3_64(b, n) ^ static_cast<TestGame*>(u)->checksum_salt;
+        };
+      }
       NetworkConfig n;
       n.transport = me.sim.get();
       n.rng_seed = opt_.seed * 31 + m;
@@ -283,6 +297,8 @@ class Match {
     c.late_input_threshold = opt_.late_input_threshold;
     c.adaptive_delay = opt_.adaptive_delay;
     c.allow_rejoin = opt_.allow_rejoin;
+    c.share_desync_states = opt_.share_desync_states;
+    if (m < opt_.desync_state_max_size.size()) c.desync_state_max_size = opt_.desync_state_max_size[m];
     for (uint32_t p = 0; p < players_; ++p) {
       c.players[p].kind = opt_.owner[p] == m ? PlayerKind::local : PlayerKind::remote;
       c.players[p].address = machines_[opt_.owner[p]]->wire->address();

@@ -40,6 +40,23 @@ class TestGame {
   // checked at load. 0: none.
   size_t padding = 0;
 
+  // The bytes of the last save of `capture_frame` (every later simulation of it saves again, so
+  // once the frame is final this is its final state). -1: none.
+  Frame capture_frame = -1;
+  std::vector<uint8_t> captured;
+  // desync_states events, with copies of what their pointers showed.
+  struct DesyncStatesSeen {
+    PlayerIndex player;
+    Frame frame;
+    std::vector<uint8_t> local, remote;
+    bool has_local;
+    std::string text_local, text_remote;
+  };
+  std::vector<DesyncStatesSeen> desync_states;
+  // Events of the detected desyncs that carried our state's bytes.
+  size_t desync_detected_with_state = 0;
+  uint64_t checksum_salt = 0;  // Match: a checksum function that differs from the peers' (a liar)
+
   size_t save_state(Frame frame, uint8_t* buffer, size_t capacity) {
     ++saves;
     if (frame != state.frame) ++frame_errors;
@@ -48,6 +65,7 @@ class TestGame {
     std::memcpy(buffer, &state, offsetof(TestGameState, tail));
     std::memcpy(buffer + offsetof(TestGameState, tail), state.tail.data(), state.tail_length);
     if (padding) std::memset(buffer + need, int(state.chain & 0xff), padding);
+    if (frame == capture_frame) captured.assign(buffer, buffer + need + padding);
     return need + padding;
   }
   void load_state(Frame frame, const uint8_t* buffer, size_t length) {
@@ -78,6 +96,15 @@ class TestGame {
     if (events.empty() && e.text_local) first_text_local.assign(e.text_local, e.text_local_len);
     if (events.empty() && e.text_remote) first_text_remote.assign(e.text_remote, e.text_remote_len);
     if (events.size() < events.capacity()) events.push_back(e);
+    if (e.type == EventType::desync_detected && e.state_local) ++desync_detected_with_state;
+    if (e.type == EventType::desync_states) {
+      DesyncStatesSeen s{e.player, e.frame, {}, {}, e.state_local != nullptr, {}, {}};
+      if (e.state_local) s.local.assign(e.state_local, e.state_local + e.state_local_len);
+      if (e.state_remote) s.remote.assign(e.state_remote, e.state_remote + e.state_remote_len);
+      if (e.text_local) s.text_local.assign(e.text_local, e.text_local_len);
+      if (e.text_remote) s.text_remote.assign(e.text_remote, e.text_remote_len);
+      desync_states.push_back(std::move(s));
+    }
   }
   void describe_state(Frame frame, const uint8_t* buffer, size_t length, const TextSink& sink) {
     TestGameState s{};

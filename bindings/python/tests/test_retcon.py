@@ -439,6 +439,53 @@ class Sessions(unittest.TestCase):
         self.assertFalse([e for g in games for e in g.events if e.type == retcon.EVENT_DESYNC_DETECTED])
         for i in (0, 2):
             sessions[i].close()
+    def test_both_states_on_a_desync(self) -> None:
+        # share_desync_states (issue 11): machine 1's game differs from frame 95 on; each machine
+        # gets the other's exact saved state of the desync frame, and both descriptions.
+        network = retcon.MemoryNetwork()
+        wires = [network.endpoint() for _ in range(2)]
+        addresses = [w.address for w in wires]
+        links = [w.simulated(seed=80 + i, latency_us=30000, loss=0.05) for i, w in enumerate(wires)]
+        games = [Counter() for _ in wires]
+        saved: List[Dict[int, bytes]] = [{}, {}]
+        for i, g in enumerate(games):
+            def save_state(frame: int, g: Counter = g, i: int = i) -> bytes:
+                data = Counter.save_state(g, frame)
+                saved[i][frame] = data  # the last save of a frame is its final state
+                return data
+            g.save_state = save_state  # type: ignore[method-assign]
+        plain = games[1].advance_frame
+
+        def diverging(frame: int, inputs: List[bytes], flags: int) -> None:
+            plain(frame, inputs, flags)
+            if frame == 95:
+                games[1].x ^= 0xDEAD
+        games[1].advance_frame = diverging  # type: ignore[method-assign]
+        sessions = [retcon.p2p_session(games[i], [retcon.LOCAL if p == i else addresses[p] for p in range(2)], 1, 64,
+                                       links[i], rng_seed=15 + i, desync_interval=10, share_desync_states=1)
+                    for i in range(2)]
+        now = 0
+        for _ in range(600):
+            now += 16667
+            for i, s in enumerate(sessions):
+                links[i].set_time(now)
+                s.poll(now)
+                if s.current_frame < 300 and s.add_local_input(i, steer(i, s.current_frame)):
+                    s.advance_frame()
+        for i in range(2):
+            states = [e for e in games[i].events if e.type == retcon.EVENT_DESYNC_STATES]
+            self.assertEqual(len(states), 1, "machine %d" % i)
+            e = states[0]
+            self.assertEqual(e.name, "desync_states")
+            self.assertEqual(e.frame, 100)
+            self.assertEqual(e.player, 1 - i)
+            self.assertEqual(e.state_remote, saved[1 - i][100])  # the peer's exact bytes
+            self.assertEqual(e.state_local, saved[i][100])
+            self.assertNotEqual(e.text_local, e.text_remote)
+            detected = [e for e in games[i].events if e.type == retcon.EVENT_DESYNC_DETECTED]
+            self.assertEqual(detected[0].state_local, saved[i][100])
+        for s in sessions:
+            s.close()
         for t in links + wires:
             t.close()
         network.close()

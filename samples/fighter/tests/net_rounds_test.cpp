@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "fighter_peer.h"
@@ -181,6 +182,50 @@ TEST(FighterNetRounds, AnotherMachineDecidesRoundEndsWhenPlayerZeroLeaves) {
   for (size_t k = 0; k < ends[1].size(); ++k) {
     EXPECT_EQ(ends[1][k].first, ends[2][k].first) << "round " << k;
     EXPECT_EQ(ends[1][k].second, ends[2][k].second) << "round " << k;
+  }
+}
+
+// A machine whose game differs from frame 300 on (player 0 one health point down there): with
+// share_desync_states both machines get the other's state of the desync frame and name the field.
+TEST(FighterNetDesync, BothMachinesNameTheFieldThatDiffers) {
+  retcon::InMemoryNetwork net;
+  std::vector<std::unique_ptr<NetMachine>> ms;
+  retcon::LinkProfile link;
+  link.latency_us = 40000;
+  link.jitter_us = 5000;
+  link.loss = 0.05;
+  for (int m = 0; m < 2; ++m) {
+    auto x = std::make_unique<NetMachine>();
+    x->wire = net.add_endpoint();
+    x->sim = std::make_unique<retcon::NetworkSimulator>(*x->wire, 5 + uint64_t(m));
+    x->sim->set_outgoing(link);
+    ms.push_back(std::move(x));
+  }
+  for (int m = 0; m < 2; ++m) {
+    PeerSetup s;
+    s.local_player = m;
+    s.bot_seed = 11u + uint32_t(m);
+    s.transport = ms[size_t(m)]->sim.get();
+    for (int p = 0; p < 2; ++p) s.addresses[p] = ms[size_t(p)]->wire->address();
+    s.rng_seed = 41 + uint64_t(m);
+    s.share_desync_states = true;
+    if (m == 1) s.diverge_at = 300;
+    ASSERT_EQ(ms[size_t(m)]->peer.start(s), retcon::Result::ok);
+  }
+  uint64_t now = 0;
+  for (int t = 0; t < 3000; ++t) {
+    now += 16667;
+    for (auto& x : ms) {
+      x->sim->set_time(now);
+      x->peer.tick(now, 900);
+    }
+    if (!ms[0]->peer.desync_diff().empty() && !ms[1]->peer.desync_diff().empty()) break;
+  }
+  for (int m = 0; m < 2; ++m) {
+    const FighterPeer& p = ms[size_t(m)]->peer;
+    EXPECT_GE(p.desyncs(), 1u);
+    EXPECT_GE(p.desync_diff_frame(), 301) << "the first checksummed frame after the divergence";
+    EXPECT_NE(p.desync_diff().find("p0.health"), std::string::npos) << "machine " << m << ": " << p.desync_diff();
   }
 }
 

@@ -110,7 +110,9 @@ class Event(ctypes.Structure):
                 ("checksum_local", U64), ("checksum_remote", U64),
                 ("text_local", ctypes.c_void_p), ("text_local_len", SZ),
                 ("text_remote", ctypes.c_void_p), ("text_remote_len", SZ),
-                ("message", ctypes.c_char_p)]
+                ("message", ctypes.c_char_p),
+                ("state_local", ctypes.c_void_p), ("state_local_len", SZ),
+                ("state_remote", ctypes.c_void_p), ("state_remote_len", SZ)]
 
 
 SaveState = ctypes.CFUNCTYPE(SZ, ctypes.c_void_p, I32, u8p, SZ)
@@ -194,7 +196,8 @@ class P2PConfig(ctypes.Structure):
                 ("late_input_threshold", I32),
                 ("handshake_timeout_us", U64), ("state_transfer", U32), ("transfer_bytes_per_second", U64),
                 ("adaptive_delay", U32), ("adaptive_delay_rtt_percent", U32), ("adaptive_delay_min_frames", I32),
-                ("adaptive_delay_max_frames", I32), ("allow_rejoin", U32), ("rejoining", U32)]
+                ("adaptive_delay_max_frames", I32), ("allow_rejoin", U32), ("rejoining", U32),
+                ("share_desync_states", U32), ("desync_state_max_size", U64)]
 
 
 class SpectatorConfig(ctypes.Structure):

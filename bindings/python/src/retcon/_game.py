@@ -28,6 +28,10 @@ class Event:
     text_local: Optional[str]
     text_remote: Optional[str]
     message: str
+    # EVENT_DESYNC_DETECTED / EVENT_DESYNC_STATES (share_desync_states=1): the saved states' bytes,
+    # ours and (EVENT_DESYNC_STATES) the peer's of `frame`; None when not there.
+    state_local: Optional[bytes] = None
+    state_remote: Optional[bytes] = None
 
 
 class Game(Protocol):
@@ -51,10 +55,15 @@ def event_type_name(event_type: int) -> str:
     return fn.event_type_name(event_type).decode()
 
 
+def _bytes(pointer: Optional[int], length: int) -> Optional[bytes]:
+    return ctypes.string_at(pointer, length) if pointer else None
+
+
 def event_of(e: c.Event) -> Event:
     return Event(e.type, event_type_name(e.type), e.player, e.frame, e.count, e.total, e.checksum_local,
                  e.checksum_remote, _text(e.text_local, e.text_local_len), _text(e.text_remote, e.text_remote_len),
-                 e.message.decode("utf-8", "replace") if e.message else "")
+                 e.message.decode("utf-8", "replace") if e.message else "",
+                 _bytes(e.state_local, e.state_local_len), _bytes(e.state_remote, e.state_remote_len))
 
 
 class Decision(NamedTuple):

@@ -1,0 +1,187 @@
+// Both states on a desync (P2PConfig::share_desync_states): a game that desyncs at a known frame
+// gets, on every machine, the other machine's exact saved state of the desync frame, under loss,
+// in every save mode; the cap holds; it is off by default; a peer whose state does not match the
+// checksum it reported has it dropped, and the match goes on.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "support/match_harness.h"
+
+namespace retcon::test {
+namespace {
+
+// Machine `diverging` differs from frame 95 on (its state at the start of 96); the first
+// checksummed frame after it is 100 (interval 10).
+constexpr Frame kDivergeAt = 95;
+constexpr Frame kDesyncFrame = 100;
+
+MatchOptions lossy_match(uint32_t machines) {
+  MatchOptions o;
+  o.machines = machines;
+  o.frames = 400;
+  o.desync_interval = 10;
+  o.link.latency_us = 40000;
+  o.link.jitter_us = 10000;
+  o.link.loss = 0.1;
+  o.link.duplicate = 0.02;
+  o.link.reorder = 0.02;
+  o.share_desync_states = true;
+  return o;
+}
+
+const TestGame::DesyncStatesSeen* states_from(const Machine& m, PlayerIndex player) {
+  for (const auto& s : m.game.desync_states)
+    if (s.player == player) return &s;
+  return nullptr;
+}
+
+void run_and_settle(Match& match) {
+  match.run(6000);
+  for (int t = 0; t < 240; ++t) match.tick();  // the states are on their way
+}
+
+// Every machine of a pair that disagrees holds the other's exact bytes of the desync frame.
+void expect_exchanged(Match& match, uint32_t a, uint32_t b, const char* what) {
+  for (const auto& [me, other] : {std::pair{a, b}, std::pair{b, a}}) {
+    const TestGame::DesyncStatesSeen* s = states_from(match.machine(me), PlayerIndex(other));
+    ASSERT_NE(s, nullptr) << what << ": machine " << me << " got no state from machine " << other;
+    EXPECT_EQ(s->frame, kDesyncFrame) << what;
+    EXPECT_EQ(s->remote, match.machine(other).game.captured) << what << ": machine " << me << " has machine "
+                                                               << other << "'s exact state";
+    ASSERT_TRUE(s->has_local) << what;
+    EXPECT_EQ(s->local, match.machine(me).game.captured) << what << ": and its own";
+    EXPECT_NE(s->local, s->remote) << what;
+    EXPECT_FALSE(s->text_local.empty()) << what << ": both described";
+    EXPECT_FALSE(s->text_remote.empty()) << what;
+    EXPECT_NE(s->text_local, s->text_remote) << what;
+    EXPECT_GE(match.machine(me).game.desync_detected_with_state, 1u) << what << ": desync_detected carries our bytes";
+  }
+}
+
+TEST(DesyncStates, TwoPlayersUnderLossGetEachOthersExactStateInEverySaveMode) {
+  for (const SaveMode mode : {SaveMode::automatic, SaveMode::sparse, SaveMode::every_frame}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      MatchOptions o = lossy_match(2);
+      o.save_mode = mode;
+      o.seed = seed;
+      Match match(o);
+      ASSERT_TRUE(match.build());
+      for (uint32_t m = 0; m < 2; ++m) match.machine(m).game.capture_frame = kDesyncFrame;
+      match.machine(1).game.diverge_at = kDivergeAt;
+      run_and_settle(match);
+      EXPECT_EQ(match.errors(), 0u);
+      const std::string what = "mode " + std::to_string(int(mode)) + " seed " + std::to_string(seed);
+      expect_exchanged(match, 0, 1, what.c_str());
+      for (uint32_t m = 0; m < 2; ++m) {
+        EXPECT_EQ(match.machine(m).game.desync_states.size(), 1u) << what << ": once per peer";
+      }
+    }
+  }
+}
+
+TEST(DesyncStates, ThreePlayersUnderLossEachGetsTheStateOfEveryMachineItDisagreesWith) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    MatchOptions o = lossy_match(3);
+    o.seed = seed;
+    Match match(o);
+    ASSERT_TRUE(match.build());
+    for (uint32_t m = 0; m < 3; ++m) match.machine(m).game.capture_frame = kDesyncFrame;
+    match.machine(2).game.diverge_at = kDivergeAt;
+    run_and_settle(match);
+    EXPECT_EQ(match.errors(), 0u);
+    const std::string what = "seed " + std::to_string(seed);
+    expect_exchanged(match, 0, 2, what.c_str());
+    expect_exchanged(match, 1, 2, what.c_str());
+    EXPECT_EQ(states_from(match.machine(0), 1), nullptr) << what << ": machines that agree exchange nothing";
+    EXPECT_EQ(states_from(match.machine(1), 0), nullptr) << what;
+  }
+}
+
+TEST(DesyncStates, OffByDefault) {
+  MatchOptions o = lossy_match(2);
+  o.share_desync_states = false;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  match.machine(1).game.diverge_at = kDivergeAt;
+  run_and_settle(match);
+  for (uint32_t m = 0; m < 2; ++m) {
+    EXPECT_GE(match.count_events(m, EventType::desync_detected), 1u);
+    EXPECT_EQ(match.count_events(m, EventType::desync_states), 0u);
+    EXPECT_EQ(match.machine(m).game.desync_detected_with_state, 0u);
+  }
+  P2PConfig defaults;
+  EXPECT_FALSE(defaults.share_desync_states);
+}
+
+// A state above a machine's cap is neither sent by it nor taken by it; the match goes on.
+TEST(DesyncStates, CapRespected) {
+  MatchOptions o = lossy_match(2);
+  o.state_padding = 400;                 // states of about 470 bytes
+  o.desync_state_max_size = {0, 200};    // machine 1 takes and sends at most 200
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  for (uint32_t m = 0; m < 2; ++m) match.machine(m).game.capture_frame = kDesyncFrame;
+  match.machine(1).game.diverge_at = kDivergeAt;
+  run_and_settle(match);
+  EXPECT_EQ(match.errors(), 0u);
+  ASSERT_GT(match.machine(0).game.captured.size(), 200u);
+  EXPECT_TRUE(match.machine(1).game.desync_states.empty()) << "machine 0's state is larger than machine 1 takes";
+  EXPECT_TRUE(match.machine(0).game.desync_states.empty()) << "machine 1 sends no state above its cap";
+  EXPECT_EQ(match.machine(1).game.desync_detected_with_state, 0u) << "nothing above the cap is kept";
+  for (uint32_t m = 0; m < 2; ++m) {
+    EXPECT_GE(match.machine(m).session->current_frame(), o.frames) << "the match went on";
+    EXPECT_GE(match.count_events(m, EventType::desync_detected), 1u);
+  }
+
+  // Within the cap: delivered.
+  MatchOptions big = o;
+  big.desync_state_max_size = {0, 256 + 400};
+  Match fits(big);
+  ASSERT_TRUE(fits.build());
+  for (uint32_t m = 0; m < 2; ++m) fits.machine(m).game.capture_frame = kDesyncFrame;
+  fits.machine(1).game.diverge_at = kDivergeAt;
+  run_and_settle(fits);
+  expect_exchanged(fits, 0, 1, "within the cap");
+}
+
+// Machine 1 reports checksums its bytes do not give (a liar, or a peer that forges its state):
+// neither side takes the other's state (each check fails), nobody crashes, the match goes on.
+TEST(DesyncStates, AStateThatDoesNotMatchItsChecksumIsDroppedAndTheMatchGoesOn) {
+  MatchOptions o = lossy_match(2);
+  o.checksum_salt = {0, 0x5a17};
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  run_and_settle(match);
+  EXPECT_EQ(match.errors(), 0u);
+  for (uint32_t m = 0; m < 2; ++m) {
+    EXPECT_GE(match.count_events(m, EventType::desync_detected), 1u) << "every checksum differs";
+    EXPECT_TRUE(match.machine(m).game.desync_states.empty()) << "machine " << m << " took a state that does not match";
+    EXPECT_GE(match.machine(m).session->confirmed_frame(), o.frames) << "the match went on";
+  }
+  // The states agree (only the checksum function differs): nothing else went wrong.
+  for (Frame f = 0; f <= o.frames; ++f)
+    ASSERT_EQ(match.machine(0).hashes[size_t(f)], match.machine(1).hashes[size_t(f)]) << f;
+}
+
+TEST(DesyncStates, ConfigChecks) {
+  TestGame game;
+  P2PConfig c;
+  c.session.callbacks = bind_game(game);
+  c.session.num_players = 2;
+  c.session.input_size = 2;
+  c.session.max_state_size = 256;
+  c.players[1].kind = PlayerKind::remote;
+  retcon::make_ip_address("127.0.0.1", 7000, &c.players[1].address);
+  c.share_desync_states = true;
+  const char* why = validate_p2p_config(c);
+  EXPECT_EQ(why, nullptr) << why;
+  c.desync_state_max_size = 257;
+  EXPECT_NE(validate_p2p_config(c), nullptr) << "above max_state_size";
+  c.desync_state_max_size = 0;
+  c.desync_interval = 0;
+  EXPECT_NE(validate_p2p_config(c), nullptr) << "without desync detection there is no desync";
+}
+
+}  // namespace
+}  // namespace retcon::test
