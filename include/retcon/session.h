@@ -82,7 +82,8 @@ class Session {
   // retcon's checksum (the game's checksum callback, else XXH3-64 of the saved bytes) of the
   // state `frame` starts from, for a frame whose inputs are all confirmed (frame <=
   // confirmed_frame() + 1) while its saved state is still held. not_found when it is not held
-  // (too old, or never saved in this save mode), wrong_state when not confirmed yet.
+  // (too old, or never saved in this save mode), wrong_state when not confirmed yet or when a
+  // correction before it is still to be re-simulated (the next advance_frame does it).
   virtual Result frame_checksum(Frame frame, uint64_t* out) {
     (void)frame;
     (void)out;

@@ -23,6 +23,9 @@ inline SessionStats driver_stats(const RollbackDriver& driver) {
 inline Result driver_frame_checksum(RollbackDriver& driver, Frame frame, uint64_t* out) noexcept {
   if (out == nullptr || frame < 0) return Result::invalid_argument;
   if (frame > driver.confirmed_frame() + 1) return Result::wrong_state;
+  // A correction the next advance re-simulates changes every state after its frame: the saved
+  // ones are stale until then.
+  if (driver.first_incorrect() != kNullFrame && frame > driver.first_incorrect()) return Result::wrong_state;
   return driver.checksum_of(frame, out);
 }
 

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -143,6 +144,44 @@ TEST(P2PSession, DesyncDetectedWithinTheIntervalNamingTheFirstBadFrameCompared) 
     EXPECT_NE(it->checksum_local, it->checksum_remote);
     EXPECT_NE(it->text_local, nullptr) << "the local state is described";
   }
+}
+
+// Regression: between a poll that brought a correction and the advance that re-simulates it,
+// frame_checksum answered for frames after the correction from their stale saved states (the
+// value changed once the rollback ran). It says wrong_state for them now.
+TEST(P2PSession, FrameChecksumNeverAnswersFromAStaleStateWhileACorrectionIsPending) {
+  MatchOptions o;
+  o.frames = 600;
+  o.link.latency_us = 50000;
+  o.link.jitter_us = 20000;
+  o.link.loss = 0.05;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  std::map<Frame, uint64_t> told;  // what frame_checksum said between a poll and the advance
+  uint64_t refused = 0, compared = 0;
+  for (int t = 0; t < 3000 && match.machine(0).session->confirmed_frame() < o.frames; ++t) {
+    match.tick();  // the advance re-simulates what the last poll corrected
+    Machine& a = match.machine(0);
+    for (const auto& [f, sum] : told) {
+      uint64_t now = 0;
+      if (a.session->frame_checksum(f, &now) != Result::ok) continue;
+      ++compared;
+      EXPECT_EQ(now, sum) << "frame " << f << " changed after frame_checksum answered for it";
+    }
+    told.clear();
+    // Mid-frame: a poll brings inputs (maybe corrections); the advance comes only next tick.
+    a.sim->set_time(match.now() + 9000);
+    a.session->poll(match.now() + 9000);
+    const Frame confirmed = a.session->confirmed_frame();
+    for (Frame f = std::max<Frame>(0, confirmed - 8); f <= confirmed + 1; ++f) {
+      uint64_t sum = 0;
+      const Result r = a.session->frame_checksum(f, &sum);
+      if (r == Result::wrong_state) ++refused;
+      if (r == Result::ok) told[f] = sum;
+    }
+  }
+  EXPECT_GT(refused, 0u) << "corrections were pending at some polls";
+  EXPECT_GT(compared, 1000u);
 }
 
 TEST(P2PSession, NoFalseDesyncWhileCorrectionsArePending) {
