@@ -11,6 +11,9 @@ NetFrameSource::NetFrameSource(std::unique_ptr<retcon::UdpTransport> udp, const 
   std::random_device entropy;
   sim_ = std::make_unique<retcon::NetworkSimulator>(*udp_, (uint64_t(entropy()) << 32) ^ entropy());
   if (link) sim_->set_outgoing(*link);
+  retcon::SimulatorLimits limits;  // over real UDP: a flood must not hold the game thread
+  limits.receive_time_budget_us = 2000;
+  sim_->set_limits(limits);
   PeerSetup s;
   s.players = 2;
   s.local_player = local_player;

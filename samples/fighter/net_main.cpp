@@ -111,6 +111,9 @@ int main(int argc, char** argv) {
   retcon::NetworkSimulator sim(*udp, (uint64_t(entropy()) << 32) ^ entropy());
   const retcon::LinkProfile link = fighter::to_link(*fighter::find_net_profile(opt.profile.c_str()));
   if (opt.simulate) sim.set_outgoing(link);
+  retcon::SimulatorLimits limits;  // over real UDP: a flood must not hold the game thread
+  limits.receive_time_budget_us = 2000;
+  sim.set_limits(limits);
   char link_text[256];
   fighter::describe_link(opt.simulate ? link : retcon::LinkProfile{}, link_text, sizeof link_text);
   std::printf("network %s (%s)\n", opt.simulate ? opt.profile.c_str() : "as is", link_text);

@@ -276,6 +276,47 @@ TEST(SimulatorFlood, TimeBudgetEndsAPollThatRunsLongAndLosesNothing) {
   EXPECT_EQ(sim.incoming_stats().time_budget_stops, stops);
 }
 
+// The default limits keep a seeded simulator repeatable: the same seed and the same calls give
+// the same datagrams in the same polls whether the caller is quick or slow (a loaded machine,
+// a sanitizer build). With a wall-clock budget on by default, a slow caller's polls ended early
+// and a flooded match under ASan came out differently (SimulatorFlood.AMatchThroughAFlooded...).
+TEST(SimulatorFlood, DefaultLimitsGiveTheSameRunForTheSameSeedHoweverSlowTheCaller) {
+  EXPECT_EQ(SimulatorLimits{}.receive_time_budget_us, 0u) << "a wall-clock budget is opt-in";
+  std::vector<size_t> per_poll[2];
+  std::vector<int> order[2];
+  for (int run = 0; run < 2; ++run) {
+    InMemoryNetwork net;
+    InMemoryTransport* a = net.add_endpoint();
+    InMemoryTransport* b = net.add_endpoint();
+    NetworkSimulator sim(*b, 7);
+    LinkProfile link;
+    link.jitter_us = 30000;
+    link.loss = 0.1;
+    sim.set_incoming(link);
+    uint64_t now = 0;
+    PeerAddress from;
+    uint8_t buffer[16];
+    size_t length = 0;
+    for (int tick = 0; tick < 20; ++tick) {
+      now += 16667;
+      sim.set_time(now);
+      for (int i = 0; i < 100; ++i) {
+        const uint8_t d[2] = {uint8_t(tick), uint8_t(i)};
+        ASSERT_EQ(a->send(b->address(), d, sizeof d), Result::ok);
+      }
+      size_t n = 0;
+      while (sim.receive(&from, buffer, sizeof buffer, &length)) {
+        order[run].push_back(buffer[0] << 8 | buffer[1]);
+        ++n;
+        if (run == 1) spend_microseconds(40);  // 100 datagrams: 4 ms a poll, twice the UDP budget
+      }
+      per_poll[run].push_back(n);
+    }
+  }
+  EXPECT_EQ(per_poll[0], per_poll[1]);
+  EXPECT_EQ(order[0], order[1]);
+}
+
 // A socket whose every read costs 20 us (Winsock under Wine: a system call through the Wine
 // server per datagram) and which never runs dry: a stranger's junk, with one datagram in ten
 // from the player's peer.
