@@ -237,6 +237,20 @@ void end_a_round_at_300(Match& match) {
     }
   };
 }
+// A match whose layers are all busy, for the attacks below: adaptive delay applied through the
+// timed-message stream (one more change decided at the round end of frame 300), and a spectator
+// joining late from the host's transferred state.
+MatchOptions busy_match(bool match_key, Frame frames, Frame spectator_joins) {
+  MatchOptions o;
+  o.frames = frames;
+  o.link.latency_us = 20000;
+  o.match_key = match_key;
+  o.adaptive_delay = true;
+  o.spectators = 1;
+  o.state_transfer = true;
+  o.spectator_join = {spectator_joins};
+  return o;
+}
 
 // Blind spoofing of every type (the channel's included) into a match whose layers are all
 // busy: adaptive delay applied through the timed-message stream, and a spectator joining late
@@ -245,14 +259,7 @@ void end_a_round_at_300(Match& match) {
 // with the reference, nobody is dropped.
 TEST_P(MatchModes, BlindSpoofingOfEveryTypeIntoEveryLayerChangesNothing) {
   RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
-  MatchOptions o;
-  o.frames = 700;
-  o.link.latency_us = 20000;
-  o.match_key = GetParam();
-  o.adaptive_delay = true;
-  o.spectators = 1;
-  o.state_transfer = true;
-  o.spectator_join = {240};
+  const MatchOptions o = busy_match(GetParam(), 700, 240);
   Match match(o);
   ASSERT_TRUE(match.build());
   end_a_round_at_300(match);
@@ -311,14 +318,7 @@ struct Capture {
 // nothing changes, the match runs to its end, states agree, nobody is dropped or desyncs.
 TEST_P(MatchModes, ReplayedCapturesOfAWholeMatchChangeNothing) {
   RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
-  MatchOptions o;
-  o.frames = 900;
-  o.link.latency_us = 20000;
-  o.match_key = GetParam();
-  o.adaptive_delay = true;
-  o.spectators = 1;
-  o.state_transfer = true;
-  o.spectator_join = {100};
+  const MatchOptions o = busy_match(GetParam(), 900, 100);
   Match match(o);
   ASSERT_TRUE(match.build());
   end_a_round_at_300(match);
@@ -409,14 +409,7 @@ TEST(P2PAttack, DelayChangesScheduledFarAheadCannotCrowdOutAnotherMachines) {
 // with the reference states, nobody is dropped, no desync, no handshake rejected.
 TEST_P(MatchModes, OnPathForgeriesAheadOfEveryDatagramChangeNothing) {
   RETCON_SKIP_WITHOUT_MATCH_KEYS(GetParam());
-  MatchOptions o;
-  o.frames = 600;
-  o.link.latency_us = 20000;
-  o.match_key = GetParam();
-  o.adaptive_delay = true;
-  o.spectators = 1;
-  o.state_transfer = true;
-  o.spectator_join = {150};
+  const MatchOptions o = busy_match(GetParam(), 600, 150);
   Match match(o);
   ASSERT_TRUE(match.build());
   end_a_round_at_300(match);
