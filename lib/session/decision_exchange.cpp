@@ -44,8 +44,9 @@ Result DecisionExchange::init(RollbackDriver& driver, int32_t retention, uint32_
 bool DecisionExchange::applies(void* self, PlayerIndex sender, Frame frame) {
   const RollbackDriver& d = *static_cast<DecisionExchange*>(self)->driver_;
   if (uint32_t(sender) >= d.num_players()) return false;
-  Frame after = kNullFrame;
-  return !d.is_disconnected(sender, &after) || frame <= after;
+  // Not after its cut, nor inside a rejoin's gap: its old machine's decisions for the frames it
+  // was away apply nowhere (the rejoining machine never has them).
+  return !d.absent(sender, frame);
 }
 
 Frame DecisionExchange::earliest_frame(uint64_t rtt_us, uint64_t jitter_us, uint64_t frame_us) const noexcept {
@@ -84,6 +85,29 @@ Result DecisionExchange::send(PlayerIndex me, Frame frame, const uint8_t* bytes,
   }
   ++stats_.sent;
   return Result::ok;
+}
+
+bool DecisionExchange::resend_own(uint32_t i, Peer& peer, PlayerIndex me) noexcept {
+  if (i >= uint32_t(kMaxPlayers)) return false;
+  for (Own& o : own_) o.sent_to[i] = false;
+  bool all = true;
+  for (uint32_t k = 0; k < queue_.size(); ++k) {
+    const DecisionQueue::Entry& e = queue_.at(k);
+    if (e.sender != me) continue;
+    uint8_t body[kMaxChannelMessage];
+    const size_t n = encode_decision(body, sizeof body, me, e.frame, e.bytes, e.size);
+    const uint32_t seq = peer.channel.next_message_seq();
+    if (peer.channel.send_message(ChannelStream::decisions, body, n) != Result::ok) {
+      all = false;
+      continue;
+    }
+    for (Own& o : own_)
+      if (o.active && o.frame == e.frame) {
+        o.sent_to[i] = true;
+        o.seq[i] = seq;  // the last of that frame: acknowledged through it, all of them are
+      }
+  }
+  return all;
 }
 
 Frame DecisionExchange::hold_from(const Peer* peers, uint32_t player_peers, uint32_t i) const noexcept {

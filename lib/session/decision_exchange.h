@@ -64,6 +64,14 @@ class DecisionExchange {
   // decision that peer has not acknowledged (INT32_MAX: none held).
   Frame hold_from(const Peer* peers, uint32_t player_peers, uint32_t i) const noexcept;
 
+  // A new connection to player peer `i` (a rejoining machine, session/rejoin.h): every own
+  // decision still kept goes to it again, in sending order, and the hold counts only these
+  // sends (the old connection's acknowledgements are void). The receiver drops those inside
+  // its state. False when its channel could not take them all (logged by the caller).
+  bool resend_own(uint32_t i, Peer& peer, PlayerIndex me) noexcept;
+  // The rejoining machine, once its state of `frame` is loaded (see DecisionQueue::restart_at).
+  void restart_at(Frame frame, uint64_t digest) noexcept { queue_.restart_at(frame, digest); }
+
   // ---- receivers
   // A stream-2 message from `peer`. For a player peer the sender must be one of its players.
   void on_message(const Peer& peer, bool from_host, const uint8_t* body, size_t size) noexcept;

@@ -106,4 +106,31 @@ void DecisionQueue::retire_before(Frame frame) noexcept {
   retired_before_ = frame;
 }
 
+void DecisionQueue::forget_after(PlayerIndex sender, Frame after) noexcept {
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < count_; ++i) {
+    const Entry& e = pool_[order_[i]];
+    if (e.sender == sender && e.frame > after) {
+      --per_sender_[e.sender];
+      free_[free_count_++] = order_[i];
+      continue;
+    }
+    order_[kept++] = order_[i];
+  }
+  count_ = kept;
+}
+
+void DecisionQueue::restart_at(Frame frame, uint64_t digest) noexcept {
+  uint32_t gone = 0;
+  while (gone < count_ && pool_[order_[gone]].frame < frame) {
+    --per_sender_[pool_[order_[gone]].sender];
+    free_[free_count_++] = order_[gone];
+    ++gone;
+  }
+  for (uint32_t i = gone; i < count_; ++i) order_[i - gone] = order_[i];
+  count_ -= gone;
+  digest_ = digest;
+  retired_before_ = frame;
+}
+
 }  // namespace retcon::detail

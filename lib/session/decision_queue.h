@@ -54,6 +54,13 @@ class DecisionQueue {
   uint64_t digest_before(Frame frame) const noexcept;
   // Entries before `frame` will never be simulated or compared again: fold and free them.
   void retire_before(Frame frame) noexcept;
+  // A rejoining machine's queue once its state (of `frame`) is loaded: entries before `frame`
+  // are inside the state (freed, not folded), and `digest` is the host's digest_before(frame).
+  void restart_at(Frame frame, uint64_t digest) noexcept;
+  // `sender`'s entries for frames after `after` are freed (not folded): its machine was cut
+  // there and comes back on a new connection, so they never apply (a rejoining machine never
+  // has them).
+  void forget_after(PlayerIndex sender, Frame after) noexcept;
 
   uint32_t size() const noexcept { return count_; }
   uint32_t kept_of(PlayerIndex sender) const noexcept { return per_sender_[sender]; }

@@ -195,6 +195,7 @@ class P2PSessionImpl final : public P2PSession {
   void serve_rejoin();
   void apply_rejoin(Peer& peer, PlayerIndex player, Frame state_frame, Frame live_at, bool host);
   void resend_local_inputs(Peer& peer, Frame from);
+  void resend_own_messages(uint32_t i);
   void rejoin_connect();
   void take_rejoin_state(Peer& host);
   void rejoin_catch_up();
@@ -277,6 +278,7 @@ class P2PSessionImpl final : public P2PSession {
   OwnDelay own_delays_[kMaxPendingDelaysPerSender];
   uint32_t own_delays_active_ = 0;  // entries of own_delays_ active (0: no hold, the usual case)
   uint64_t delay_changes_dropped_ = 0;
+  DelayChange last_applied_delay_;  // the newest change applied here (frame kNullFrame: none)
   bool auto_delay_ = false, auto_delay_done_ = false;
   AdaptiveDelayRule auto_rule_;
   // Rejoin (session/rejoin.h). On every machine: whether a dropped player may come back, each
@@ -1257,6 +1259,7 @@ void P2PSessionImpl::apply_due_delays() {
       continue;
     }
     pending_delays_[k] = pending_delays_[--pending_delay_count_];
+    if (c.frame >= last_applied_delay_.frame) last_applied_delay_ = c;
     int32_t old = -1;
     for (uint32_t p = 0; p < num_players_; ++p) {
       if (!driver_.is_local(PlayerIndex(p))) continue;
@@ -1457,6 +1460,7 @@ Result P2PSessionImpl::answer(PlayerIndex player, bool accept) {
   sent_to_peer_[i] = last_local_sent_;
   peer->handshake.start(now_);
   peer->progress.start(now_);
+  resend_own_messages(i);
   told_nobody_left_ = false;
   driver_.reporter().log(LogLevel::info, "player %d: rejoin accepted", int(player));
   return Result::ok;
@@ -1531,8 +1535,10 @@ void P2PSessionImpl::serve_rejoin() {
       everywhere = std::min(everywhere, peers_[i].endpoint.last_received_frame() - kMaxInputDelay - max_prediction_ - 1);
   Frame top = std::min({driver_.frame() - 1, driver_.confirmed_frame() + 1, everywhere + 1});
   if (driver_.first_incorrect() != kNullFrame) top = std::min(top, driver_.first_incorrect());
+  // Not older than the decisions kept: the offer carries the digest of those before the state.
+  const Frame oldest = std::max(top - 31, decisions_.queue().retired_before());
   const SavedState* state = nullptr;
-  for (Frame f = top; f >= 0 && f > top - 32 && state == nullptr; --f) {
+  for (Frame f = top; f >= oldest && f >= 0 && state == nullptr; --f) {
     const SavedState* sv = driver_.saved(f);
     if (sv && sv->frame == f && sv->length > 0) state = sv;
   }
@@ -1552,6 +1558,7 @@ void P2PSessionImpl::serve_rejoin() {
   for (uint32_t k = 0; k < r.player_count; ++k) {
     const PlayerIndex p = r.players[k];
     const Frame cut = local_status_[p].last_frame;
+    decisions_.queue().forget_after(p, cut);  // its old machine's decisions after its cut
     if (Result res = driver_.rejoin_player(p, live); res != Result::ok) {
       driver_.reporter().log(LogLevel::error, "player %d cannot rejoin at frame %d: %s", int(p), live,
                              result_name(res));
@@ -1583,6 +1590,9 @@ void P2PSessionImpl::serve_rejoin() {
   o.size = uint32_t(length);
   o.num_players = num_players_;
   for (uint32_t p = 0; p < num_players_; ++p) o.status[p] = local_status_[p];
+  o.decisions_digest = decisions_.digest_before(from);
+  o.delay_frame = last_applied_delay_.frame;
+  o.delay = last_applied_delay_.delay;
   uint8_t body[kMaxRejoinMessage];
   r.channel.send_message(ChannelStream::state_transfer, body, encode_rejoin_offer(o, body));
   if (r.channel.send_blob(kRejoinBlobTag, from, rejoin_buffer_.get(), length) != Result::ok)
@@ -1619,6 +1629,7 @@ void P2PSessionImpl::on_rejoin_notice(Peer& peer, const uint8_t* body, size_t si
     e.frame = local_status_[p].last_frame;
     driver_.reporter().emit(e);
   }
+  decisions_.queue().forget_after(p, local_status_[p].last_frame);  // its old machine's, after its cut
   if (Result r = driver_.rejoin_player(p, n.live_at); r != Result::ok) {
     driver_.reporter().log(LogLevel::error, "player %d cannot rejoin at frame %d here: %s", int(p), n.live_at,
                            result_name(r));
@@ -1657,8 +1668,17 @@ void P2PSessionImpl::apply_rejoin(Peer& peer, PlayerIndex player, Frame state_fr
 
 // Our local inputs from `from` on, again, on `peer`'s stream (its state is of that frame).
 void P2PSessionImpl::resend_local_inputs(Peer& peer, Frame from) {
+  const uint32_t i = uint32_t(&peer - peers_);
   peer.endpoint.restart_outgoing_at(from);
-  for (Frame f = from; f <= sent_to_peer_[&peer - peers_]; ++f) {
+  // Not past a decision or delay change of ours it has not acknowledged (the holds of
+  // send_local_inputs, which goes on from where this stops).
+  const Frame had = sent_to_peer_[i];
+  sent_to_peer_[i] = from - 1;
+  Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
+  if (own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
+  const Frame upto = hold == INT32_MAX ? had : std::min(had, hold - 1);
+  sent_to_peer_[i] = std::max(upto, from - 1);
+  for (Frame f = from; f <= upto; ++f) {
     size_t offset = 0;
     for (uint32_t p = 0; p < num_players_; ++p) {
       if (!driver_.is_local(PlayerIndex(p))) continue;
@@ -1667,6 +1687,37 @@ void P2PSessionImpl::resend_local_inputs(Peer& peer, Frame from) {
     }
     peer.endpoint.send_input(f, blob_.get());
   }
+}
+
+// A new connection to player peer `i` (it rejoins): our decisions and delay changes that may
+// still matter go to it again (what the old connection carried is lost with it; the rejoiner
+// drops what its state already holds), and the holds on our inputs to it count these sends.
+void P2PSessionImpl::resend_own_messages(uint32_t i) {
+  Peer& peer = peers_[i];
+  PlayerIndex me = 0;
+  while (!driver_.is_local(me)) ++me;
+  bool all = decisions_.resend_own(i, peer, me);
+  for (OwnDelay& o : own_delays_) o.sent_to[i] = false;
+  // Ours not due yet, and the last we applied (the host may not have reached its frame).
+  for (uint32_t k = 0; k <= pending_delay_count_; ++k) {
+    const DelayChange& c = k < pending_delay_count_ ? pending_delays_[k] : last_applied_delay_;
+    if (c.sender != me || c.frame == kNullFrame) continue;
+    uint8_t body[kMaxChannelMessage];
+    const size_t n = encode_delay_change(c, body, sizeof body);
+    const uint32_t seq = peer.channel.next_message_seq();
+    if (peer.channel.send_message(ChannelStream::decisions, body, n) != Result::ok) {
+      all = false;
+      continue;
+    }
+    for (OwnDelay& o : own_delays_)
+      if (o.active && o.frame == c.frame) {
+        o.sent_to[i] = true;
+        o.seq[i] = seq;
+      }
+  }
+  if (!all)
+    driver_.reporter().log(LogLevel::warning, "player %d: not every pending decision fits its new connection",
+                           int(peer.players[0]));
 }
 
 // The rejoining machine: handshakes, then the request to its host, then the state.
@@ -1734,6 +1785,18 @@ void P2PSessionImpl::take_rejoin_state(Peer& host) {
     return;
   }
   host.channel.release_blob();
+  // The decisions before the state are inside it (their digest comes with the offer); those
+  // from it on came from their senders. The delay every machine's local players use now.
+  decisions_.restart_at(frame, o.decisions_digest);
+  if (o.delay_frame != kNullFrame) {
+    for (uint32_t k = 0; k < pending_delay_count_;)
+      if (pending_delays_[k].frame <= o.delay_frame) pending_delays_[k] = pending_delays_[--pending_delay_count_];
+      else ++k;
+    for (uint32_t p = 0; p < num_players_; ++p)
+      if (driver_.is_local(PlayerIndex(p))) driver_.set_input_delay(PlayerIndex(p), o.delay);
+    last_applied_delay_.frame = o.delay_frame;
+    last_applied_delay_.delay = o.delay;
+  }
   for (uint32_t p = 0; p < num_players_; ++p) {
     const PlayerIndex player = PlayerIndex(p);
     if (driver_.is_local(player)) {

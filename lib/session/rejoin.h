@@ -43,6 +43,14 @@ struct RejoinOffer {
   uint32_t size = 0;               // the state's bytes
   uint32_t num_players = 0;
   ConnectStatus status[kMaxPlayers] = {};  // the host's view of every player (the cuts before S)
+  // What the state does not hold but every machine's next frames depend on (protocol 6): the
+  // digest of the timed decisions before S (mixed into the checksums peers compare; the
+  // decisions from S on come from their senders), and the last input delay change the host
+  // applied (delay_frame kNullFrame: none), the delay every machine's local players use until
+  // the next change.
+  uint64_t decisions_digest = 0;
+  Frame delay_frame = kNullFrame;
+  int32_t delay = 0;
 };
 
 struct RejoinNotice {
@@ -52,7 +60,7 @@ struct RejoinNotice {
   Frame live_at = kNullFrame;
 };
 
-inline constexpr size_t kMaxRejoinMessage = 2 + 4 + 4 + 4 + 1 + kMaxPlayers * 5;
+inline constexpr size_t kMaxRejoinMessage = 2 + 4 + 4 + 4 + 1 + kMaxPlayers * 5 + 8 + 4 + 1;
 
 inline size_t encode_rejoin_request(uint8_t* out) noexcept {
   out[0] = uint8_t(RejoinKind::request);
@@ -78,6 +86,9 @@ inline size_t encode_rejoin_offer(const RejoinOffer& o, uint8_t* out) noexcept {
     w.u8(o.status[p].disconnected ? 1 : 0);
     w.i32(o.status[p].last_frame);
   }
+  w.u64(o.decisions_digest);
+  w.i32(o.delay_frame);
+  w.u8(uint8_t(o.delay));
   return w.overflowed() ? 0 : w.size();
 }
 
@@ -107,7 +118,10 @@ inline bool decode_rejoin_offer(const uint8_t* body, size_t size, uint32_t num_p
     if (d > 1 || o.status[p].last_frame < kNullFrame) return false;
     o.status[p].disconnected = d == 1;
   }
-  if (r.failed() || r.remaining() != 0) return false;
+  o.decisions_digest = r.u64();
+  o.delay_frame = r.i32();
+  o.delay = r.u8();
+  if (r.failed() || r.remaining() != 0 || o.delay_frame < kNullFrame || o.delay > kMaxInputDelay) return false;
   *out = o;
   return true;
 }

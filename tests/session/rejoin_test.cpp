@@ -151,6 +151,102 @@ INSTANTIATE_TEST_SUITE_P(Matches, Rejoin,
                          ::testing::Values(Case{2, 1, 0.0, 0}, Case{2, 0, 0.0, 2}, Case{3, 2, 0.0, 1},
                                            Case{3, 0, 0.0, 0}, Case{3, 1, 0.05, 2}, Case{2, 1, 0.05, 1}));
 
+// Timed decisions and a delay change made while a player is away or coming back (issue 11):
+// some before its machine restarts (their frames before the state, between the state and the
+// live frame, and after it), some once the others accepted it, some once the live frame is
+// stamped. The rejoiner applies each on the same frame as everyone: every machine's state at
+// every confirmed frame equals the reference that applies them, nobody reports a desync (the
+// decisions before the state are part of the checksums peers compare), and the delay change is
+// applied on one frame everywhere, the rejoiner included.
+TEST(RejoinDecisions, EveryDecisionAndDelayChangeReachesTheRejoinerOnItsFrame) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 1100;
+  o.random_inputs = true;
+  o.input_delay = 1;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.disconnect_timeout_us = 1000000;
+  o.notify_delay_us = 300000;
+  o.link.latency_us = 25000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  enum class Step { none, away, accepted, stamped, done };
+  Step step = Step::none, sent = Step::none;
+  uint8_t tag = 0;
+  auto decide = [&](uint32_t m, Frame ahead) {
+    const Frame earliest = match.machine(m).session->earliest_decision_frame();
+    const std::vector<uint8_t> bytes = {uint8_t(0x40 + tag++), uint8_t(m)};
+    EXPECT_EQ(match.send_decision(m, earliest + ahead, bytes), Result::ok) << "machine " << m;
+  };
+  match.before_input = [&](uint32_t m) {
+    if (step == sent || m == 2) return;
+    if (step == Step::away && m == 1) {
+      for (Frame ahead : {0, 20, 45, 80, 200}) decide(1, ahead);
+      sent = step;
+    } else if (step == Step::accepted && m == 0) {
+      decide(0, 0);
+      decide(0, 70);
+      sent = step;
+    } else if (step == Step::stamped && m == 1) {
+      decide(1, 0);
+      decide(1, 40);
+      AdaptiveDelayRule fixed;
+      fixed.min_frames = fixed.max_frames = 3;
+      DelayChoice c;
+      EXPECT_EQ(match.machine(0).session->apply_input_delay(fixed, kNullFrame, &c), Result::ok);
+      sent = step;
+    }
+  };
+  const Frame cut = crash_and_restart(match, 2, 200, 0);
+  (void)cut;
+  // Decisions of a machine while the player is away (the restart happened at once above: the
+  // rejoiner is still handshaking).
+  step = Step::away;
+  std::vector<size_t> answered;
+  for (int t = 0; t < 3000; ++t) {
+    match.tick();
+    if (step == Step::away && sent == Step::away) {
+      answer_requests(match, answered, true);
+      if (match.count_events(0, EventType::rejoin_requested) > 0 && match.count_events(1, EventType::rejoin_requested) > 0)
+        step = Step::accepted;
+    }
+    if (step == Step::accepted && sent == Step::accepted && seen(match, 0, 2).rejoining != kNullFrame)
+      step = Step::stamped;
+    if (step == Step::stamped && sent == Step::stamped) step = Step::done;
+    bool done = true;
+    for (uint32_t m = 0; m < match.size(); ++m)
+      if (match.machine(m).session->confirmed_frame() < o.frames) done = false;
+    if (done) break;
+  }
+  ASSERT_EQ(step, Step::done);
+  const Seen back = seen(match, 2, 2);
+  ASSERT_NE(back.rejoining, kNullFrame);
+  EXPECT_EQ(back.rejoined, back.rejoining);
+  // The delay change: one frame everywhere, the rejoiner included.
+  std::vector<Frame> applied(3, kNullFrame);
+  for (uint32_t m = 0; m < 3; ++m)
+    for (const Event& e : match.machine(m).game.events)
+      if (e.type == EventType::input_delay_applied) {
+        EXPECT_EQ(applied[m], kNullFrame) << "machine " << m << ": applied once";
+        EXPECT_EQ(e.count, 3);
+        applied[m] = e.frame;
+      }
+  ASSERT_NE(applied[0], kNullFrame);
+  EXPECT_GT(applied[0], back.rejoining - 60) << "made during the rejoin";
+  EXPECT_EQ(applied[1], applied[0]);
+  EXPECT_EQ(applied[2], applied[0]) << "the rejoiner switches on the same frame";
+  match.note_delay_change(applied[0], 3);
+  // Some decisions were for frames before the live frame, some after.
+  size_t before = 0, after = 0;
+  for (const SentDecision& d : match.sent_decisions) (d.frame < back.rejoining ? before : after) += 1;
+  EXPECT_GT(before, 2u);
+  EXPECT_GT(after, 2u);
+  std::vector<Frame> cuts = {-2, -2, seen(match, 0, 2).cut}, live = {-2, -2, back.rejoining};
+  expect_states_agree(match, match.reference(cuts, live), o.frames);
+  EXPECT_EQ(match.errors(), 0u);
+}
+
 // The game says no: the slot stays disconnected, the match goes on, the rejoiner never runs.
 TEST(RejoinRefused, TheMatchGoesOnWithoutIt) {
   MatchOptions o;

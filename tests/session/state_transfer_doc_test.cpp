@@ -56,6 +56,9 @@ TEST(RejoinDoc, ExamplesMatchTheCodec) {
   o.status[0].last_frame = 699;
   o.status[1].last_frame = 699;
   o.status[2] = ConnectStatus{true, 147};
+  o.decisions_digest = 0x0123456789abcdefull;
+  o.delay_frame = 320;
+  o.delay = 3;
   EXPECT_EQ(std::vector<uint8_t>(out, out + encode_rejoin_offer(o, out)), doc_example("rejoin_offer"));
   RejoinNotice n;
   n.player = 1;
@@ -69,6 +72,12 @@ TEST(RejoinDoc, ExamplesMatchTheCodec) {
   ASSERT_TRUE(decode_rejoin_offer(offer.data(), offer.size(), 3, &back));
   EXPECT_EQ(back.live_at, 700);
   EXPECT_TRUE(back.status[2].disconnected);
+  EXPECT_EQ(back.decisions_digest, 0x0123456789abcdefull);
+  EXPECT_EQ(back.delay_frame, 320);
+  EXPECT_EQ(back.delay, 3);
+  std::vector<uint8_t> slow = offer;
+  slow.back() = 33;  // a delay over kMaxInputDelay
+  EXPECT_FALSE(decode_rejoin_offer(slow.data(), slow.size(), 3, &back));
   EXPECT_FALSE(decode_rejoin_offer(offer.data(), offer.size(), 2, &back)) << "another match's player count";
   EXPECT_FALSE(decode_rejoin_offer(offer.data(), offer.size() - 1, 3, &back)) << "cut short";
   const std::vector<uint8_t> notice = doc_example("rejoin_notice");
