@@ -1,6 +1,9 @@
 // Fighter over the network: FighterPeer (see fighter_peer.h).
 #include "fighter_peer.h"
 
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 
 namespace fighter {
@@ -13,6 +16,7 @@ retcon::Result FighterPeer::start(const PeerSetup& setup) {
   game_.reset(setup.players, setup.game_seed);
   game_.state().decided_round_end = setup.decided_round_end ? 1 : 0;
   input_delay_ = setup.input_delay;
+  if (setup.checksum_frame >= 0) checksum_state_.assign(FighterGame::state_size(), 0);
   if (setup.local_player >= 0) bot_ = std::make_unique<FighterBot>(setup.bot_seed, setup.local_player);
 
   retcon::ReplayRecorderConfig rc;
@@ -37,6 +41,7 @@ retcon::Result FighterPeer::start(const PeerSetup& setup) {
   n.transport = setup.transport;
   n.rng_seed = setup.rng_seed;
   n.disconnect_timeout_us = setup.disconnect_timeout_us;
+  n.state_transfer = setup.state_transfer || setup.rejoining;
   if (setup.local_player < 0) {
     retcon::SpectatorConfig c;
     c.session = s;
@@ -53,6 +58,8 @@ retcon::Result FighterPeer::start(const PeerSetup& setup) {
   }
   c.adaptive_delay = setup.adaptive_delay;
   c.share_desync_states = setup.share_desync_states;
+  c.allow_rejoin = setup.allow_rejoin;
+  c.rejoining = setup.rejoining;
   if (setup.spectators.size() > size_t(retcon::kMaxSpectators)) return retcon::Result::invalid_argument;
   c.num_spectators = uint32_t(setup.spectators.size());
   for (size_t k = 0; k < setup.spectators.size(); ++k) c.spectators[k] = setup.spectators[k];
@@ -65,12 +72,16 @@ PeerTick FighterPeer::tick(uint64_t now_us, retcon::Frame last_frame) {
   PeerTick out;
   if (!session_) return out;
   session_->poll(now_us);
+  answer_rejoin_requests();
   if (!session_->running()) return out;
-  const retcon::Frame frame = session_->current_frame();
+  if (!noted_running_) {
+    noted_running_ = true;
+    note("synchronized: the match runs%s", spectator() || setup_.rejoining ? " (waiting for a state to start from)" : "");
+  }
   // Past the last frame plus a prediction window the match is over here: only poll, so peers
   // can still confirm. (Frames just after it still run: a rollback that corrects frames up to
   // it happens inside advance_frame.)
-  if (frame > last_frame + 2 * setup_.max_prediction + 30) return out;
+  if (past_last(last_frame)) return out;
   // Time sync: when this machine runs ahead of a peer, skip a tick now and then (should_wait
   // spreads the advised frames over ticks that advance in between) so the peer catches up.
   if (session_->should_wait()) {
@@ -105,9 +116,13 @@ retcon::Result FighterPeer::run_frame() {
     if (r != retcon::Result::ok && r != retcon::Result::input_already_added) ++errors_;
     input_given_for_ = frame;
   }
+  const bool started = started_at_ != retcon::kNullFrame;
   const retcon::Result a = session_->advance_frame();
+  if (!started && started_at_ != retcon::kNullFrame) note_started();
   // Frames up to the confirmed one are final now: every correction was re-simulated above.
   recorder_.commit(session_->confirmed_frame());
+  // As the recorder's: the latest simulation of the frame counts once the frame is confirmed.
+  if (own_checksum_taken_ && session_->confirmed_frame() >= setup_.checksum_frame) own_checksum_final_ = true;
   decide_round_end();
   return a;
 }
@@ -147,6 +162,7 @@ void FighterPeer::on_event(const retcon::Event& e) {
       break;
     case retcon::EventType::desync_detected:
       if (desyncs_++ == 0) first_desync_ = e.frame;
+      note("desync detected with player %d at frame %d", int(e.player), int(e.frame));
       break;
     case retcon::EventType::desync_states: {
       // Both machines' states of the desync frame: name the fields that differ.
@@ -165,16 +181,83 @@ void FighterPeer::on_event(const retcon::Event& e) {
     case retcon::EventType::disconnected:
       ++disconnects_;
       if (e.player >= 0 && e.player < kMaxPlayers) gone_[e.player] = true;
+      note("player %d disconnected (its last frame %d, the same on every machine)", int(e.player), int(e.frame));
+      break;
+    case retcon::EventType::rejoin_requested: {
+      // Answered after the poll (the session does not take calls from inside its callbacks).
+      retcon::PeerAddress from;
+      char text[64] = "?";
+      if (retcon::PeerAddress::from_bytes(reinterpret_cast<const uint8_t*>(e.text_local), e.text_local_len, &from))
+        retcon::format_ip_address(from, text, sizeof text);
+      note("player %d asks to rejoin from %s (its last frame %d): %s", int(e.player), text, int(e.frame),
+           setup_.allow_rejoin ? "accepting" : "refusing");
+      if (e.player >= 0 && e.player < kMaxPlayers) rejoin_asked_[e.player] = true;
+      break;
+    }
+    case retcon::EventType::player_rejoining:
+      if (rejoined_at_ == retcon::kNullFrame) rejoined_at_ = e.frame;
+      note("player %d rejoining: disconnected up to frame %d, live again from frame %d", int(e.player),
+           int(e.frame) - 1, int(e.frame));
+      break;
+    case retcon::EventType::player_rejoined:
+      rejoin_confirmed_ = rejoin_confirmed_ || e.frame == rejoined_at_;
+      if (e.player >= 0 && e.player < kMaxPlayers) gone_[e.player] = false;
+      note("player %d rejoined: its input of frame %d is confirmed, it plays again", int(e.player), int(e.frame));
+      break;
+    case retcon::EventType::spectator_joined:
+      ++spectators_joined_;
+      note("spectator joined");
+      break;
+    case retcon::EventType::spectator_left: note("spectator left"); break;
+    case retcon::EventType::cannot_continue: note("cannot continue: %s", e.message); break;
+    case retcon::EventType::handshake_rejected:
+      note("handshake rejected: %s", e.message);
       break;
     default: break;
   }
 }
 
 bool FighterPeer::confirmed_checksum(retcon::Frame frame, uint64_t* out) const {
-  const retcon::ReplayCheckpoint* c = recorder_.replay().checkpoint(frame);
-  if (c == nullptr) return false;
-  *out = c->checksum;
+  if (const retcon::ReplayCheckpoint* c = recorder_.replay().checkpoint(frame)) {
+    *out = c->checksum;
+    return true;
+  }
+  if (frame != setup_.checksum_frame || !own_checksum_final_) return false;
+  *out = own_checksum_;
   return true;
+}
+
+void FighterPeer::take_checksum(retcon::Frame frame) {
+  const size_t n = game_.save_state(frame, checksum_state_.data(), checksum_state_.size());
+  if (n == 0 || n > checksum_state_.size()) return;
+  own_checksum_ = game_.checksum(frame, checksum_state_.data(), n);
+  own_checksum_taken_ = true;
+}
+
+void FighterPeer::answer_rejoin_requests() {
+  for (int p = 0; p < setup_.players; ++p) {
+    if (!rejoin_asked_[p]) continue;
+    rejoin_asked_[p] = false;
+    if (session_->answer_rejoin(p, setup_.allow_rejoin) != retcon::Result::ok) ++errors_;
+  }
+}
+
+// The first frame simulated: 0, or a transferred state's.
+void FighterPeer::note_started() {
+  if (started_at_ > 0)
+    note("playing from frame %d (a state sent by %s)", int(started_at_), spectator() ? "the host" : "a player machine");
+  else
+    note("playing from frame 0");
+}
+
+void FighterPeer::note(const char* format, ...) {
+  if (setup_.note == nullptr) return;
+  char line[256];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  setup_.note(setup_.note_context, line);
 }
 
 uint64_t FighterPeer::ping_us() const {

@@ -47,6 +47,22 @@ struct PeerSetup {
   // Both states on a desync (retcon share_desync_states): the machines exchange their states of
   // the desync frame and desync_diff() names the fields that differ.
   bool share_desync_states = false;
+  // Late spectators and rejoin (docs/NETWORKING.md): a player machine with state_transfer sends
+  // a spectator that joins a running match a recent state (and hosts rejoins); a spectator with
+  // it asks for one. allow_rejoin: a machine whose player dropped may come back into the match
+  // (every request is accepted: the sample has no lobby to ask). rejoining: this machine is one
+  // that crashed and comes back into its old slot (needs state_transfer).
+  bool state_transfer = false;
+  bool allow_rejoin = false;
+  bool rejoining = false;
+  // The frame whose confirmed starting state confirmed_checksum() can give even when this
+  // machine did not run the match from frame 0 (a spectator from a transferred state, a
+  // rejoiner), whose replay recorder therefore has no checkpoints. -1: the recorder's only.
+  retcon::Frame checksum_frame = -1;
+  // One line per connection event worth telling a person (a peer dropped, a rejoin, a
+  // spectator joined, running from a transferred state), as it happens. Null: none.
+  void (*note)(void* context, const char* line) = nullptr;
+  void* note_context = nullptr;
 };
 
 // What one tick did, for charts.
@@ -72,7 +88,9 @@ class FighterPeer {
   PeerTick tick(uint64_t now_us, retcon::Frame last_frame);
   // Only send and receive (between frames, to answer peers sooner).
   void poll(uint64_t now_us) {
-    if (session_) session_->poll(now_us);
+    if (!session_) return;
+    session_->poll(now_us);
+    answer_rejoin_requests();
   }
   void set_manual_input(uint16_t bits) { manual_ = true; manual_bits_ = bits; }
 
@@ -82,8 +100,21 @@ class FighterPeer {
   retcon::P2PSession& session() { return *session_; }
   const FighterGame& game() const { return game_; }
   const retcon::ReplayRecorder& recorder() const { return recorder_; }
-  // Checksum the recorder took of confirmed frame `frame`'s starting state; false when not yet.
+  // True once tick() stops simulating (the frames well after `last_frame`, see tick()).
+  bool past_last(retcon::Frame last_frame) const {
+    return running() && session_->current_frame() > last_frame + 2 * setup_.max_prediction + 30;
+  }
+  // Checksum of confirmed frame `frame`'s starting state (the recorder's, or for
+  // PeerSetup::checksum_frame this machine's own); false when not yet.
   bool confirmed_checksum(retcon::Frame frame, uint64_t* out) const;
+  // The frame this machine started running from: 0, or a transferred state's frame (a late
+  // spectator, a rejoiner); kNullFrame before it runs.
+  retcon::Frame started_at() const { return started_at_; }
+  // Rejoin: the frame `player` was live again from on this machine (player_rejoining), and
+  // whether that frame was confirmed (player_rejoined); kNullFrame / false when none.
+  retcon::Frame rejoined_at() const { return rejoined_at_; }
+  bool rejoin_confirmed() const { return rejoin_confirmed_; }
+  uint32_t spectators_joined() const { return spectators_joined_; }
 
   // Numbers over the remote machines (players only; spectators' traffic counted in bytes).
   uint64_t ping_us() const;              // mean over remote player machines
@@ -124,6 +155,8 @@ class FighterPeer {
     size_t save_state(retcon::Frame f, uint8_t* b, size_t c) { return game->save_state(f, b, c); }
     void load_state(retcon::Frame f, const uint8_t* b, size_t n) { game->load_state(f, b, n); }
     void advance_frame(retcon::Frame f, const retcon::FrameInputs& in, uint32_t flags) {
+      if (peer->started_at_ == retcon::kNullFrame) peer->started_at_ = f;
+      if (f == peer->setup_.checksum_frame) peer->take_checksum(f);
       game->advance_frame(f, in, flags);
       if (f == peer->setup_.diverge_at) game->state().p[0].health -= 1;
     }
@@ -134,6 +167,10 @@ class FighterPeer {
     void on_event(const retcon::Event& e) { peer->on_event(e); }
   };
   void on_event(const retcon::Event& e);
+  void note(const char* format, ...);
+  void take_checksum(retcon::Frame frame);  // of the state `frame` starts from (PeerSetup::checksum_frame)
+  void answer_rejoin_requests();
+  void note_started();
   void decide_round_end();
   retcon::Result run_frame();  // the local input (once per frame), then advance_frame
 
@@ -158,6 +195,15 @@ class FighterPeer {
   int32_t decided_round_ = 0, decided_match_ = -1;  // the last round end this machine sent
   uint32_t rounds_decided_ = 0;
   bool gone_[kMaxPlayers] = {};  // disconnected events seen, by player
+  bool rejoin_asked_[kMaxPlayers] = {};  // rejoin_requested seen, not answered yet
+  std::vector<uint8_t> checksum_state_;  // save_state of checksum_frame (allocated at start)
+  uint64_t own_checksum_ = 0;            // of the latest simulation of checksum_frame
+  bool own_checksum_taken_ = false, own_checksum_final_ = false;
+  retcon::Frame started_at_ = retcon::kNullFrame;  // the first frame simulated
+  bool noted_running_ = false;
+  retcon::Frame rejoined_at_ = retcon::kNullFrame;
+  bool rejoin_confirmed_ = false;
+  uint32_t spectators_joined_ = 0;
 };
 
 }  // namespace fighter

@@ -29,6 +29,31 @@ if(RETCON_BUILD_TESTS)
     PASS_REGULAR_EXPRESSION "OK: both peers agree")
 endif()
 
+# Late spectators and rejoin over real UDP, through the simulator's profiles (each process applies
+# it to what it sends). Every process binds port 0 and the scripts hand the ports over through
+# files and the processes' output lines, so these run in parallel with anything. Linux builds
+# only: under Wine a SIGKILL reaches the wrapper, not the Windows process.
+if(RETCON_BUILD_TESTS AND NOT CMAKE_CROSSCOMPILING)
+  # A spectator joins 3 s into the match from a state player 0's machine sends (transatlantic:
+  # ~100 ms RTT, 5% loss); both players and the spectator agree on the last frame's checksum.
+  add_test(NAME fighter_net_late_spectator
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_net_spectate.sh $<TARGET_FILE_DIR:fighter_net> --join-at 3 --seconds 8)
+  set_tests_properties(fighter_net_late_spectator PROPERTIES TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "OK: both players and the late spectator agree")
+  # Player 1's process is killed (SIGKILL) 3 s in and started again with --rejoin on a new port
+  # (transatlantic); player 0 hosts the rejoin. Both name the same live frame and checksum.
+  add_test(NAME fighter_net_rejoin_after_kill
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_net_rejoin.sh $<TARGET_FILE_DIR:fighter_net> --kill 1 --kill-at 3
+            --seconds 10 --disconnect-timeout 2000)
+  # The same with player 0's process killed (the deciding machine: rounds and the adaptive delay),
+  # over the mobile profile (heavy jitter, 3% loss, reordering, a 300 ms blackout every 10 s).
+  add_test(NAME fighter_net_rejoin_player0_mobile
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_net_rejoin.sh $<TARGET_FILE_DIR:fighter_net> --kill 0 --kill-at 3
+            --seconds 10 --disconnect-timeout 2000 --profile mobile)
+  set_tests_properties(fighter_net_rejoin_after_kill fighter_net_rejoin_player0_mobile PROPERTIES TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "OK: player [01] rejoined")
+endif()
+
 # Windows build: both processes run under Wine. With RETCON_LINUX_FIGHTER_NET (a Linux build's
 # fighter_net; scripts/windows passes it), a Windows peer and a Linux peer play 600 frames
 # (10 s) over loopback UDP through the simulator, each hosting once, and must agree on the
