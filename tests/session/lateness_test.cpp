@@ -4,7 +4,10 @@
 // virtual clock (support/match_harness.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
+#include <random>
 
 #include "session/lateness_monitor.h"
 #include "support/match_harness.h"
@@ -12,6 +15,7 @@
 namespace retcon {
 namespace {
 
+using detail::LatenessBaseline;
 using detail::LatenessMonitor;
 using detail::LocalTimeline;
 using test::Match;
@@ -47,6 +51,31 @@ LinkProfile link_of(const Profile& p) {
 }
 
 // ------------------------------------------------------------------------------ units
+
+// The baseline is the median of the last 32 samples clamped to 0..6, whatever the samples:
+// checked against a selection over the window (what it replaced) on random streams.
+TEST(LatenessBaseline, IsTheClampedMedianOfTheRecentSamples) {
+  std::mt19937 rng(5);
+  for (int stream = 0; stream < 50; ++stream) {
+    LatenessBaseline baseline;
+    std::array<int32_t, LatenessBaseline::kSamples> window{};
+    uint32_t count = 0;
+    EXPECT_EQ(baseline.median(), 0);
+    const int32_t spread = 1 + stream % 12;  // mostly inside 0..6, sometimes far beyond
+    for (int i = 0; i < 200; ++i) {
+      const int32_t late = int32_t(rng() % uint32_t(spread)) - 1 + (rng() % 50 == 0 ? 100000 : 0);
+      baseline.add(late);
+      window[count % window.size()] = late;
+      ++count;
+      const uint32_t n = std::min<uint32_t>(count, LatenessBaseline::kSamples);
+      std::array<int32_t, LatenessBaseline::kSamples> v = window;
+      std::nth_element(v.begin(), v.begin() + n / 2, v.begin() + n);
+      ASSERT_EQ(baseline.median(), std::clamp(v[n / 2], 0, LatenessBaseline::kMaxFrames))
+          << "stream " << stream << " sample " << i;
+      ASSERT_EQ(baseline.samples(), count);
+    }
+  }
+}
 
 TEST(LatenessMonitor, BucketsMatchTheDocumentedBounds) {
   EXPECT_EQ(LatenessMonitor::bucket(0), 0u);
