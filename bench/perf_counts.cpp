@@ -14,9 +14,11 @@
 //   retcon_perf time REPS STATE_BYTES D       interleaved timing: sync test d=D vs raw (median, spread)
 //
 // Instruction counts. Collection is off until the measured frames start (run callgrind with
-// --collect-atstart=no) and is switched off inside every game callback, so the count is the
-// library's own work: retcon's code, the transport and simulator it runs over, the checksums it
-// takes, libc calls it makes. The program prints `frames=` (peer-frames measured) and
+// --collect-atstart=no) and is switched off inside every game callback and, in the in-memory
+// P2P rows, inside the network's calls (the NetworkSimulator and InMemoryTransport stand in for
+// the kernel's UDP stack: send, receive, flush, the simulator's clock), so the count is the
+// library's own work: retcon's code from the session API down to the Transport interface, the
+// checksums it takes, libc calls it makes. RETCON_PERF_COUNT_NETWORK=1 counts the network too. The program prints `frames=` (peer-frames measured) and
 // `allocations=` (heap allocations during them); scripts/bench divides callgrind's total by frames.
 // Outside valgrind the client requests are a few no-op instructions.
 #include <time.h>
@@ -59,6 +61,7 @@ int measured_frames(size_t size) { return size >= kBigState ? 100 : kMeasuredFra
 // RETCON_PERF_COUNT_GAME is set (then the count is everything a frame costs).
 bool g_measuring = false;
 bool g_count_game = false;
+bool g_count_network = false;
 struct GameScope {
   GameScope() noexcept {
     if (g_measuring && !g_count_game) CALLGRIND_TOGGLE_COLLECT;
@@ -66,6 +69,36 @@ struct GameScope {
   ~GameScope() {
     if (g_measuring && !g_count_game) CALLGRIND_TOGGLE_COLLECT;
   }
+};
+// The same around the network stand-in's calls (RETCON_PERF_COUNT_NETWORK counts them).
+struct NetworkScope {
+  NetworkScope() noexcept {
+    if (g_measuring && !g_count_network) CALLGRIND_TOGGLE_COLLECT;
+  }
+  ~NetworkScope() {
+    if (g_measuring && !g_count_network) CALLGRIND_TOGGLE_COLLECT;
+  }
+};
+// The session's Transport: forwards every call to the simulator outside the count. What the
+// session does around the calls (composing, sealing, opening, decoding) stays counted.
+class UncountedNetwork final : public Transport {
+ public:
+  explicit UncountedNetwork(NetworkSimulator& sim) : sim_(sim) {}
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override {
+    NetworkScope scope;
+    return sim_.send(to, data, length);
+  }
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
+    NetworkScope scope;
+    return sim_.receive(from, buffer, capacity, length);
+  }
+  void flush() override {
+    NetworkScope scope;
+    sim_.flush();
+  }
+
+ private:
+  NetworkSimulator& sim_;
 };
 void start_measuring() {
   g_measuring = true;
@@ -148,6 +181,7 @@ struct Machine {
   Pad pad;
   InMemoryTransport* wire = nullptr;
   std::unique_ptr<NetworkSimulator> sim;
+  std::unique_ptr<UncountedNetwork> network;
   std::unique_ptr<P2PSession> session;
 };
 
@@ -163,6 +197,7 @@ class Mesh {
       machine->wire = net_.add_endpoint();
       machine->sim = std::make_unique<NetworkSimulator>(*machine->wire, 7919 + m);
       machine->sim->set_outgoing(link);
+      machine->network = std::make_unique<UncountedNetwork>(*machine->sim);
       machines_.push_back(std::move(machine));
     }
     for (uint32_t m = 0; m < peers; ++m) {
@@ -174,7 +209,7 @@ class Mesh {
       c.session.max_state_size = size;
       c.session.save_mode = SaveMode::every_frame;
       c.session.callbacks = bind_game(me.game);
-      c.network.transport = me.sim.get();
+      c.network.transport = me.network.get();
       c.network.rng_seed = 31 + m;
       c.network.has_match_key = key;
       for (uint32_t k = 0; k < sizeof c.network.match_key; ++k) c.network.match_key[k] = uint8_t(k + 1);
@@ -203,7 +238,10 @@ class Mesh {
     now_ += kTickUs;
     for (size_t m = 0; m < machines_.size(); ++m) {
       Machine& me = *machines_[m];
-      me.sim->set_time(now_);
+      {
+        NetworkScope scope;
+        me.sim->set_time(now_);
+      }
       me.session->poll(now_);
       if (!me.session->running()) continue;
       if (me.game.wait_ > 0) {
@@ -606,6 +644,7 @@ int run_udp(uint32_t peers, int frames) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   g_count_game = std::getenv("RETCON_PERF_COUNT_GAME") != nullptr;
+  g_count_network = std::getenv("RETCON_PERF_COUNT_NETWORK") != nullptr;
   auto arg = [&](int i, long fallback) { return argc > i ? std::strtol(argv[i], nullptr, 10) : fallback; };
   if (mode == "p2p") return run_p2p(uint32_t(arg(2, 2)), size_t(arg(3, 64)), argc > 4);
   if (mode == "local") return run_local(size_t(arg(2, 64)));
