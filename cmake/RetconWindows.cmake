@@ -28,6 +28,24 @@ set_target_properties(PkgConfig::XXHASH PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES ${RETCON_HOST_HEADERS}
   INTERFACE_COMPILE_DEFINITIONS XXH_INLINE_ALL)
 
+# libsodium (match keys): a static build for Windows in RETCON_SODIUM_DIR, never the host's
+# (pkg-config would find the Linux one). scripts/windows-libsodium builds Debian's source
+# package into build/windows/deps/libsodium. The same target name as the Linux build's, so
+# lib/ links it unchanged. SODIUM_STATIC: sodium.h then declares nothing dllimport.
+if(RETCON_WITH_SODIUM)
+  if(NOT RETCON_SODIUM_DIR OR NOT EXISTS ${RETCON_SODIUM_DIR}/lib/libsodium.a
+     OR NOT EXISTS ${RETCON_SODIUM_DIR}/include/sodium.h)
+    message(FATAL_ERROR "Windows build with RETCON_WITH_SODIUM: RETCON_SODIUM_DIR='${RETCON_SODIUM_DIR}' has no "
+      "lib/libsodium.a and include/sodium.h (scripts/windows-libsodium builds them)")
+  endif()
+  add_library(PkgConfig::SODIUM STATIC IMPORTED)
+  set_target_properties(PkgConfig::SODIUM PROPERTIES
+    IMPORTED_LOCATION ${RETCON_SODIUM_DIR}/lib/libsodium.a
+    INTERFACE_INCLUDE_DIRECTORIES ${RETCON_SODIUM_DIR}/include
+    INTERFACE_COMPILE_DEFINITIONS SODIUM_STATIC=1
+    INTERFACE_LINK_LIBRARIES advapi32)  # randombytes: RtlGenRandom
+endif()
+
 # GoogleTest from its sources (libgtest-dev ships them in /usr/src/googletest), built with the
 # cross compiler inside this build tree. RapidCheck has no sources in Debian, only a Linux
 # static library: the property tests are Linux-only (tests/CMakeLists.txt lists them).

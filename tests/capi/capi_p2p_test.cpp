@@ -786,7 +786,7 @@ TEST(CapiNetMatch, MatchKeyAuthenticatesEveryDatagram) {
   EXPECT_EQ(retcon_memory_network_destroy(network), RETCON_RESULT_OK);
 }
 
-// Without libsodium (RETCON_WITH_SODIUM=OFF: the Windows build) a match key is refused with a
+// Without libsodium (RETCON_WITH_SODIUM=OFF: a Windows build without RETCON_SODIUM_DIR) a match key is refused with a
 // clear error instead of the match running unprotected; with it, the key is accepted.
 TEST(CapiNetMatch, MatchKeyIsRefusedOnlyWithoutLibsodium) {
   retcon_memory_network* network = nullptr;

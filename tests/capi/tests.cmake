@@ -52,10 +52,16 @@ endif()
 
 # Windows: a C game built with the plain MinGW C compiler the way README "Windows" says, against
 # retcon.dll's import library and against the static library (RETCON_STATIC), run under Wine.
+# The static link needs libsodium too when the build has match keys (RETCON_SODIUM_DIR).
 if(WIN32 AND CMAKE_CROSSCOMPILING_EMULATOR)
+  set(windows_static_extra_libs "")
+  if(RETCON_WITH_SODIUM)
+    set(windows_static_extra_libs ${RETCON_SODIUM_DIR}/lib/libsodium.a)
+  endif()
   add_test(NAME windows_c_consumers
     COMMAND sh ${RETCON_CAPI_TEST_DIR}/windows_c_consumers.sh ${CMAKE_C_COMPILER} ${CMAKE_OBJDUMP}
-            ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR} ${CMAKE_CROSSCOMPILING_EMULATOR})
+            ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR} ${CMAKE_CROSSCOMPILING_EMULATOR}
+            "${windows_static_extra_libs}")
   set_tests_properties(windows_c_consumers PROPERTIES
     PASS_REGULAR_EXPRESSION "OK: C consumers of retcon.dll and of the static library build and run")
 endif()

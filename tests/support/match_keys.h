@@ -1,4 +1,5 @@
-// Builds without libsodium (RETCON_WITH_SODIUM=OFF, as on Windows) have no match keys: a key is
+// Builds without libsodium (RETCON_WITH_SODIUM=OFF: e.g. a Windows build configured without
+// RETCON_SODIUM_DIR; CI's Windows build has it) have no match keys: a key is
 // refused with Result::unsupported. Tests of keyed behaviour skip there (ctest shows them as
 // skipped, with this reason); CapiNetMatch.MatchKeyIsRefusedOnlyWithoutLibsodium checks the
 // refusal itself.
