@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   const bool aes = std::strcmp(argv[1], "aes") == 0;
   const size_t plain = size_t(std::atoi(argv[2]));
   const int count = std::atoi(argv[3]);
-  if (plain < kHeaderSize || plain > kMaxDatagramSize - kSealedOverhead || count < 0) return 2;
+  if (plain < kDataHeaderSize || plain > kMaxDatagramSize - kSealedOverhead || count < 0) return 2;
   uint8_t key[kMatchKeySize];
   for (size_t i = 0; i < sizeof key; ++i) key[i] = uint8_t(i + 1);
   DatagramAuth sender, receiver;
@@ -37,10 +37,10 @@ int main(int argc, char** argv) {
     datagram[2] = kProtocolVersion;
     datagram[3] = uint8_t(MessageType::keep_alive);
     const uint32_t sequence = uint32_t(i);
-    std::memcpy(datagram + 8, &sequence, 4);
-    const size_t sealed = sender.seal(datagram, plain, sizeof datagram, rng);
+    std::memcpy(datagram + 4, &sequence, 2);  // a data header holds the low 16 bits
+    const size_t sealed = sender.seal(datagram, plain, sizeof datagram, rng, sequence);
     Message m;
-    if (sealed == 0 || receiver.open(datagram, sealed, &m) == DecodeError::bad_checksum) ++failed;
+    if (sealed == 0 || receiver.open(datagram, sealed, &m, sequence) == DecodeError::bad_checksum) ++failed;
   }
   std::printf("%s, %zu-byte plain datagrams: %d sealed and opened, %d failed\n",
               aead_algorithm_name(sender.algorithm()), plain, count, failed);

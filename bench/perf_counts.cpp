@@ -321,7 +321,7 @@ int run_p2p(uint32_t peers, size_t size, bool key) {
 
 class AeadPair {
  public:
-  AeadPair(bool aes, size_t plain) : plain_(std::clamp(plain, detail::kHeaderSize, detail::kMaxDatagramSize - detail::kSealedOverhead)) {
+  AeadPair(bool aes, size_t plain) : plain_(std::clamp(plain, detail::kDataHeaderSize, detail::kMaxDatagramSize - detail::kSealedOverhead)) {
     uint8_t key[detail::kMatchKeySize];
     for (size_t k = 0; k < sizeof key; ++k) key[k] = uint8_t(k + 1);
     ok_ = sender_.configure(key, aes) && receiver_.configure(key, aes);
@@ -336,13 +336,12 @@ class AeadPair {
     buffer_[1] = detail::kMagic1;
     buffer_[2] = detail::kProtocolVersion;
     buffer_[3] = uint8_t(detail::MessageType::keep_alive);
-    std::memcpy(buffer_ + 4, &nonce_, 4);
-    std::memcpy(buffer_ + 8, &sequence_, 4);
-    ++sequence_;
-    const size_t n = sender_.seal(buffer_, plain_, sizeof buffer_, rng_);
+    std::memcpy(buffer_ + 4, &sequence_, 2);  // a data header holds the low 16 bits
+    const uint32_t sequence = sequence_++;
+    const size_t n = sender_.seal(buffer_, plain_, sizeof buffer_, rng_, sequence);
     detail::Message m;
     // The zero body authenticates, then does not decode (malformed) once the AEAD work is done.
-    return ok_ && n != 0 && receiver_.open(buffer_, n, &m) != detail::DecodeError::bad_checksum;
+    return ok_ && n != 0 && receiver_.open(buffer_, n, &m, sequence) != detail::DecodeError::bad_checksum;
   }
 
  private:
@@ -350,7 +349,7 @@ class AeadPair {
   detail::Xoshiro256 rng_{1};
   size_t plain_;
   bool ok_ = false;
-  uint32_t nonce_ = 1, sequence_ = 0;
+  uint32_t sequence_ = 0;
   uint8_t buffer_[detail::kMaxDatagramSize] = {};
 };
 

@@ -41,7 +41,7 @@ struct Capture final : Transport {
   std::deque<std::vector<uint8_t>> held;
   bool fail_sends = false;
   Result send(const PeerAddress&, const uint8_t* data, size_t length) override {
-    FUZZ_CHECK(data != nullptr && length >= kHeaderSize && length <= kMaxDatagramSize);
+    FUZZ_CHECK(data != nullptr && length >= kMinHeaderSize && length <= kMaxDatagramSize);
     if (fail_sends) return Result::transport_error;
     if (held.size() == kMaxHeld) held.pop_front();  // lost on the way
     held.emplace_back(data, data + length);
@@ -212,19 +212,40 @@ const uint8_t kMatchKey[kMatchKeySize] = {0x72, 0x65, 0x74, 0x63, 0x6f, 0x6e, 0x
 
 // A message with B's nonce and fuzzed fields, sealed as B would seal it (an insider knows
 // every secret): passes the nonce check and the checksum or AEAD, so it reaches handle().
-std::vector<uint8_t> forge(FuzzInput& in, uint32_t nonce, uint32_t near_sequence) {
-  std::vector<uint8_t> d(kHeaderSize);
+// `*sequence` is the full sequence it carries (a data message holds its low 16 bits).
+std::vector<uint8_t> forge(FuzzInput& in, uint32_t nonce, uint32_t near_sequence, uint32_t* sequence) {
+  std::vector<uint8_t> d(kHandshakeHeaderSize);
   d[0] = kMagic0;
   d[1] = kMagic1;
   d[2] = in.u8() < 250 ? kProtocolVersion : in.u8();
   d[3] = uint8_t(1 + in.u8() % 12);  // up to channel_ack, and one unknown type
   const uint32_t seq = in.flag() ? near_sequence + in.u8() : in.u32();
-  for (int i = 0; i < 4; ++i) d[4 + i] = uint8_t(nonce >> (8 * i));
-  for (int i = 0; i < 4; ++i) d[8 + i] = uint8_t(seq >> (8 * i));
+  *sequence = seq;
+  const bool handshake = is_handshake(MessageType(d[3]));
+  const size_t header = handshake ? kHandshakeHeaderSize : kDataHeaderSize;
+  if (handshake) {
+    for (int i = 0; i < 4; ++i) d[4 + i] = uint8_t(nonce >> (8 * i));
+    for (int i = 0; i < 4; ++i) d[8 + i] = uint8_t(seq >> (8 * i));
+  } else {
+    for (int i = 0; i < 2; ++i) d[4 + i] = uint8_t(seq >> (8 * i));
+  }
   const size_t body = in.u8() < 200 ? in.range(0, 48) : in.range(0, kMaxDatagramSize);
-  d.resize(kHeaderSize + body);
-  in.bytes(d.data() + kHeaderSize, body);
+  d.resize(header + body);
+  in.bytes(d.data() + header, body);
   return d;
+}
+
+// What B's datagram tells an insider: its nonce (handshakes) and its latest full sequence.
+void learn_from(const std::vector<uint8_t>& d, uint32_t* nonce, uint32_t* sequence) {
+  if (d.size() < kMinHeaderSize) return;
+  if (is_handshake(MessageType(d[3]))) {
+    std::memcpy(nonce, d.data() + 4, 4);
+    std::memcpy(sequence, d.data() + 8, 4);
+  } else {
+    uint16_t low = 0;
+    std::memcpy(&low, d.data() + 4, 2);
+    *sequence = widen_sequence(low, *sequence);
+  }
 }
 
 void channel_op(Side& s, Side& peer, bool integrity, FuzzInput& in, uint64_t now) {
@@ -412,10 +433,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (from.out.held.empty()) break;
         const size_t index = in.u8() % from.out.held.size();
         const std::vector<uint8_t> d = from.out.held[index];
-        if (&from == &b && d.size() >= kHeaderSize) {
-          std::memcpy(&b_nonce, d.data() + 4, 4);
-          std::memcpy(&b_sequence, d.data() + 8, 4);
-        }
+        if (&from == &b) learn_from(d, &b_nonce, &b_sequence);
         if (code % 16 != 4) from.out.held.erase(from.out.held.begin() + long(index));
         dest.deliver(d.data(), d.size(), now);
         break;
@@ -439,15 +457,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 7: {  // forged with B's nonce
-        if (!b.out.held.empty() && b.out.held.back().size() >= kHeaderSize) {
-          std::memcpy(&b_nonce, b.out.held.back().data() + 4, 4);
-          std::memcpy(&b_sequence, b.out.held.back().data() + 8, 4);
-        }
-        std::vector<uint8_t> d = forge(in, b_nonce, b_sequence);
+        if (!b.out.held.empty()) learn_from(b.out.held.back(), &b_nonce, &b_sequence);
+        uint32_t sequence = 0;
+        std::vector<uint8_t> d = forge(in, b_nonce, b_sequence, &sequence);
         const size_t plain = d.size();
-        seal_datagram(d.data(), plain);  // a handshake's checksum (key 0); resealed below
+        seal_datagram(d.data(), plain, 0, sequence);  // a handshake's checksum (key 0); resealed below
         d.resize(kMaxDatagramSize);
-        const size_t sealed = in.u8() < 240 ? insider->seal(d.data(), plain, d.size(), insider_rng) : 0;
+        const size_t sealed = in.u8() < 240 ? insider->seal(d.data(), plain, d.size(), insider_rng, sequence) : 0;
         d.resize(sealed != 0 ? sealed : plain);
         a_integrity = false;
         a.deliver(d.data(), d.size(), now);

@@ -57,7 +57,7 @@ void check_inputs_round_trip(const Message& m, const uint8_t* data, size_t size)
   const uint16_t written = writer.count();
   const size_t length = writer.finish();
   if (written == 0) return;
-  FUZZ_CHECK(length > kHeaderSize && length <= kMaxDatagramSize);
+  FUZZ_CHECK(length > kDataHeaderSize && length <= kMaxDatagramSize);
   Message again;
   FUZZ_CHECK(decode_message(out, length, &again) == DecodeError::ok);
   FUZZ_CHECK(again.header.type == MessageType::inputs);
@@ -152,7 +152,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(decode_error_name(error) != nullptr);
   if (size > kMaxDatagramSize) FUZZ_CHECK(error == DecodeError::oversized);
   if (error == DecodeError::ok) {
-    FUZZ_CHECK(size >= kHeaderSize && size <= kMaxDatagramSize);
+    FUZZ_CHECK(size >= header_size(m.header.type) && size <= kMaxDatagramSize);
+    if (!is_handshake(m.header.type)) FUZZ_CHECK(m.header.nonce == 0 && m.header.sequence <= 0xFFFF);
     FUZZ_CHECK(m.header.version == kProtocolVersion);
     FUZZ_CHECK(message_type_name(m.header.type) != nullptr);
     if (m.header.type == MessageType::inputs) {
@@ -167,10 +168,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(encode_message(m, small, size - 1) == 0);
     }
   }
-  // The rest of the input (after the first 12 bytes, to keep the two uses loosely coupled)
+  // The rest of the input (after the first 16 bytes, to keep the two uses loosely coupled)
   // drives the compression round trip.
-  if (size > kHeaderSize) {
-    fuzz::FuzzInput in(data + kHeaderSize, size - kHeaderSize);
+  if (size > kHandshakeHeaderSize) {
+    fuzz::FuzzInput in(data + kHandshakeHeaderSize, size - kHandshakeHeaderSize);
     check_compression(in);
   }
   return 0;

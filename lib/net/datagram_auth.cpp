@@ -64,12 +64,12 @@ void derive(uint8_t out[32], const uint8_t* match_key, const char* label, uint8_
   crypto_generichash(out, 32, message, length + 9, match_key, kMatchKeySize);
 }
 
-// The data messages' AEAD nonce: the sender's sequence number as a 64-bit little-endian
-// counter, then zeros. The per-direction key is fresh for every connection, and a sequence is
-// never reused within one, so (key, nonce) never repeats.
-void sequence_nonce(uint8_t nonce[12], const uint8_t* header) noexcept {
+// The data messages' AEAD nonce: the sender's full sequence number (the header holds its low 16
+// bits) as a 64-bit little-endian counter, then zeros. The per-direction key is fresh for every
+// connection, and a sequence is never reused within one, so (key, nonce) never repeats.
+void sequence_nonce(uint8_t nonce[12], uint32_t sequence) noexcept {
   std::memset(nonce, 0, 12);
-  std::memcpy(nonce, header + 8, 4);  // the header's sequence, already little-endian
+  put_u32(nonce, sequence);
 }
 #endif
 
@@ -171,53 +171,58 @@ size_t DatagramAuth::plain_capacity(MessageType type) const noexcept {
   return kMaxDatagramSize - (is_handshake(type) ? kSealedHandshakeOverhead : kSealedOverhead);
 }
 
-size_t DatagramAuth::seal(uint8_t* data, size_t size, size_t capacity, Xoshiro256& rng) noexcept {
-  if (data == nullptr || size < kHeaderSize) return 0;
+size_t DatagramAuth::seal(uint8_t* data, size_t size, size_t capacity, Xoshiro256& rng,
+                          uint32_t sequence) noexcept {
+  if (data == nullptr || size < kMinHeaderSize) return 0;
   if (capacity > kMaxDatagramSize) capacity = kMaxDatagramSize;
-  const bool handshake = is_handshake(static_cast<MessageType>(data[3]));
+  const MessageType type = static_cast<MessageType>(data[3]);
+  const bool handshake = is_handshake(type);
+  if (size < header_size(type)) return 0;
   if (!handshake && !bound_) return 0;  // nobody to address it to yet
   if (!keyed_) {
     if (size > capacity) return 0;
-    if (!handshake) seal_datagram(data, size, send_checksum_key_);
+    if (!handshake) seal_datagram(data, size, send_checksum_key_, sequence);
     return size;
   }
 #if !RETCON_WITH_SODIUM
   (void)rng;
   return 0;  // unreachable: configure() refuses keys without libsodium
 #else
-  const size_t body = size - kHeaderSize;
-  uint8_t* at = data + kPublicHeaderSize;
+  const size_t public_size = public_header_size(type);
+  const size_t body = size - header_size(type);
+  uint8_t* at = data + public_size;
   if (handshake) {
     if (size + kSealedHandshakeOverhead > capacity) return 0;
-    std::memmove(at + kHandshakeNonceSize, data + kHeaderSize, body);
+    std::memmove(at + kHandshakeNonceSize, data + kHandshakeHeaderSize, body);
     for (size_t i = 0; i < kHandshakeNonceSize; i += 8) {
       const uint64_t r = rng.next();
       std::memcpy(at + i, &r, 8);
     }
     uint8_t* text = at + kHandshakeNonceSize;
     crypto_aead_xchacha20poly1305_ietf_encrypt_detached(text, text + body, nullptr, text, body,
-                                                        data, kPublicHeaderSize, nullptr, at,
+                                                        data, public_size, nullptr, at,
                                                         handshake_key_);
     return size + kSealedHandshakeOverhead;
   }
   if (size + kSealedOverhead > capacity) return 0;
-  std::memmove(at, data + kHeaderSize, body);
+  std::memmove(at, data + kDataHeaderSize, body);
   uint8_t nonce[12];
-  sequence_nonce(nonce, data);
+  sequence_nonce(nonce, sequence);
   if (algorithm_ == AeadAlgorithm::aes256gcm) {
     crypto_aead_aes256gcm_encrypt_detached_afternm(at, at + body, nullptr, at, body, data,
-                                                   kPublicHeaderSize, nullptr, nonce,
+                                                   public_size, nullptr, nonce,
                                                    aes_state(aes_send_));
   } else {
     crypto_aead_chacha20poly1305_ietf_encrypt_detached(at, at + body, nullptr, at, body, data,
-                                                       kPublicHeaderSize, nullptr, nonce,
+                                                       public_size, nullptr, nonce,
                                                        send_key_);
   }
   return size + kSealedOverhead;
 #endif
 }
 
-DecodeError DatagramAuth::open(const uint8_t* data, size_t size, Message* out) noexcept {
+DecodeError DatagramAuth::open(const uint8_t* data, size_t size, Message* out,
+                               uint32_t sequence_base) noexcept {
   if (out == nullptr) return DecodeError::malformed;
   Header header;
   const DecodeError head = decode_public_header(data, size, &header);
@@ -230,44 +235,49 @@ DecodeError DatagramAuth::open(const uint8_t* data, size_t size, Message* out) n
   if (!keyed_) {
     Integrity integrity;
     integrity.connection_key = bound_ ? receive_checksum_key_ : 0;
+    integrity.sequence_base = sequence_base;
     return decode_message(data, size, out, integrity);
   }
   *out = Message{};
   out->header = header;
 #if !RETCON_WITH_SODIUM
   (void)handshake;
+  (void)sequence_base;
   return DecodeError::bad_checksum;  // unreachable: configure() refuses keys without libsodium
 #else
-  const size_t overhead = handshake ? kPublicHeaderSize + kHandshakeNonceSize + kAuthTagSize
-                                    : kPublicHeaderSize + kAuthTagSize;
+  const size_t public_size = public_header_size(header.type);
+  const size_t overhead = handshake ? public_size + kHandshakeNonceSize + kAuthTagSize
+                                    : public_size + kAuthTagSize;
   if (size < overhead) return DecodeError::truncated;
   if (!handshake && !bound_) return DecodeError::bad_checksum;  // no key to check it with yet
   const size_t body = size - overhead;
   const uint8_t* text = data + overhead - kAuthTagSize;
   const uint8_t* tag = text + body;
-  uint8_t* plain_body = plain_ + kHeaderSize;
+  const size_t plain_header = header_size(header.type);
+  uint8_t* plain_body = plain_ + plain_header;
   int failed;
   if (handshake) {
     failed = crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-        plain_body, nullptr, text, body, tag, data, kPublicHeaderSize,
-        data + kPublicHeaderSize, handshake_key_);
+        plain_body, nullptr, text, body, tag, data, public_size,
+        data + public_size, handshake_key_);
   } else {
     uint8_t nonce[12];
-    sequence_nonce(nonce, data);
+    sequence_nonce(nonce, widen_sequence(uint16_t(header.sequence), sequence_base));
     failed = algorithm_ == AeadAlgorithm::aes256gcm
                  ? crypto_aead_aes256gcm_decrypt_detached_afternm(
-                       plain_body, nullptr, text, body, tag, data, kPublicHeaderSize, nonce,
+                       plain_body, nullptr, text, body, tag, data, public_size, nonce,
                        aes_state(aes_receive_))
                  : crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-                       plain_body, nullptr, text, body, tag, data, kPublicHeaderSize, nonce,
+                       plain_body, nullptr, text, body, tag, data, public_size, nonce,
                        receive_key_);
   }
   if (failed != 0) return DecodeError::bad_checksum;  // garbled, forged, or another key
-  std::memcpy(plain_, data, kPublicHeaderSize);
-  put_u32(plain_ + kChecksumOffset, 0);
+  std::memcpy(plain_, data, public_size);
+  put_u32(plain_ + public_size, 0);
   Integrity integrity;
   integrity.authenticated = true;
-  return decode_message(plain_, kHeaderSize + body, out, integrity);
+  integrity.sequence_base = sequence_base;
+  return decode_message(plain_, plain_header + body, out, integrity);
 #endif
 }
 

@@ -6,14 +6,15 @@
 // forge it (docs/SECURITY.md).
 //
 // With a 32-byte match key every datagram is authenticated and encrypted with a libsodium
-// AEAD. The 12-byte public header (magic, version, type, nonce, sequence) travels in the clear
-// as associated data; the body is encrypted; a 16-byte tag follows.
+// AEAD. The public header (magic, version, type, then nonce and sequence for a handshake, the
+// 16-bit sequence for a data message) travels in the clear as associated data; the body is
+// encrypted; a 16-byte tag follows.
 //  - handshake messages: XChaCha20-Poly1305 under a key derived from the match key, with a
 //    random 24-byte nonce sent after the header (the peer's nonce is not known yet);
 //  - every other message: per-direction keys derived from the match key and both connection
 //    nonces, AES-256-GCM when both machines have it (advertised in the authenticated
-//    handshake) else ChaCha20-Poly1305 IETF, nonce = the sender's sequence number, which never
-//    repeats within a connection.
+//    handshake) else ChaCha20-Poly1305 IETF, nonce = the sender's full sequence number (widened
+//    by the receiver from the header's 16 bits), which never repeats within a connection.
 // Preallocated; nothing allocates per datagram. docs/PROTOCOL.md has the byte layout.
 #pragma once
 
@@ -75,13 +76,17 @@ class DatagramAuth {
 
   // Protects a plain datagram (wire layout, checksum field included) in place in `data`, which
   // has room for `capacity` bytes. Returns the size to send, 0 if it does not fit or a
-  // non-handshake message is sealed before bind(). `rng` draws handshake nonces.
-  size_t seal(uint8_t* data, size_t size, size_t capacity, Xoshiro256& rng) noexcept;
+  // non-handshake message is sealed before bind(). `rng` draws handshake nonces; `sequence` is
+  // a data message's full sequence number (its header holds the low 16 bits).
+  size_t seal(uint8_t* data, size_t size, size_t capacity, Xoshiro256& rng,
+              uint32_t sequence) noexcept;
 
-  // Verifies (with a key: decrypts) a datagram whose public header decoded as `header`, then
-  // decodes it. Non-handshake messages need bind() first (the caller checks the nonce).
+  // Verifies (with a key: decrypts) a datagram, then decodes it. Non-handshake messages need
+  // bind() first (the caller checks the connection is bound); their sequence is widened against
+  // `sequence_base`, the highest sequence accepted from the peer (see widen_sequence).
   // With a key, `out->inputs.payload` points into this object until the next open().
-  DecodeError open(const uint8_t* data, size_t size, Message* out) noexcept;
+  DecodeError open(const uint8_t* data, size_t size, Message* out,
+                   uint32_t sequence_base = 0) noexcept;
 
  private:
   void wipe() noexcept;
@@ -104,7 +109,7 @@ class DatagramAuth {
   // The expanded AES keys (crypto_aead_aes256gcm_state), computed once per connection.
   alignas(16) uint8_t aes_send_[kAesStateSize] = {};
   alignas(16) uint8_t aes_receive_[kAesStateSize] = {};
-  uint8_t plain_[kMaxDatagramSize + kHeaderSize] = {};
+  uint8_t plain_[kMaxDatagramSize + kHandshakeHeaderSize] = {};
 };
 
 }  // namespace retcon::detail

@@ -90,7 +90,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   }
 
   // Incompressible blobs this large cannot travel in one datagram (compressible ones can).
-  const size_t worst = kHeaderSize + (config.has_match_key ? kSealedOverhead : 0) + kInputsFixedSize + kInputsStatusSize * size_t(s.num_players) +
+  const size_t worst = kDataHeaderSize + (config.has_match_key ? kSealedOverhead : 0) + kInputsFixedSize + kInputsStatusSize * size_t(s.num_players) +
                        config.send_blob_size + (config.send_blob_size + 127) / 128;
   if (worst > kMaxDatagramSize) {
     log(LogLevel::warning, "send_blob_size %u: a blob of noise would not fit one datagram",
@@ -278,8 +278,10 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     }
     return;
   }
-  const bool from_peer = remote_nonce_ != 0 && header.nonce == remote_nonce_;
   const bool handshake = is_handshake(header.type);
+  // Data messages carry no nonce: once the peer is known, its connection key (or the match
+  // key's AEAD) is what tells them from anybody else's.
+  const bool from_peer = remote_nonce_ != 0 && (!handshake || header.nonce == remote_nonce_);
   // After a shape rejection the peer's requests are still answered, so it learns it too.
   const bool rejected_peer_request = state_ == EndpointState::disconnected &&
                                      reject_reason_ == RejectReason::shape && from_peer &&
@@ -288,13 +290,14 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     drop(DropReason::wrong_state);
     return;
   }
-  // Our own nonce coming back is a reflection of our own datagram.
-  if (header.nonce == 0 || header.nonce == local_nonce_ || (!handshake && !from_peer)) {
+  // Our own nonce coming back is a reflection of our own handshake (a reflected data message
+  // fails its check: each direction has its own key).
+  if (handshake ? header.nonce == 0 || header.nonce == local_nonce_ : !from_peer) {
     drop(DropReason::bad_nonce);
     return;
   }
   Message m;
-  const DecodeError error = auth_.open(data, length, &m);
+  const DecodeError error = auth_.open(data, length, &m, replay_window_.highest());
   if (error != DecodeError::ok) {
     drop(drop_reason_of(error));
     return;
@@ -306,7 +309,7 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
   if (header.type == MessageType::handshake_reply) {
     if (!handle_reply(m, now_us)) return;
   } else {
-    if (!replay_window_.fresh(header.sequence)) {
+    if (!replay_window_.fresh(m.header.sequence)) {
       drop(DropReason::replayed);
       return;
     }
@@ -314,7 +317,7 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     // life: a forged one with a far-ahead sequence number must not lock the real peer out.
     if (!handle(m, now_us)) return;
   }
-  replay_window_.commit(header.sequence);
+  replay_window_.commit(m.header.sequence);
   // The peer speaks again after a silence (a blackout): what it may be stalled on goes out at
   // the next poll, not at the next (slowed) resend.
   if (running() && peer_silent(now_us)) spoke_again_ = true;
@@ -740,7 +743,7 @@ bool Endpoint::pop_checksum(Frame* frame, uint64_t* checksum) noexcept {
 }
 
 size_t Endpoint::max_channel_body() const noexcept {
-  return auth_.plain_capacity(MessageType::channel_data) - kHeaderSize;
+  return auth_.plain_capacity(MessageType::channel_data) - kDataHeaderSize;
 }
 
 Result Endpoint::send_channel(MessageType type, const uint8_t* body, size_t size, Transport& transport,
@@ -793,7 +796,8 @@ Result Endpoint::send(Transport& transport, const PeerAddress& to, size_t length
   if (length == 0) return Result::internal_error;
   // Before the peer is verified only handshakes can be sealed (nobody to address the rest to).
   if (!is_handshake(static_cast<MessageType>(datagram_[3])) && !auth_.bound()) return Result::ok;
-  length = auth_.seal(datagram_, length, sizeof datagram_, rng_);
+  // Every datagram is built right after its next_header(): its sequence is the last one drawn.
+  length = auth_.seal(datagram_, length, sizeof datagram_, rng_, next_sequence_ - 1);
   if (length == 0) return Result::internal_error;
   ++stats_.datagrams_sent;
   stats_.bytes_sent += length;

@@ -25,6 +25,10 @@ class ReplayWindow {
     return age < kWidth && (bits_ & (uint64_t{1} << age)) == 0;
   }
 
+  // The highest sequence committed (0 before any): data messages carry 16 bits of their
+  // sequence, widened against this (widen_sequence in net/wire.h).
+  uint32_t highest() const noexcept { return highest_; }
+
   void commit(uint32_t sequence) noexcept {
     if (!seen_) {
       seen_ = true;

@@ -20,10 +20,16 @@ void write_header(ByteWriter& w, const Header& h) noexcept {
   w.u8(kMagic1);
   w.u8(h.version);
   w.u8(static_cast<uint8_t>(h.type));
-  w.u32(h.nonce);
-  w.u32(h.sequence);
+  if (is_handshake(h.type)) {
+    w.u32(h.nonce);
+    w.u32(h.sequence);
+  } else {
+    w.u16(static_cast<uint16_t>(h.sequence));  // the receiver widens it (widen_sequence)
+  }
   w.u32(0);  // checksum, sealed once the body is written
 }
+
+uint32_t read_u16_at(const uint8_t* at) noexcept { return uint32_t(at[0]) | uint32_t(at[1]) << 8; }
 
 uint8_t handshake_flags(const Handshake& h) noexcept {
   return uint8_t((h.spectator ? kFlagSpectator : 0) | (h.aes256gcm ? kFlagAes256Gcm : 0));
@@ -108,16 +114,32 @@ bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
 // XXH3 of everything but the checksum field itself, truncated to 32 bits. UDP's own 16-bit
 // checksum is optional over IPv4 and user transports may have none; a garbled input that
 // decoded would be a silent desync, the worst failure a rollback game can have.
-uint32_t datagram_checksum(const uint8_t* data, size_t size, uint64_t connection_key) noexcept {
-  const uint64_t head = XXH3_64bits(data, kChecksumOffset) ^ connection_key;
-  return static_cast<uint32_t>(XXH3_64bits_withSeed(data + kHeaderSize, size - kHeaderSize, head));
+uint32_t datagram_checksum(const uint8_t* data, size_t size, uint64_t connection_key,
+                           uint32_t sequence) noexcept {
+  const MessageType type = static_cast<MessageType>(data[3]);
+  uint64_t head;
+  if (is_handshake(type)) {
+    head = XXH3_64bits(data, kHandshakePublicHeaderSize);
+  } else {
+    // The data header holds 16 bits of the sequence; the checksum covers all 32.
+    uint8_t associated[8] = {data[0], data[1], data[2], data[3]};
+    for (size_t i = 0; i < 4; ++i) associated[4 + i] = static_cast<uint8_t>(sequence >> (8 * i));
+    head = XXH3_64bits(associated, sizeof associated);
+  }
+  const size_t header = header_size(type);
+  return static_cast<uint32_t>(XXH3_64bits_withSeed(data + header, size - header, head ^ connection_key));
 }
 
-void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key) noexcept {
-  if (data == nullptr || size < kHeaderSize) return;
-  if (is_handshake(static_cast<MessageType>(data[3]))) connection_key = 0;
-  const uint32_t sum = datagram_checksum(data, size, connection_key);
-  for (size_t i = 0; i < 4; ++i) data[kChecksumOffset + i] = static_cast<uint8_t>(sum >> (8 * i));
+void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key, uint32_t sequence_base) noexcept {
+  if (data == nullptr || size < kMinHeaderSize) return;
+  const MessageType type = static_cast<MessageType>(data[3]);
+  if (size < header_size(type)) return;
+  uint32_t sequence = 0;
+  if (is_handshake(type)) connection_key = 0;
+  else sequence = widen_sequence(uint16_t(read_u16_at(data + 4)), sequence_base);
+  const uint32_t sum = datagram_checksum(data, size, connection_key, sequence);
+  const size_t at = public_header_size(type);
+  for (size_t i = 0; i < 4; ++i) data[at + i] = static_cast<uint8_t>(sum >> (8 * i));
 }
 
 const char* message_type_name(MessageType type) noexcept {
@@ -156,21 +178,27 @@ DecodeError decode_public_header(const uint8_t* data, size_t size, Header* out) 
   *out = Header{};
   if (data == nullptr) return DecodeError::truncated;
   if (size > kMaxDatagramSize) return DecodeError::oversized;
-  if (size < kPublicHeaderSize) return DecodeError::truncated;
+  if (size < kMinHeaderSize) return DecodeError::truncated;
   ByteReader r(data, size);
   const uint8_t m0 = r.u8();
   const uint8_t m1 = r.u8();
   if (m0 != kMagic0 || m1 != kMagic1) return DecodeError::bad_magic;
   out->version = r.u8();
   const uint8_t type = r.u8();
-  out->nonce = r.u32();
-  out->sequence = r.u32();
   // Only the first four bytes are promised across versions; the rest is not read.
   const bool known = type >= uint8_t(MessageType::handshake_request) &&
                      type <= uint8_t(MessageType::channel_ack);
   if (known) out->type = static_cast<MessageType>(type);
   if (out->version != kProtocolVersion) return DecodeError::bad_version;
-  return known ? DecodeError::ok : DecodeError::unknown_type;
+  if (!known) return DecodeError::unknown_type;
+  if (is_handshake(out->type)) {
+    if (size < kHandshakePublicHeaderSize) return DecodeError::truncated;
+    out->nonce = r.u32();
+    out->sequence = r.u32();
+  } else {
+    out->sequence = r.u16();
+  }
+  return DecodeError::ok;
 }
 
 DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
@@ -179,13 +207,15 @@ DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
   *out = Message{};
   const DecodeError header = decode_public_header(data, size, &out->header);
   if (header != DecodeError::ok) return header;
-  if (size < kHeaderSize) return DecodeError::truncated;
+  const bool handshake = is_handshake(out->header.type);
+  if (size < header_size(out->header.type)) return DecodeError::truncated;
+  if (!handshake) out->header.sequence = widen_sequence(uint16_t(out->header.sequence), integrity.sequence_base);
   ByteReader r(data, size);
-  r.skip(kChecksumOffset);
+  r.skip(public_header_size(out->header.type));
   const uint32_t checksum = r.u32();
   if (!integrity.authenticated) {
-    const uint64_t key = is_handshake(out->header.type) ? 0 : integrity.connection_key;
-    if (checksum != datagram_checksum(data, size, key)) return DecodeError::bad_checksum;
+    const uint64_t key = handshake ? 0 : integrity.connection_key;
+    if (checksum != datagram_checksum(data, size, key, out->header.sequence)) return DecodeError::bad_checksum;
   }
 
   bool valid = true;
@@ -251,7 +281,7 @@ size_t encode_message(const Message& m, uint8_t* out, size_t capacity) noexcept 
   }
   static_assert(kHandshakeSize == 20);
   if (w.overflowed()) return 0;
-  seal_datagram(out, w.size());
+  seal_datagram(out, w.size(), 0, m.header.sequence);
   return w.size();
 }
 
@@ -262,6 +292,7 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
     : writer_(out, capacity < kMaxDatagramSize ? capacity : kMaxDatagramSize),
       encoder_(writer_),
       previous_(reference),
+      sequence_(header.sequence),
       blob_size_(blob_size) {
   Header h = header;
   h.type = MessageType::inputs;
@@ -310,7 +341,7 @@ size_t InputsWriter::finish(Seal seal) noexcept {
   std::memmove(at + cw.size(), at + kCountRoom, tail);
   std::memcpy(at, count, cw.size());
   writer_.truncate(writer_.size() - (kCountRoom - cw.size()));
-  if (seal == Seal::checksum) seal_datagram(writer_.data(), writer_.size());
+  if (seal == Seal::checksum) seal_datagram(writer_.data(), writer_.size(), 0, sequence_);
   return writer_.size();
 }
 

@@ -1,8 +1,10 @@
-// retcon: the datagram codec. Every datagram is one message: a 16-byte header (magic,
-// protocol version, type, the sender's connection nonce, a sequence number, a checksum of the
-// datagram) and a body by type. docs/PROTOCOL.md documents the layout byte by byte; a test
-// checks its examples against this code. This is the plain (unkeyed) layout; with a match key
-// DatagramAuth (net/datagram_auth.h) turns it into the sealed layout and back.
+// retcon: the datagram codec. Every datagram is one message: a header (magic, protocol
+// version, type, a sequence number, a check field) and a body by type. Handshakes carry a
+// 16-byte header with the sender's connection nonce and a 32-bit sequence; every other message
+// (a *data* message) a 10-byte one with the low 16 bits of the sequence and no nonce (the
+// connection-keyed check binds it to the connection). docs/PROTOCOL.md documents the layout byte
+// by byte; a test checks its examples against this code. This is the plain (unkeyed) layout;
+// with a match key DatagramAuth (net/datagram_auth.h) turns it into the sealed layout and back.
 // Decoding is bounds-checked: a bad datagram yields a DecodeError, never an out-of-bounds read.
 #pragma once
 
@@ -20,14 +22,21 @@ inline constexpr uint8_t kMagic1 = 0x43;  // 'C'
 // 2: compact inputs body (varints; last frames only of disconnected players).
 // 3: 64-bit handshake challenges, connection-keyed checksums, AEAD with a match key.
 // 4: the reliable channel carries timed decisions (stream 2), which every machine must apply.
-inline constexpr uint8_t kProtocolVersion = 5;
+// 5: rejoin messages.
+// 6: the short data header (10 bytes: no nonce, a 16-bit sequence).
+inline constexpr uint8_t kProtocolVersion = 6;
 // Below every common path MTU (1280 for IPv6 minus headers), so datagrams never fragment.
 inline constexpr size_t kMaxDatagramSize = 1200;
-inline constexpr size_t kHeaderSize = 16;
-// The header without its checksum: magic, version, type, nonce, sequence. Sealed datagrams
-// carry only this part in the clear (as the AEAD's associated data).
-inline constexpr size_t kPublicHeaderSize = 12;
-inline constexpr size_t kChecksumOffset = 12;
+// Handshakes: magic, version, type, nonce (4), sequence (4), checksum (4).
+inline constexpr size_t kHandshakeHeaderSize = 16;
+// Data messages: magic, version, type, sequence (low 16 bits), checksum (4).
+inline constexpr size_t kDataHeaderSize = 10;
+// The header without its checksum. Sealed datagrams carry only this part in the clear (as the
+// AEAD's associated data).
+inline constexpr size_t kHandshakePublicHeaderSize = 12;
+inline constexpr size_t kDataPublicHeaderSize = 6;
+// The shortest datagram of any type: what decode_public_header needs to read a data header.
+inline constexpr size_t kMinHeaderSize = kDataHeaderSize;
 inline constexpr size_t kMaxBlobSize = size_t(kMaxPlayers) * kMaxInputSize;
 // The most an inputs body takes before its payload: start_frame (5-byte varint), ack delta
 // (5), count (3), blob_size (2) and the disconnected mask (1), plus 5 per disconnected player.
@@ -52,6 +61,23 @@ const char* message_type_name(MessageType type) noexcept;
 inline bool is_handshake(MessageType type) noexcept {
   return type == MessageType::handshake_request || type == MessageType::handshake_reply;
 }
+inline size_t header_size(MessageType type) noexcept {
+  return is_handshake(type) ? kHandshakeHeaderSize : kDataHeaderSize;
+}
+inline size_t public_header_size(MessageType type) noexcept {
+  return is_handshake(type) ? kHandshakePublicHeaderSize : kDataPublicHeaderSize;
+}
+// The full sequence number a data message's low 16 bits stand for: the one nearest `base`
+// (the highest sequence accepted from the sender so far; 0 before any). A sender never gets
+// 32,768 datagrams ahead of what its receiver accepted: the disconnect timeout (5 s) ends the
+// connection long before (a few hundred datagrams).
+inline uint32_t widen_sequence(uint16_t low, uint32_t base) noexcept {
+  uint32_t full = (base & 0xFFFF0000u) | low;
+  const int64_t ahead = int64_t(full) - int64_t(base);
+  if (ahead < -0x8000 && full <= 0xFFFEFFFFu) full += 0x10000u;
+  else if (ahead > 0x8000 && full >= 0x10000u) full -= 0x10000u;
+  return full;
+}
 
 enum class DecodeError : uint8_t {
   ok = 0,
@@ -69,8 +95,12 @@ const char* decode_error_name(DecodeError error) noexcept;
 struct Header {
   uint8_t version = kProtocolVersion;
   MessageType type = MessageType::keep_alive;
-  uint32_t nonce = 0;     // the sender's random connection id, fixed for the connection
-  uint32_t sequence = 0;  // per sender, +1 per datagram; used to drop replays
+  // The sender's random connection id, fixed for the connection. Handshakes only: 0 in a
+  // decoded data message (not on the wire).
+  uint32_t nonce = 0;
+  // Per sender, +1 per datagram; used to drop replays. Data messages carry its low 16 bits:
+  // decode_public_header gives those, decode_message the widened value (Integrity).
+  uint32_t sequence = 0;
 };
 
 struct SessionShape {
@@ -139,25 +169,35 @@ struct Message {
   size_t channel_size = 0;
 };
 
-// The checksum field: low 32 bits of XXH3 of the body, seeded with XXH3 of the first 12 header
-// bytes XOR `connection_key`. The key is the connection's secret (both sides' random nonces,
-// see DatagramAuth) for every message but the handshake's, whose sender cannot know it yet: a
-// blind attacker who guessed a nonce must still guess the checksum. 0 for the handshake.
-uint32_t datagram_checksum(const uint8_t* data, size_t size, uint64_t connection_key) noexcept;
+// The checksum field: low 32 bits of XXH3 of the body, seeded with XXH3 of the associated data
+// XOR `connection_key`. The associated data is the public header (12 bytes) of a handshake, and
+// for a data message its first 4 bytes followed by the full 32-bit `sequence` (so a datagram
+// replayed 65,536 datagrams later does not check). The key is the connection's secret (both
+// sides' random nonces, see DatagramAuth) for every message but the handshake's, whose sender
+// cannot know it yet (0): it is what ties a data message, which carries no nonce, to its
+// connection. `sequence` is ignored for handshakes (theirs is in the header).
+uint32_t datagram_checksum(const uint8_t* data, size_t size, uint64_t connection_key,
+                           uint32_t sequence) noexcept;
 
 // Writes the checksum field of a finished datagram (encoders seal with key 0; the endpoint
 // reseals with its connection key; tests use it to craft datagrams garbled in a specific field
-// yet carrying a valid checksum). `connection_key` is ignored for handshake messages.
-void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key = 0) noexcept;
+// yet carrying a valid checksum). `connection_key` is ignored for handshake messages. A data
+// message's full sequence is widened from its low 16 bits against `sequence_base` (pass the
+// full sequence itself, or 0 for one below 32,768).
+void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key = 0,
+                   uint32_t sequence_base = 0) noexcept;
 
-// Reads the first 12 bytes: magic, version, type, nonce, sequence. bad_version (header filled)
-// for another version, whatever its type; unknown_type for an unknown type of this version.
+// Reads the public header: magic, version, type, then the nonce and sequence of a handshake
+// (12 bytes) or the 16-bit sequence of a data message (6 bytes; `out->sequence` is those 16
+// bits, `out->nonce` 0). bad_version (version and type filled) for another version, whatever its
+// type or length from byte 4 on; unknown_type for an unknown type of this version.
 DecodeError decode_public_header(const uint8_t* data, size_t size, Header* out) noexcept;
 
 // How decode_message checks a datagram's integrity.
 struct Integrity {
   bool authenticated = false;  // opened by DatagramAuth (AEAD): no checksum field to check
   uint64_t connection_key = 0; // see datagram_checksum
+  uint32_t sequence_base = 0;  // see widen_sequence: the highest sequence accepted so far
 };
 
 // Decodes one datagram. On bad_version, `out->header` is still filled.
@@ -191,6 +231,8 @@ class InputsWriter {
   bool append_encoded(const EncodedDelta& delta, const uint8_t* tokens,
                       const uint8_t* blob = nullptr) noexcept;
   uint16_t count() const noexcept { return count_; }
+  // Bytes written so far (the count's varint counted at its widest).
+  size_t size() const noexcept { return writer_.size(); }
   // Finishes the datagram and returns its size (0 if even the header did not fit).
   size_t finish(Seal seal = Seal::checksum) noexcept;
 
@@ -200,6 +242,7 @@ class InputsWriter {
   static constexpr size_t kCountRoom = 3;  // the longest varint of a 16-bit count
   const uint8_t* previous_;
   size_t count_offset_ = 0;
+  uint32_t sequence_;
   uint16_t blob_size_;
   uint16_t count_ = 0;
 };

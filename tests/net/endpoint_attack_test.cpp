@@ -236,19 +236,22 @@ TEST(EndpointAttack, OnPathForgeriesAndReplaysFailWithAKey) {
     const auto& real = captured[k++ % captured.size()];
     a.on_datagram(real.data(), real.size(), pair.now);  // replay
     auto altered = real;
-    altered[12 + rng() % (altered.size() - 12)] ^= uint8_t(1 + rng() % 255);
+    altered[detail::kDataPublicHeaderSize + rng() % (altered.size() - detail::kDataPublicHeaderSize)] ^=
+        uint8_t(1 + rng() % 255);
     a.on_datagram(altered.data(), altered.size(), pair.now);
-    // B's nonce and the next sequences are in the clear: forge every type with them.
+    // B's nonce (in its handshakes) and the next sequences are in the clear: forge every type
+    // with them.
     detail::Header h;
-    std::memcpy(&h.nonce, real.data() + 4, 4);
-    const size_t size = forge(kEveryType[k % kTypes], h.nonce, 0x7FFFFFFFu + uint32_t(k), rng, d);
+    h.nonce = pair.b().endpoint.local_nonce();
+    const uint32_t sequence = 0x7FFFFFFFu + uint32_t(k);
+    const size_t size = forge(kEveryType[k % kTypes], h.nonce, sequence, rng, d);
     // Sealed under a key of our own: what a forger without the match key can do at best.
     detail::DatagramAuth other;
     uint8_t wrong[detail::kMatchKeySize] = {1};
     other.configure(wrong, true);
     other.bind(h.nonce, a.local_nonce(), true);
     detail::Xoshiro256 r(k);
-    const size_t sealed = other.seal(d, size, sizeof d, r);
+    const size_t sealed = other.seal(d, size, sizeof d, r, sequence);
     if (sealed != 0) a.on_datagram(d, sealed, pair.now);
   };
   const Frame before = a.last_received_frame();
@@ -297,13 +300,13 @@ TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
   Endpoint& a = pair.a().endpoint;
   const uint32_t b_nonce = pair.b().endpoint.local_nonce();
   const uint64_t key = detail::connection_checksum_key(b_nonce, a.local_nonce());
-  uint32_t sequence = 0x10000000;  // ahead of B's: fresh
+  uint32_t sequence = 20000;  // ahead of B's (a few hundred so far, and within 32,768): fresh
   uint8_t d[detail::kMaxDatagramSize];
   auto send = [&](Message m) {
     m.header.nonce = b_nonce;
     m.header.sequence = sequence++;
     const size_t n = detail::encode_message(m, d, sizeof d);
-    detail::seal_datagram(d, n, key);
+    detail::seal_datagram(d, n, key, m.header.sequence);
     a.on_datagram(d, n, pair.now);
   };
   const uint64_t before = dropped(a, DropReason::out_of_window) + dropped(a, DropReason::malformed);
@@ -341,7 +344,7 @@ TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
   (void)zeros;
   w.append(blob);
   const size_t n = w.finish();
-  detail::seal_datagram(d, n, key);
+  detail::seal_datagram(d, n, key, h.sequence);
   const Frame received = a.last_received_frame();
   a.on_datagram(d, n, pair.now);
   EXPECT_EQ(a.last_received_frame(), received);

@@ -66,6 +66,8 @@ TEST(ProtocolDoc, InputsExampleMatchesTheCodec) {
   EXPECT_EQ(decode_message(doc.data(), doc.size(), &m), DecodeError::bad_checksum)
       << "an inputs datagram is checked with the connection key";
   ASSERT_EQ(decode_message(doc.data(), doc.size(), &m, a_to_b), DecodeError::ok);
+  EXPECT_EQ(m.header.sequence, 7u);
+  EXPECT_EQ(m.header.nonce, 0u) << "a data message carries no nonce";
   EXPECT_EQ(m.inputs.start_frame, 100);
   EXPECT_EQ(m.inputs.ack_frame, 98);
   EXPECT_EQ(m.inputs.count, 4);
@@ -104,7 +106,7 @@ TEST(ProtocolDoc, SealedExamplesMatchTheAead) {
     m.ack_frame = 98;
     uint8_t buffer[kMaxDatagramSize];
     Xoshiro256 rng(1);
-    const size_t n = a.seal(buffer, encode_message(m, buffer, sizeof buffer), sizeof buffer, rng);
+    const size_t n = a.seal(buffer, encode_message(m, buffer, sizeof buffer), sizeof buffer, rng, 9);
     const auto doc = doc_example(aes ? "sealed_input_ack_aes256gcm"
                                      : "sealed_input_ack_chacha20poly1305");
     EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc)

@@ -35,7 +35,8 @@ constexpr MessageType kSimpleTypes[] = {
 
 void expect_same_body(const Message& a, const Message& b) {
   ASSERT_EQ(a.header.type, b.header.type);
-  EXPECT_EQ(a.header.nonce, b.header.nonce);
+  // Only handshakes carry the nonce; data messages carry the sequence's low 16 bits (77 fits).
+  EXPECT_EQ(is_handshake(a.header.type) ? a.header.nonce : 0u, b.header.nonce);
   EXPECT_EQ(a.header.sequence, b.header.sequence);
   EXPECT_EQ(a.header.version, b.header.version);
   switch (a.header.type) {
@@ -62,14 +63,14 @@ TEST(Wire, ChannelBodiesRoundTripUnread) {
     m.channel_size = sizeof body;
     uint8_t buffer[kMaxDatagramSize];
     const size_t n = encode_message(m, buffer, sizeof buffer);
-    ASSERT_EQ(n, kHeaderSize + sizeof body);
+    ASSERT_EQ(n, kDataHeaderSize + sizeof body);
     Message back;
     ASSERT_EQ(decode_message(buffer, n, &back), DecodeError::ok);
     EXPECT_EQ(back.header.type, type);
     ASSERT_EQ(back.channel_size, sizeof body);
     EXPECT_EQ(std::memcmp(back.channel_body, body, sizeof body), 0);
-    seal_datagram(buffer, kHeaderSize);
-    EXPECT_EQ(decode_message(buffer, kHeaderSize, &back), DecodeError::truncated) << "an empty body";
+    seal_datagram(buffer, kDataHeaderSize);
+    EXPECT_EQ(decode_message(buffer, kDataHeaderSize, &back), DecodeError::truncated) << "an empty body";
     m.channel_size = 0;
     EXPECT_EQ(encode_message(m, buffer, sizeof buffer), 0u);
     EXPECT_STREQ(message_type_name(type), type == MessageType::channel_data ? "channel_data" : "channel_ack");
@@ -99,7 +100,7 @@ TEST(Wire, SimpleMessagesRoundTrip) {
     const Message m = make_simple(type);
     uint8_t buffer[kMaxDatagramSize];
     const size_t n = encode_message(m, buffer, sizeof buffer);
-    ASSERT_GE(n, kHeaderSize) << message_type_name(type);
+    ASSERT_GE(n, header_size(type)) << message_type_name(type);
     Message back;
     ASSERT_EQ(decode_message(buffer, n, &back), DecodeError::ok) << message_type_name(type);
     expect_same_body(m, back);
@@ -129,11 +130,15 @@ RC_GTEST_PROP(WireProperty, RandomSimpleMessagesRoundTrip, ()) {
   m.checksum = {*rc::gen::inRange<Frame>(0, 1 << 30), *rc::gen::arbitrary<uint64_t>()};
   uint8_t buffer[kMaxDatagramSize];
   const size_t n = encode_message(m, buffer, sizeof buffer);
-  RC_ASSERT(n >= kHeaderSize);
+  RC_ASSERT(n >= header_size(m.header.type));
   Message back;
-  RC_ASSERT(decode_message(buffer, n, &back) == DecodeError::ok);
+  // A data message's 16 sequence bits widen to the full number near the receiver's base.
+  const uint32_t drift = *rc::gen::inRange<uint32_t>(0, 0x8000);
+  Integrity integrity;
+  integrity.sequence_base = m.header.sequence >= drift ? m.header.sequence - drift : 0;
+  RC_ASSERT(decode_message(buffer, n, &back, integrity) == DecodeError::ok);
   RC_ASSERT(back.header.type == m.header.type);
-  RC_ASSERT(back.header.nonce == m.header.nonce);
+  RC_ASSERT(back.header.nonce == (is_handshake(m.header.type) ? m.header.nonce : 0u));
   RC_ASSERT(back.header.sequence == m.header.sequence);
   switch (m.header.type) {
     case MessageType::handshake_request:
@@ -209,7 +214,7 @@ RC_GTEST_PROP(WireProperty, SplicedDeltasEqualRecodedBlobs, ()) {
   const auto blobs = gen_blob_stream(blob_size, count, sparse);
   std::vector<uint8_t> reference(blob_size);
   for (auto& b : reference) b = *rc::gen::arbitrary<uint8_t>();
-  const size_t capacity = *rc::gen::inRange<size_t>(kHeaderSize + 20, kMaxDatagramSize + 1);
+  const size_t capacity = *rc::gen::inRange<size_t>(kDataHeaderSize + 20, kMaxDatagramSize + 1);
 
   std::vector<uint8_t> recoded;
   const size_t fitted = encode_inputs(blobs, 40, reference, &recoded, capacity);
@@ -291,8 +296,8 @@ TEST(Wire, InputsCanBeLeftUnsealed) {
   ASSERT_EQ(b.finish(Seal::none), size);
   Message m;
   EXPECT_EQ(decode_message(sealed, size, &m), DecodeError::ok);
-  EXPECT_EQ(std::memcmp(unsealed + kChecksumOffset, "\0\0\0\0", 4), 0);
-  EXPECT_EQ(std::memcmp(sealed + kHeaderSize, unsealed + kHeaderSize, size - kHeaderSize), 0);
+  EXPECT_EQ(std::memcmp(unsealed + kDataPublicHeaderSize, "\0\0\0\0", 4), 0);
+  EXPECT_EQ(std::memcmp(sealed + kDataHeaderSize, unsealed + kDataHeaderSize, size - kDataHeaderSize), 0);
 }
 
 TEST(Wire, UnchangedInputsCostOneBytePer128) {
@@ -302,7 +307,7 @@ TEST(Wire, UnchangedInputsCostOneBytePer128) {
   ASSERT_EQ(encode_inputs(blobs, 100, reference, &datagram), 64u);
   // header + start 100 (1 byte) + ack 5 - 100 (zigzag 189: 2 bytes) + count 64 (1) +
   // blob_size (1) + disconnected mask (1) + player 1's last frame 7 (1) + one zero-run token
-  EXPECT_EQ(datagram.size(), kHeaderSize + 7 + 1);
+  EXPECT_EQ(datagram.size(), kDataHeaderSize + 7 + 1);
 }
 
 // The varint fields at their limits: the largest start frame, an ack of -1 far below it, a
@@ -392,7 +397,7 @@ TEST(Wire, TruncatedAtEveryLengthIsRejected) {
       Message m;
       const DecodeError e = decode_message(cut.data(), cut.size(), &m);
       EXPECT_NE(e, DecodeError::ok) << "length " << n << " of " << d.size();
-      if (n < kHeaderSize) {
+      if (n < header_size(MessageType(d[3]))) {
         EXPECT_EQ(e, DecodeError::truncated);
       } else {
         // With a matching checksum the body's own length checks must catch it.
@@ -426,33 +431,99 @@ TEST(Wire, ClassesOfBadInput) {
   std::copy(good[0].begin(), good[0].end(), big.begin());
   EXPECT_EQ(decode_message(big.data(), big.size(), &m), DecodeError::oversized);
   d = good[0];
-  d[kHeaderSize + 8] = 0;  // zero players: garbled, caught by the checksum...
+  d[kHandshakeHeaderSize + 8] = 0;  // zero players: garbled, caught by the checksum...
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_checksum);
   seal_datagram(d.data(), d.size());  // ...and by the field check when the checksum matches
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   // inputs body: start 10, ack delta -5 (zigzag 9), count 3, blob_size 4, mask 0x02, ...
-  ASSERT_EQ(good.back()[kHeaderSize + 2], 3);
+  ASSERT_EQ(good.back()[kDataHeaderSize + 2], 3);
   d = good.back();         // inputs: blob size 0
-  d[kHeaderSize + 3] = 0;
+  d[kDataHeaderSize + 3] = 0;
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = good.back();         // inputs: a varint that is not minimal (0x8a 0x00 for 10)
-  d[kHeaderSize] = 0x8a;
-  d.insert(d.begin() + long(kHeaderSize) + 1, 0);
+  d[kDataHeaderSize] = 0x8a;
+  d.insert(d.begin() + long(kDataHeaderSize) + 1, 0);
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = good.back();         // inputs: an ack below -1 (delta -12 from start 10: zigzag 23)
-  d[kHeaderSize + 1] = 23;
+  d[kDataHeaderSize + 1] = 23;
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = good.back();         // inputs: a count the payload does not hold
-  d[kHeaderSize + 2] = 9;
+  d[kDataHeaderSize + 2] = 9;
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = good.back();         // inputs: one payload bit flipped
   d.back() ^= 0x10;
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_checksum);
   EXPECT_EQ(decode_message(nullptr, 10, &m), DecodeError::truncated);
+}
+
+// Data messages carry 16 bits of the sequence: the receiver widens them to the full number
+// nearest the highest it accepted, across the 16-bit wrap both ways, without going below 0 or
+// past 2^32 - 1.
+TEST(Wire, SequenceWidensToTheNearestFullNumber) {
+  EXPECT_EQ(widen_sequence(5, 0), 5u);
+  EXPECT_EQ(widen_sequence(0xFFFF, 0), 0xFFFFu);  // nothing below 0: ahead
+  EXPECT_EQ(widen_sequence(0x0005, 0x1FFF0), 0x20005u);  // just past a wrap
+  EXPECT_EQ(widen_sequence(0xFFF0, 0x20005), 0x1FFF0u);  // late, from before the wrap
+  EXPECT_EQ(widen_sequence(0x7FFF, 0x10000), 0x17FFFu);
+  EXPECT_EQ(widen_sequence(0xFF10, 0xFFFFFF00u), 0xFFFFFF10u);
+  EXPECT_EQ(widen_sequence(0x0010, 0xFFFFFF00u), 0xFFFF0010u);  // nothing past 2^32 - 1
+  for (uint32_t base : {0u, 1000u, 0x12345u, 0xFFFF8000u}) {
+    for (uint32_t ahead : {0u, 1u, 64u, 0x7FFFu}) {
+      if (base + ahead < base) continue;
+      EXPECT_EQ(widen_sequence(uint16_t(base + ahead), base), base + ahead) << base << "+" << ahead;
+      if (base >= ahead) {
+        EXPECT_EQ(widen_sequence(uint16_t(base - ahead), base), base - ahead);
+      }
+    }
+  }
+}
+
+// The 10-byte data header: magic, version, type, the sequence's low 16 bits, the checksum.
+// The checksum covers the full sequence, so the same bytes 65,536 datagrams later (a replay
+// the 16 bits alone cannot tell) fail it.
+TEST(Wire, DataHeaderHoldsSixteenSequenceBitsTheChecksumCoversAll) {
+  Message m;
+  m.header.type = MessageType::input_ack;
+  m.header.nonce = 0xA1B2C3D4;  // not sent
+  m.header.sequence = 0x00030005;
+  m.ack_frame = 9;
+  uint8_t d[kMaxDatagramSize];
+  const size_t n = encode_message(m, d, sizeof d);
+  ASSERT_EQ(n, kDataHeaderSize + 4);
+  EXPECT_EQ(d[0], kMagic0);
+  EXPECT_EQ(d[2], kProtocolVersion);
+  EXPECT_EQ(d[3], uint8_t(MessageType::input_ack));
+  EXPECT_EQ(d[4], 0x05);
+  EXPECT_EQ(d[5], 0x00);
+  Message back;
+  Integrity near;
+  near.sequence_base = 0x00030000;
+  ASSERT_EQ(decode_message(d, n, &back, near), DecodeError::ok);
+  EXPECT_EQ(back.header.sequence, 0x00030005u);
+  EXPECT_EQ(back.header.nonce, 0u);
+  EXPECT_EQ(back.ack_frame, 9);
+  Integrity later;
+  later.sequence_base = 0x00040000;
+  EXPECT_EQ(decode_message(d, n, &back, later), DecodeError::bad_checksum);
+}
+
+// A version-5 datagram (16-byte header for every type) is refused as another version, not
+// misread as a short version-6 header; and so is any other version.
+TEST(Wire, OtherVersionsAreRefusedWhateverTheirLayout) {
+  for (const auto& d : valid_datagrams()) {
+    for (uint8_t version : {uint8_t(kProtocolVersion - 1), uint8_t(kProtocolVersion + 1), uint8_t(1)}) {
+      auto other = d;
+      other[2] = version;
+      Message m;
+      EXPECT_EQ(decode_message(other.data(), other.size(), &m), DecodeError::bad_version);
+      EXPECT_EQ(m.header.version, version);
+      EXPECT_EQ(m.header.type, MessageType(d[3]));
+    }
+  }
 }
 
 // Garbled datagrams never crash the decoder nor make it read out of bounds (run under ASan),

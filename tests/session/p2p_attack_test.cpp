@@ -431,15 +431,26 @@ TEST_P(MatchModes, OnPathForgeriesAheadOfEveryDatagramChangeNothing) {
       InMemoryTransport& as = *match.machine(sender).wire;
       for (int k = 0; k < 3; ++k) {
         std::vector<uint8_t> f = bytes;
-        if (f.size() < detail::kHeaderSize) f.resize(detail::kHeaderSize);
+        // The real datagram's layout: a handshake's 32-bit sequence at 8, a data message's
+        // 16 bits at 4; its checksum (or tag) and body follow its public header.
+        const bool handshake = f.size() >= 4 && detail::is_handshake(detail::MessageType(f[3]));
+        const size_t header = handshake ? detail::kHandshakeHeaderSize : detail::kDataHeaderSize;
+        if (f.size() < header) f.resize(header);
         f[3] = uint8_t(1 + rng() % 11);  // any type
-        uint32_t sequence = 0;
-        std::memcpy(&sequence, f.data() + 8, 4);
-        sequence += uint32_t(k);  // this one, and the next two
-        std::memcpy(f.data() + 8, &sequence, 4);
-        for (size_t i = detail::kPublicHeaderSize; i < f.size(); ++i)
+        if (handshake) {
+          uint32_t sequence = 0;
+          std::memcpy(&sequence, f.data() + 8, 4);
+          sequence += uint32_t(k);  // this one, and the next two
+          std::memcpy(f.data() + 8, &sequence, 4);
+        } else {
+          uint16_t sequence = 0;
+          std::memcpy(&sequence, f.data() + 4, 2);
+          sequence = uint16_t(sequence + k);
+          std::memcpy(f.data() + 4, &sequence, 2);
+        }
+        for (size_t i = header - 4; i < f.size(); ++i)
           if (rng() % 3 == 0) f[i] = uint8_t(rng());
-        if (f.size() == detail::kHeaderSize || rng() % 4 == 0) f.push_back(uint8_t(rng()));
+        if (f.size() == header || rng() % 4 == 0) f.push_back(uint8_t(rng()));
         as.send(wire.address(), f.data(), f.size());
         ++forged;
       }
@@ -538,7 +549,7 @@ class Insider {
     uint8_t d[detail::kMaxDatagramSize];
     const size_t size = detail::encode_message(m, d, sizeof d);
     if (size == 0) return false;
-    detail::seal_datagram(d, size, detail::connection_checksum_key(l.nonce, link_[to][sender].nonce));
+    detail::seal_datagram(d, size, detail::connection_checksum_key(l.nonce, link_[to][sender].nonce), m.header.sequence);
     match_.machine(sender).wire->send(match_.machine(to).wire->address(), d, size);
     return true;
   }
@@ -559,17 +570,24 @@ class Insider {
         if (match_.machine(m).wire->address() == from) waiting.push_back({m, std::vector<uint8_t>(buffer, buffer + length)});
     for (const auto& [sender, bytes] : waiting) {
       Link& l = link_[sender][to];
-      if (bytes.size() >= detail::kHeaderSize && !detail::is_handshake(detail::MessageType(bytes[3]))) {
-        std::memcpy(&l.nonce, bytes.data() + 4, 4);
+      const bool handshake = bytes.size() >= 4 && detail::is_handshake(detail::MessageType(bytes[3]));
+      if (handshake && bytes.size() >= detail::kHandshakeHeaderSize) {
+        // Nonces travel in handshakes only; so does the full sequence.
         uint32_t q = 0;
+        std::memcpy(&l.nonce, bytes.data() + 4, 4);
         std::memcpy(&q, bytes.data() + 8, 4);
+        l.sequence = std::max(l.sequence, q);
+      } else if (!handshake && bytes.size() >= detail::kDataHeaderSize && l.nonce != 0) {
+        uint16_t low = 0;
+        std::memcpy(&low, bytes.data() + 4, 2);
+        const uint32_t q = detail::widen_sequence(low, l.sequence);
         if (!l.seen || q > l.sequence) l.sequence = q;
         l.seen = true;
         // A channel message of the real sender: its number, so ours come after it.
-        if (bytes[3] == uint8_t(detail::MessageType::channel_data) && bytes.size() >= detail::kHeaderSize + 6 &&
-            bytes[detail::kHeaderSize] == 1) {
+        if (bytes[3] == uint8_t(detail::MessageType::channel_data) && bytes.size() >= detail::kDataHeaderSize + 6 &&
+            bytes[detail::kDataHeaderSize] == 1) {
           uint32_t seq = 0;
-          std::memcpy(&seq, bytes.data() + detail::kHeaderSize + 1, 4);
+          std::memcpy(&seq, bytes.data() + detail::kDataHeaderSize + 1, 4);
           if (seq + 1 > l.channel_next) l.channel_next = seq + 1;
         }
       }
