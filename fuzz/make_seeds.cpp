@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -343,6 +344,41 @@ void replay_seeds() {}
 
 }  // namespace
 
+// ---------------------------------------------------------------- corpus upgrade
+// The wire corpus also holds inputs libFuzzer found. After a wire change they would only
+// exercise version rejection: datagrams of an older version (every one of them with the 16-byte
+// header of versions 1..5) are rewritten in place into this version's layout (a data message
+// loses its nonce and keeps the low 16 bits of its sequence) and resealed (key 0), so they reach
+// the body decoders again. Files that do not start with the magic are left alone.
+void upgrade_wire_corpus() {
+  const std::filesystem::path dir = g_root / "wire";
+  if (!std::filesystem::exists(dir)) return;
+  int upgraded = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (!entry.is_regular_file() || entry.path().filename().string().rfind("seed-", 0) == 0) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    Bytes d((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    constexpr size_t kOldHeader = 16;
+    if (d.size() < kOldHeader || d[0] != kMagic0 || d[1] != kMagic1 || d[2] == kProtocolVersion) continue;
+    d[2] = kProtocolVersion;
+    if (!is_handshake(MessageType(d[3]))) {
+      Bytes v(d.begin(), d.begin() + 4);
+      v.push_back(d[8]);  // the sequence's low 16 bits
+      v.push_back(d[9]);
+      v.insert(v.end(), 4, 0);  // the checksum
+      v.insert(v.end(), d.begin() + long(kOldHeader), d.end());
+      d = v;
+    }
+    seal_datagram(d.data(), d.size());
+    std::ofstream out(entry.path(), std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(d.data()), std::streamsize(d.size()));
+    ++upgraded;
+  }
+  std::printf("wire corpus: %d datagrams of older versions rewritten for version %u\n", upgraded,
+              unsigned(kProtocolVersion));
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <corpus root, e.g. fuzz/corpus>\n", argv[0]);
@@ -350,6 +386,7 @@ int main(int argc, char** argv) {
   }
   g_root = argv[1];
   wire_seeds();
+  upgrade_wire_corpus();
   endpoint_seeds();
   p2p_seeds();
   capi_seeds();
