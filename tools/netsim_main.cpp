@@ -25,6 +25,8 @@ struct Options {
   const char* replay = nullptr;
   bool quiet = false;
   bool series = false;
+  const char* row = nullptr;  // --series: only the conditions whose name contains this
+  bool delay_given = false;   // --series: only that input delay
 };
 
 void usage() {
@@ -34,7 +36,7 @@ void usage() {
                "                     [--latency-ms MS] [--jitter-ms MS] [--loss P] [--dup P] [--reorder P]\n"
                "                     [--blackout-every-ms MS] [--blackout-ms MS] [--blackout MS] [--max-prediction F]\n"
                "                     [--delay F] [--report FILE.html] [--replay FILE] [--quiet] [--inject-desync FRAME]\n"
-               "       retcon_netsim --series [--frames N] [--max-prediction F]\n"
+               "       retcon_netsim --series [--frames N] [--max-prediction F] [--row TEXT] [--delay F]\n"
                "  --blackout MS: a blackout of MS every 8 s (from 3 s), unless --blackout-every-ms says otherwise.\n"
                "  --series: the network-quality report (docs/NETWORKING.md): five conditions x delays 0 and 2 x 3 seeds.\n"
                "  P is a probability (0.05) or a percentage (5%%). Custom flags override the profile's values.\n"
@@ -95,7 +97,10 @@ bool parse(int argc, char** argv, Options* o) {
         l.blackout_offset_us = 3000000;
       }
     }
-    else if (std::strcmp(a, "--delay") == 0) o->match.input_delay = std::atoi(v);
+    else if (std::strcmp(a, "--delay") == 0) {
+      o->match.input_delay = std::atoi(v);
+      o->delay_given = true;
+    } else if (std::strcmp(a, "--row") == 0) o->row = v;
     else if (std::strcmp(a, "--loss") == 0) { if (!parse_probability(v, &l.loss)) return false; }
     else if (std::strcmp(a, "--dup") == 0) { if (!parse_probability(v, &l.duplicate)) return false; }
     else if (std::strcmp(a, "--reorder") == 0) { if (!parse_probability(v, &l.reorder)) return false; }
@@ -137,7 +142,9 @@ int main(int argc, char** argv) {
     usage();
     return 2;
   }
-  if (opt.series) return retcon::tools::run_netsim_series(opt.match.frames, opt.match.max_prediction);
+  if (opt.series)
+    return retcon::tools::run_netsim_series(opt.match.frames, opt.match.max_prediction, opt.row,
+                                            opt.delay_given ? opt.match.input_delay : -1);
   FighterMatch match(opt.match);
   if (retcon::Result r = match.build(); r != retcon::Result::ok) {
     std::fprintf(stderr, "cannot build the match: %s\n", retcon::result_name(r));

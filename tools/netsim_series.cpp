@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <initializer_list>
 
 #include "fighter_match.h"
@@ -96,7 +97,7 @@ Run run_one(const Condition& c, bool blackouts, int32_t delay, uint64_t seed, in
 
 }  // namespace
 
-int run_netsim_series(int32_t frames, int32_t max_prediction) {
+int run_netsim_series(int32_t frames, int32_t max_prediction, const char* row, int32_t only_delay) {
   constexpr uint64_t kSeeds = 3;
   std::printf("retcon netsim series: 2 players, %d frames, window %d, seeds 1-%" PRIu64
               ", virtual clock; means over the seeds\n", frames, max_prediction, kSeeds);
@@ -118,8 +119,12 @@ int run_netsim_series(int32_t frames, int32_t max_prediction) {
     t.held = t.held && ok;
     t.worst = std::max(t.worst, value);
   };
+  int rows = 0;
   for (const Condition& c : kConditions) {
+    if (row != nullptr && std::strstr(c.name, row) == nullptr) continue;
     for (int32_t delay : {0, 2}) {
+      if (only_delay >= 0 && delay != only_delay) continue;
+      ++rows;
       Run mean;
       double lost = 0;
       for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
@@ -158,6 +163,10 @@ int run_netsim_series(int32_t frames, int32_t max_prediction) {
     }
   }
   std::printf("\n");
+  if (rows == 0) {
+    std::printf("no row matches (--row %s, --delay %d)\n", row != nullptr ? row : "", int(only_delay));
+    return 1;
+  }
   for (const Target* t : {&lost_target, &stall_target, &lan_target, &wait_target, &bytes_target})
     std::printf("target %s: %s (worst row %.1f)\n", t->text, t->held ? "held" : "MISSED", t->worst);
   std::printf("\nresult: %s\n", all_ok ? "OK, every match finished with agreeing checksums" : "FAILED: a match did not finish or desynced");
