@@ -207,6 +207,8 @@ class Endpoint {
   int32_t remote_frame_advantage() const noexcept { return remote_advantage_; }
   // When the last quality report arrived (0: none yet).
   uint64_t remote_report_at() const noexcept { return remote_report_at_; }
+  // When the last datagram that passed every check arrived (a sign of life of any kind).
+  uint64_t last_received_at() const noexcept { return last_received_at_; }
   // The peer's frame now, from what it did: its newest input minus its input delay, plus the
   // one-way trip while its inputs flow (see RemoteFrameEstimator). kNullFrame before a report.
   Frame estimated_remote_frame(uint64_t now_us) const noexcept;

@@ -174,6 +174,8 @@ class P2PSessionImpl final : public P2PSession {
   void watch_handshakes();
   void check_anyone_left();
   PlayerIndex awaited_player() const;
+  uint64_t silence_of(PlayerIndex player) const;
+  uint64_t silent_after_us() const;
   void send_due();
   void route_channel_messages(Peer& peer);
   void on_player_channel_event(Peer& peer, const ChannelEvent& e);
@@ -226,6 +228,7 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t notify_delay_us_ = 0, disconnect_timeout_us_ = 0, first_frame_grace_us_ = 0, handshake_timeout_us_ = 0;
   StallWatch stall_;
   uint64_t running_since_ = 0, last_drop_at_ = 0;
+  uint64_t advanced_at_ = 0;  // when advance_frame last ran a frame
   bool told_nobody_left_ = false;
   Frame last_local_sent_ = kNullFrame;  // the newest local frame sent to any player peer
   Frame sent_to_peer_[kMaxPlayers];     // per player peer: the newest local frame sent to it
@@ -517,6 +520,7 @@ Result P2PSessionImpl::advance() {
   // Start-up stalls (one machine started a round trip earlier) owe nothing: time sync evens those.
   if (stalled_ && driver_.frame() >= kTimeSyncWarmupFrames) catch_up_.on_refused();
   if (r == Result::ok) {
+    advanced_at_ = now_;
     apply_due_delays();  // before the next frame's local input is taken
     advice_.on_advanced(now_);
     catch_up_.on_advanced(now_);
@@ -639,9 +643,14 @@ void P2PSessionImpl::check_anyone_left() {
 // The remote player whose next input the prediction window waits for: the one confirmed least
 // far among those still connected; else a dropped player whose cut the peers have not all
 // reported yet (its provisional cut bounds the window until they do). -1 when none.
+// A silent machine is blamed before a live one: a peer we still hear from whose stream stopped
+// is most likely stalled itself, waiting for the one nobody hears from (a leaver whose last
+// input reached only some machines: those wait for the others' next frame, the others for the
+// leaver's last one). Blaming the live one would drop a survivor and split the match.
 PlayerIndex P2PSessionImpl::awaited_player() const {
-  PlayerIndex awaited = -1, unagreed = -1;
+  PlayerIndex awaited = -1, unagreed = -1, silent = -1;
   Frame lowest = INT32_MAX;
+  uint64_t quietest = 0;
   for (uint32_t p = 0; p < num_players_; ++p) {
     if (driver_.is_local(PlayerIndex(p))) continue;
     if (driver_.is_disconnected(PlayerIndex(p))) {
@@ -653,8 +662,30 @@ PlayerIndex P2PSessionImpl::awaited_player() const {
       lowest = last;
       awaited = PlayerIndex(p);
     }
+    const uint64_t quiet = silence_of(PlayerIndex(p));
+    if (quiet > quietest) {
+      quietest = quiet;
+      silent = PlayerIndex(p);
+    }
   }
+  if (awaited >= 0 && silent >= 0 && quietest >= silent_after_us() && silence_of(awaited) < silent_after_us())
+    return silent;
   return awaited >= 0 ? awaited : unagreed;
+}
+
+// How long nothing was heard from the machine of `player` (0 for local or unknown players).
+uint64_t P2PSessionImpl::silence_of(PlayerIndex player) const {
+  const Peer* peer = peer_of(player);
+  if (peer == nullptr || peer->dropped) return 0;
+  const uint64_t heard = peer->endpoint.last_received_at();
+  return now_ > heard ? now_ - heard : 0;
+}
+
+// Silence that marks a machine as gone rather than stalled: half the disconnect timeout, long
+// before the endpoint's own silence timer, and far longer than a live peer's keep-alives under
+// loss and short blackouts are ever apart. Without timeouts only the event's naming uses it.
+uint64_t P2PSessionImpl::silent_after_us() const {
+  return disconnect_timeout_us_ != 0 ? disconnect_timeout_us_ / 2 : std::max<uint64_t>(notify_delay_us_, 1);
 }
 
 // A peer whose handshake made no round trip for the handshake timeout is given up (it died,
@@ -714,7 +745,11 @@ void P2PSessionImpl::watch_progress() {
   // dropped one. Not for a peer that never sent a frame: its first frames need nobody's input, so
   // it is not waiting for anyone (and restarting its clock could hold back the agreement on the
   // dropped one's cut, which needs this peer's report).
-  const uint64_t restarted = peer->progress.any() ? last_drop_at_ : 0;
+  // Likewise a peer that sent frames owes none while we waited for another one: its
+  // clock counts from our last advance (the stall's start), so one whose stream stopped because
+  // it waited with us (for a machine whose slow handshake earned it the first-frame grace) is
+  // not overdue the moment that one's first input comes.
+  const uint64_t restarted = peer->progress.any() ? std::max(last_drop_at_, advanced_at_) : 0;
   const uint64_t since = std::max({peer->progress.at_us, restarted, running_since_});
   const uint64_t limit = disconnect_timeout_us_ + (peer->progress.any() ? 0 : first_frame_grace_us_);
   if (now_ - since < limit) return;

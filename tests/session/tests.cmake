@@ -37,13 +37,6 @@ if(NOT WIN32)
     PROPERTIES LABELS known_gap)
 endif()
 retcon_add_test(session_decision_regression_test ${CMAKE_CURRENT_LIST_DIR}/decision_regression_test.cpp)
-# An open gap the decision property finds about once in 100 runs (a liveness matter, issue 9:
-# see the file): runs in scripts/test without gating until it is fixed (Linux only: the Windows
-# step gates on every test it runs).
-if(NOT WIN32)
-  retcon_add_test(session_decision_known_gap_test ${CMAKE_CURRENT_LIST_DIR}/decision_known_gap_test.cpp
-    LABELS known_gap)
-endif()
 # docs/PROTOCOL.md's state-transfer messages against the codec.
 retcon_add_test(session_state_transfer_doc_test ${CMAKE_CURRENT_LIST_DIR}/state_transfer_doc_test.cpp)
 target_compile_definitions(session_state_transfer_doc_test PRIVATE RETCON_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
