@@ -29,8 +29,6 @@ void write_header(ByteWriter& w, const Header& h) noexcept {
   w.u32(0);  // checksum, sealed once the body is written
 }
 
-uint32_t read_u16_at(const uint8_t* at) noexcept { return uint32_t(at[0]) | uint32_t(at[1]) << 8; }
-
 uint8_t handshake_flags(const Handshake& h) noexcept {
   return uint8_t((h.spectator ? kFlagSpectator : 0) | (h.aes256gcm ? kFlagAes256Gcm : 0));
 }
@@ -122,8 +120,10 @@ uint32_t datagram_checksum(const uint8_t* data, size_t size, uint64_t connection
     head = XXH3_64bits(data, kHandshakePublicHeaderSize);
   } else {
     // The data header holds 16 bits of the sequence; the checksum covers all 32.
-    uint8_t associated[8] = {data[0], data[1], data[2], data[3]};
-    for (size_t i = 0; i < 4; ++i) associated[4 + i] = static_cast<uint8_t>(sequence >> (8 * i));
+    uint8_t associated[8];
+    ByteWriter w(associated, sizeof associated);
+    w.bytes(data, 4);
+    w.u32(sequence);
     head = XXH3_64bits(associated, sizeof associated);
   }
   const size_t header = header_size(type);
@@ -136,7 +136,7 @@ void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key, uint32_t
   if (size < header_size(type)) return;
   uint32_t sequence = 0;
   if (is_handshake(type)) connection_key = 0;
-  else sequence = widen_sequence(uint16_t(read_u16_at(data + 4)), sequence_base);
+  else sequence = widen_sequence(ByteReader(data + 4, 2).u16(), sequence_base);
   const uint32_t sum = datagram_checksum(data, size, connection_key, sequence);
   const size_t at = public_header_size(type);
   for (size_t i = 0; i < 4; ++i) data[at + i] = static_cast<uint8_t>(sum >> (8 * i));
