@@ -266,6 +266,8 @@ class UdpTransport final : public Transport {
   // On Linux, once flush() was called (sessions call it every tick), send() queues (up to 32
   // datagrams, then sends them) and flush() sends the queue in one sendmmsg; a failure there
   // is counted in send_errors(), as a loss. Before the first flush() every send goes at once.
+  // A send answered with an ICMP report about an earlier datagram (a peer's port closed) is made
+  // again, not counted; a receive counts such a report in receive_errors() and goes on.
   Result send(const PeerAddress& to, const uint8_t* data, size_t length) override;
   // At most receive_budget datagrams between two `false` returns (one poll of a session):
   // under a flood the rest waits for the next poll. On Linux one recvmmsg fetches up to 32; a

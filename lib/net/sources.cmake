@@ -6,6 +6,7 @@ list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/in_memory_network.cpp
   ${CMAKE_CURRENT_LIST_DIR}/delay_line.cpp
   ${CMAKE_CURRENT_LIST_DIR}/network_simulator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/udp_socket_errors.cpp
   ${CMAKE_CURRENT_LIST_DIR}/udp_transport.cpp)
 list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/input_compression.cpp

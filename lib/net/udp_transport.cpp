@@ -15,6 +15,10 @@
 // receive() calls and whatever the caller does with each datagram in between, e.g. decrypting
 // it) has run longer than `receive_time_budget_us`: the clock is read once per poll and once per
 // batch of 32, never per datagram. Memory is fixed at open: two batches of buffers.
+//
+// Errors (udp_socket_errors.h): an ICMP report about an earlier datagram (a peer's port closed)
+// that comes back from a receive is counted and skipped, from a send the send is made again;
+// any other receive error is counted and skipped, any other send error drops that datagram.
 #include <asio/io_context.hpp>
 #include <chrono>
 #include <asio/ip/v6_only.hpp>
@@ -29,6 +33,7 @@
 #endif
 
 #include "net/ip_address.h"
+#include "net/udp_socket_errors.h"
 #include "retcon/transport.h"
 
 #if defined(_WIN32)
@@ -38,11 +43,14 @@
 namespace retcon {
 
 namespace {
-// ICMP errors surface on later receive calls (e.g. connection_refused); skip a few per poll.
-constexpr int kMaxErrorsPerReceive = 8;
 #if defined(__linux__)
 constexpr unsigned kBatch = 32;         // datagrams per recvmmsg / sendmmsg
 constexpr size_t kSlotSize = 2048;      // above the protocol's 1200; longer ones are truncated
+
+// What a failed recvmmsg / sendmmsg said (udp_socket_errors.h: ICMP reports are skipped).
+detail::SocketOutcome errno_outcome() noexcept {
+  return detail::classify_socket_error(std::error_code(errno, std::system_category()));
+}
 #endif
 }  // namespace
 
@@ -98,7 +106,7 @@ struct UdpTransport::Impl {
 
 #if defined(__linux__)
 bool UdpTransport::Impl::receive_batch() noexcept {
-  for (int attempt = 0; attempt < kMaxErrorsPerReceive; ++attempt) {
+  return detail::receive_past_errors([this] {
     for (unsigned i = 0; i < kBatch; ++i) {
       in.iov[i] = {in.data[i], kSlotSize};
       in.headers[i] = mmsghdr{};
@@ -113,24 +121,27 @@ bool UdpTransport::Impl::receive_batch() noexcept {
       in_count = unsigned(n);
       in_next = 0;
       in_drained = in_count < kBatch;
-      return true;
+      return detail::SocketOutcome::done;
     }
-    if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK) return false;
-    if (errno != EINTR) ++receive_errors;  // e.g. ECONNREFUSED from an earlier send's ICMP
-  }
-  return false;
+    return n == 0 ? detail::SocketOutcome::nothing_waiting : errno_outcome();
+  }, &receive_errors);
 }
 
 void UdpTransport::Impl::send_batch() noexcept {
   unsigned done = 0;
   while (done < out_count) {
-    ++system_calls;
-    const int n = ::sendmmsg(fd(), out.headers + done, out_count - done, MSG_DONTWAIT);
-    if (n > 0) {
+    int n = 0;
+    // A report about an earlier datagram (ICMP port unreachable) fails the call before the
+    // first one is sent: send it again rather than drop a datagram that was never at fault.
+    const bool sent = detail::send_past_reports([&] {
+      ++system_calls;
+      n = ::sendmmsg(fd(), out.headers + done, out_count - done, MSG_DONTWAIT);
+      return n > 0 ? detail::SocketOutcome::done : errno_outcome();
+    });
+    if (sent) {
       done += unsigned(n);
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
     ++send_errors;  // the first one failed (full buffer, unreachable): drop it, like UDP
     ++done;
   }
@@ -230,10 +241,13 @@ Result UdpTransport::send(const PeerAddress& to, const uint8_t* data, size_t len
   }
   if (impl_->out_count != 0) impl_->send_batch();  // keep the order of what was queued
 #endif
-  std::error_code ec;
-  ++impl_->system_calls;
-  impl_->socket.send_to(asio::buffer(data, length), target, 0, ec);
-  if (ec) {
+  const bool sent = detail::send_past_reports([&] {
+    std::error_code ec;
+    ++impl_->system_calls;
+    impl_->socket.send_to(asio::buffer(data, length), target, 0, ec);
+    return detail::classify_socket_error(ec);
+  });
+  if (!sent) {
     ++impl_->send_errors;
     return Result::transport_error;
   }
@@ -286,24 +300,25 @@ bool UdpTransport::receive(PeerAddress* from, uint8_t* buffer, size_t capacity, 
   return true;
 #else
   if (s.handed_out % 32 == 0 && s.out_of_time()) return s.stop_poll();
-  for (int attempt = 0; attempt < kMaxErrorsPerReceive; ++attempt) {
+  // Windows' WSAECONNRESET (should SIO_UDP_CONNRESET not have been switched off) ends up here.
+  const bool received = detail::receive_past_errors([&] {
     asio::ip::udp::endpoint sender;
     std::error_code ec;
     ++s.system_calls;
     const size_t n = s.socket.receive_from(asio::buffer(buffer, capacity), sender, 0, ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) break;
-    if (ec) {
-      ++s.receive_errors;
-      continue;
+    if (!ec) {
+      if (from) *from = detail::to_peer_address(sender);
+      *length = n;
     }
-    if (from) *from = detail::to_peer_address(sender);
-    *length = n;
-    if (s.handed_out == 0 && s.receive_time_budget_us != 0) s.poll_started = std::chrono::steady_clock::now();
-    ++s.handed_out;
-    return true;
+    return detail::classify_socket_error(ec);
+  }, &s.receive_errors);
+  if (!received) {
+    s.handed_out = 0;
+    return false;
   }
-  s.handed_out = 0;
-  return false;
+  if (s.handed_out == 0 && s.receive_time_budget_us != 0) s.poll_started = std::chrono::steady_clock::now();
+  ++s.handed_out;
+  return true;
 #endif
 }
 

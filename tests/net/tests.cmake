@@ -2,7 +2,8 @@
 retcon_add_test(net_wire_test ${CMAKE_CURRENT_LIST_DIR}/wire_test.cpp)
 retcon_add_test(net_endpoint_test ${CMAKE_CURRENT_LIST_DIR}/endpoint_test.cpp)
 retcon_add_test(net_transport_test ${CMAKE_CURRENT_LIST_DIR}/transport_test.cpp)
-retcon_add_test(net_udp_test ${CMAKE_CURRENT_LIST_DIR}/udp_test.cpp)
+# UdpTransport on loopback, and its socket-error rules with the platform's own error values.
+retcon_add_test(net_udp_test ${CMAKE_CURRENT_LIST_DIR}/udp_test.cpp ${CMAKE_CURRENT_LIST_DIR}/udp_socket_errors_test.cpp)
 retcon_add_test(net_allocation_test ${CMAKE_CURRENT_LIST_DIR}/allocation_test.cpp)
 retcon_add_test(net_wire_bytes_test ${CMAKE_CURRENT_LIST_DIR}/wire_bytes_test.cpp)
 retcon_add_test(net_protocol_doc_test ${CMAKE_CURRENT_LIST_DIR}/protocol_doc_test.cpp)
