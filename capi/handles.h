@@ -35,6 +35,9 @@ struct retcon_transport {
   retcon::NetworkSimulator* simulator = nullptr;
   retcon_transport* inner = nullptr;           // a simulator's wrapped transport (borrowed)
   retcon_memory_network* network = nullptr;    // an endpoint's network
+  // A simulator's link conditions as the C API last set them: retcon_network_simulator_set_links
+  // and _set_blackouts each replace their part of a direction and keep the other's.
+  retcon::LinkProfile outgoing_link, incoming_link;
   uint32_t users = 0;
   // Non-zero while the C API runs code that may call this transport's callbacks (directly or
   // through a simulator wrapping it): destroying it from one of them is refused then.

@@ -32,7 +32,7 @@
  * the ABI only grows (new functions, new fields at the end of size-tagged structs).
  */
 #define RETCON_VERSION_MAJOR 0
-#define RETCON_VERSION_MINOR 1
+#define RETCON_VERSION_MINOR 2
 #define RETCON_VERSION_PATCH 0
 #define RETCON_VERSION_NUMBER \
   (RETCON_VERSION_MAJOR * 10000 + RETCON_VERSION_MINOR * 100 + RETCON_VERSION_PATCH)
@@ -517,6 +517,94 @@ RETCON_API retcon_result retcon_network_simulator_set_links(retcon_transport* si
  * retcon_session_poll with the same time. */
 RETCON_API retcon_result retcon_network_simulator_set_time(retcon_transport* simulator,
                                                            uint64_t now_us);
+
+/* Silences at explicit times, beside the periodic blackouts of a retcon_link_profile: a
+ * datagram entering a direction inside [start_us, end_us) of one of its windows is dropped
+ * (counted in dropped_blackout). Each call replaces the direction's list (count 0 clears it);
+ * retcon_network_simulator_set_links keeps it. At most RETCON_SIMULATOR_MAX_BLACKOUTS windows
+ * per direction, each with start_us < end_us, else RETCON_RESULT_INVALID_ARGUMENT and nothing
+ * changes. The windows are copied. */
+#define RETCON_SIMULATOR_MAX_BLACKOUTS 1024
+
+typedef struct retcon_blackout_window {
+  uint64_t start_us; /* first microsecond of silence */
+  uint64_t end_us;   /* first microsecond after it */
+} retcon_blackout_window;
+
+typedef enum retcon_link_direction {
+  RETCON_LINK_OUTGOING = 1, /* what the simulator sends */
+  RETCON_LINK_INCOMING = 2, /* what it receives */
+  RETCON_LINK_BOTH = 3
+} retcon_link_direction;
+
+RETCON_API retcon_result retcon_network_simulator_set_blackouts(retcon_transport* simulator,
+                                                                uint32_t directions,
+                                                                const retcon_blackout_window* windows,
+                                                                uint32_t count);
+
+/* Bounds that keep a simulator's cost per poll and its memory fixed under a flood. */
+typedef struct retcon_simulator_limits {
+  uint32_t size;             /* sizeof(retcon_simulator_limits); set by retcon_simulator_limits_init */
+  uint32_t receive_budget;   /* datagrams read from the inner transport per poll (default 1024) */
+  uint32_t capacity;         /* datagrams held per direction; one more is dropped (default 8192) */
+  uint64_t receive_time_budget_us; /* a poll also ends after this long in wall-clock time
+                                    * (0 = none, the default: a virtual-clock run must not depend
+                                    * on the machine's speed; 2000 over a real socket) */
+} retcon_simulator_limits;
+
+RETCON_API retcon_result retcon_simulator_limits_init(retcon_simulator_limits* limits);
+/* Zero counts are taken as 1. */
+RETCON_API retcon_result retcon_network_simulator_set_limits(retcon_transport* simulator,
+                                                             const retcon_simulator_limits* limits);
+RETCON_API retcon_result retcon_network_simulator_get_limits(const retcon_transport* simulator,
+                                                             retcon_simulator_limits* limits);
+
+/* What one direction of a simulator did, counted since it was created. */
+typedef struct retcon_simulator_stats {
+  uint32_t size; /* sizeof(retcon_simulator_stats); set by retcon_simulator_stats_init */
+  uint32_t reserved;
+  uint64_t sent;              /* datagrams offered to this direction */
+  uint64_t delivered;         /* datagrams handed on (duplicates count twice) */
+  uint64_t dropped_loss;
+  uint64_t dropped_blackout;
+  uint64_t dropped_bandwidth;
+  uint64_t duplicated;
+  uint64_t dropped_capacity;  /* the direction held `capacity` datagrams already */
+  uint64_t budget_exhausted;  /* incoming: polls that stopped reading at the receive budget */
+  uint64_t time_budget_stops; /* incoming: polls ended by the time budget */
+} retcon_simulator_stats;
+
+RETCON_API retcon_result retcon_simulator_stats_init(retcon_simulator_stats* stats);
+/* Either pointer may be NULL (not wanted); a non-NULL one must be initialized. */
+RETCON_API retcon_result retcon_network_simulator_get_stats(const retcon_transport* simulator,
+                                                            retcon_simulator_stats* outgoing,
+                                                            retcon_simulator_stats* incoming);
+/* Datagrams held in both directions waiting for their delivery time, and the bytes of buffer
+ * the simulator holds for them (bounded by the capacity whatever the flood). Either pointer may
+ * be NULL. */
+RETCON_API retcon_result retcon_network_simulator_in_flight(const retcon_transport* simulator,
+                                                            uint64_t* datagrams, uint64_t* buffer_bytes);
+
+/* A UDP transport's receive budgets, so a flood cannot hold the game thread: one session poll
+ * reads at most `datagrams` (default 256, at least 1, else RETCON_RESULT_INVALID_ARGUMENT) and
+ * stops after `microseconds` of wall-clock time (default 2000; 0 = no time budget). What is left
+ * waits in the socket for the next poll. RETCON_RESULT_INVALID_ARGUMENT for a transport that is
+ * not a UDP socket. */
+RETCON_API retcon_result retcon_udp_transport_set_receive_budget(retcon_transport* udp, uint32_t datagrams);
+RETCON_API retcon_result retcon_udp_transport_set_receive_time_budget(retcon_transport* udp,
+                                                                      uint64_t microseconds);
+
+typedef struct retcon_udp_stats {
+  uint32_t size; /* sizeof(retcon_udp_stats); set by retcon_udp_stats_init */
+  uint32_t reserved;
+  uint64_t send_errors;          /* datagrams the socket refused (counted as losses) */
+  uint64_t receive_errors;       /* failed receive calls (an ICMP error, a truncated datagram) */
+  uint64_t receive_budget_stops; /* polls cut short by either budget (the rest waited) */
+  uint64_t system_calls;         /* socket sends and receives made, for measuring */
+} retcon_udp_stats;
+
+RETCON_API retcon_result retcon_udp_stats_init(retcon_udp_stats* stats);
+RETCON_API retcon_result retcon_udp_transport_get_stats(const retcon_transport* udp, retcon_udp_stats* stats);
 
 /* The transport's own address: a UDP socket's bound address, an in-memory endpoint's address.
  * RETCON_RESULT_NOT_FOUND for callback transports and simulators (ask the inner one). */

@@ -262,8 +262,19 @@ retcon_result retcon_network_simulator_set_links(retcon_transport* simulator, co
   if (!is_transport(simulator) || simulator->simulator == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   if (!valid_link(outgoing) || !valid_link(incoming)) return RETCON_RESULT_INVALID_ARGUMENT;
   return guarded([&] {
-    if (outgoing) simulator->simulator->set_outgoing(to_cpp(*outgoing));
-    if (incoming) simulator->simulator->set_incoming(to_cpp(*incoming));
+    // The explicit blackouts (retcon_network_simulator_set_blackouts) stay as they were.
+    if (outgoing) {
+      retcon::LinkProfile p = to_cpp(*outgoing);
+      p.blackouts = simulator->outgoing_link.blackouts;
+      simulator->outgoing_link = std::move(p);
+      simulator->simulator->set_outgoing(simulator->outgoing_link);
+    }
+    if (incoming) {
+      retcon::LinkProfile p = to_cpp(*incoming);
+      p.blackouts = simulator->incoming_link.blackouts;
+      simulator->incoming_link = std::move(p);
+      simulator->simulator->set_incoming(simulator->incoming_link);
+    }
     return RETCON_RESULT_OK;
   });
 }

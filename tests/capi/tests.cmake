@@ -25,6 +25,7 @@ retcon_add_test(capi_tests
   ${RETCON_CAPI_TEST_DIR}/capi_replay_test.cpp
   ${RETCON_CAPI_TEST_DIR}/capi_checks_test.cpp
   ${RETCON_CAPI_TEST_DIR}/capi_reentry_test.cpp
+  ${RETCON_CAPI_TEST_DIR}/capi_transport_settings_test.cpp
   ${PROJECT_SOURCE_DIR}/tests/support/alloc_counter.cpp)
 target_link_libraries(capi_tests PRIVATE ${RETCON_C_LIBRARY_FOR_TESTS} retcon_c_test_game)
 

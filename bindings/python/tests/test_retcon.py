@@ -122,7 +122,9 @@ class Layouts(unittest.TestCase):
                  (c.PeerStats, c.fn.peer_stats_init), (c.RecordingConfig, c.fn.recording_config_init),
                  (c.ReplayInfo, c.fn.replay_info_init), (c.ReplayRunConfig, c.fn.replay_run_config_init),
                  (c.ReplayReport, c.fn.replay_report_init),
-                 (c.AdaptiveDelayRule, c.fn.adaptive_delay_rule_init), (c.DelayChoice, c.fn.delay_choice_init)]
+                 (c.AdaptiveDelayRule, c.fn.adaptive_delay_rule_init), (c.DelayChoice, c.fn.delay_choice_init),
+                 (c.SimulatorLimits, c.fn.simulator_limits_init), (c.SimulatorStats, c.fn.simulator_stats_init),
+                 (c.UdpStats, c.fn.udp_stats_init)]
         for kind, init in pairs:
             value = c.new(kind, init)
             self.assertEqual(value.size, c.ctypes.sizeof(kind), kind.__name__)
@@ -254,8 +256,11 @@ class Sessions(unittest.TestCase):
                 if s.running and s.should_wait:  # time sync: skip this tick
                     waited += 1
                     continue
-                if not s.add_local_input(i, steer(i, s.current_frame)):
-                    continue  # not synchronized yet: "not now", not an error
+                try:
+                    if not s.add_local_input(i, steer(i, s.current_frame)):
+                        continue  # not synchronized yet: "not now", not an error
+                except retcon.InputAlreadyAdded:
+                    pass  # the last tick's advance was refused (prediction window full): retry it
                 self.assertGreaterEqual(s.frames_to_wait, 0)
                 if s.advance_frame() and s.should_catch_up:  # only after a long stall
                     s.add_local_input(i, steer(i, s.current_frame))
@@ -526,6 +531,49 @@ class Sessions(unittest.TestCase):
         with self.assertRaises(retcon.WrongState):
             machines["links"][0].close()  # type: ignore[index]
         self.close_pair(machines)
+
+    def test_simulator_blackouts_limits_and_stats(self) -> None:
+        machines = self.p2p_pair()
+        links: List[retcon.Transport] = machines["links"]  # type: ignore[assignment]
+        links[0].set_blackouts([(1000000, 1800000)])  # A's outgoing is silent for 0.8 s
+        links[1].set_simulator_limits(receive_budget=1)
+        self.assertEqual(links[1].simulator_limits.receive_budget, 1)
+        self.assertEqual(links[1].simulator_limits.capacity, 8192)
+        links[1].set_links(incoming=retcon.link_profile(duplicate=1.0))  # two a poll: the budget cuts
+        self.play_pair(machines, 300)
+        out, inc = links[0].simulator_stats()
+        self.assertGreater(out["dropped_blackout"], 30)
+        self.assertEqual(inc["dropped_blackout"], 0)
+        _, b_in = links[1].simulator_stats()
+        self.assertGreater(b_in["duplicated"], 50)
+        self.assertGreater(b_in["budget_exhausted"], 50)
+        self.assertEqual(len(links[0].simulator_in_flight()), 2)
+        sessions: List[retcon.Session] = machines["sessions"]  # type: ignore[assignment]
+        self.assertGreaterEqual(min(s.confirmed_frame for s in sessions), 300)  # through the blackout
+        # The machines compared their states' checksums all along (desync detection) and agree.
+        games: List[Counter] = machines["games"]  # type: ignore[assignment]
+        self.assertFalse([e for g in games for e in g.events if e.type == retcon.EVENT_DESYNC_DETECTED])
+        self.assertGreater(sessions[0].checksums_compared, 5)
+        with self.assertRaises(retcon.InvalidArgument):
+            links[0].set_blackouts([(5, 5)])  # empty window
+        with self.assertRaises(retcon.InvalidArgument):
+            links[0].set_blackouts([(1, 2)] * (retcon.SIMULATOR_MAX_BLACKOUTS + 1))
+        links[0].set_blackouts([])
+        with self.assertRaises(retcon.InvalidArgument):
+            machines["wires"][0].set_blackouts([(1, 2)])  # type: ignore[index]  # not a simulator
+        with self.assertRaises(retcon.InvalidArgument):
+            links[0].udp_stats()  # not a UDP socket
+        self.close_pair(machines)
+
+    def test_udp_receive_budget_and_stats(self) -> None:
+        udp = retcon.Transport.udp("127.0.0.1", 0)
+        udp.set_receive_budget(datagrams=8, microseconds=1000)
+        with self.assertRaises(retcon.InvalidArgument):
+            udp.set_receive_budget(datagrams=0)
+        stats = udp.udp_stats()
+        self.assertEqual(set(stats), {"send_errors", "receive_errors", "receive_budget_stops", "system_calls"})
+        self.assertEqual(stats["receive_budget_stops"], 0)
+        udp.close()
 
     def test_p2p_refusals_say_why(self) -> None:
         network = retcon.MemoryNetwork()

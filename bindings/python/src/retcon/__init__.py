@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Tuple
 
 from ._capi import (MAX_DECISION_SIZE, MAX_INPUT_DELAY, MAX_INPUT_SIZE, MAX_PLAYERS, MAX_PREDICTION_FRAMES,
-                    MAX_SPECTATORS, NULL_FRAME, LinkProfile, PeerAddress, fn)
+                    MAX_SPECTATORS, NULL_FRAME, SIMULATOR_MAX_BLACKOUTS, LinkProfile, PeerAddress, fn)
 from ._game import ADVANCE_RESIMULATING, Decision, Event, Game, event_type_name
 from ._net import MemoryNetwork, Transport, ip_address, link_profile, peer_address
 from ._replay import REPLAY_GAME_CHECKSUM, REPLAY_STORES_STATES, Checkpoint, Replay, ReplayInfo, ReplayReport
@@ -48,11 +48,11 @@ EVENT_LATE_INPUTS, EVENT_INPUT_DELAY_CHOSEN, EVENT_INPUT_DELAY_APPLIED = 20, 21,
 EVENT_REJOIN_REQUESTED, EVENT_PLAYER_REJOINING, EVENT_PLAYER_REJOINED = 30, 31, 32
 EVENT_DESYNC_STATES = 25
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def version() -> Tuple[int, str]:
-    """(number, string) of the loaded libretcon, e.g. (100, "0.1.0")."""
+    """(number, string) of the loaded libretcon, e.g. (200, "0.2.0")."""
     return int(fn.version()), fn.version_string().decode()
 
 

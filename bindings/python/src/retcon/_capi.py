@@ -14,6 +14,11 @@ import shutil
 import subprocess
 from typing import Any, Callable, Optional, Type, TypeVar
 
+# The library ABI these mirrors describe: before 1.0 the minor version counts as major (0.2
+# changed retcon_frame_inputs), so the SONAME is libretcon.so.0.2 and only 0.2.x is loaded.
+ABI_VERSION = (0, 2)
+SONAME = "libretcon.so.%d.%d" % ABI_VERSION
+
 MAX_PLAYERS = 8
 MAX_SPECTATORS = 32
 MAX_INPUT_SIZE = 128
@@ -23,6 +28,8 @@ NULL_FRAME = -1
 MAX_DECISION_SIZE = 240
 PEER_ADDRESS_CAPACITY = 32
 MATCH_KEY_SIZE = 32
+SIMULATOR_MAX_BLACKOUTS = 1024
+LINK_OUTGOING, LINK_INCOMING = 1, 2
 
 # ------------------------------------------------------------------------------------ loading
 
@@ -40,7 +47,7 @@ def _candidates() -> list:
         except (OSError, subprocess.SubprocessError):
             libdir = ""
         if libdir:
-            out.append(os.path.join(libdir, "libretcon.so.0"))
+            out.append(os.path.join(libdir, SONAME))
             out.append(os.path.join(libdir, "libretcon.so"))
     # Inside a retcon source tree (not pip-installed): a build directory next to it.
     here = os.path.dirname(os.path.abspath(__file__))
@@ -53,7 +60,7 @@ def _candidates() -> list:
     found = ctypes.util.find_library("retcon")
     if found:
         out.append(found)
-    out.append("libretcon.so.0")
+    out.append(SONAME)
     return out
 
 
@@ -61,9 +68,20 @@ def _load() -> ctypes.CDLL:
     errors = []
     for path in _candidates():
         try:
-            return ctypes.CDLL(path)
+            loaded = ctypes.CDLL(path)
         except OSError as e:
             errors.append("%s: %s" % (path, e))
+            continue
+        try:
+            number = int(loaded.retcon_version())
+        except AttributeError:
+            errors.append("%s: not libretcon (no retcon_version)" % path)
+            continue
+        if (number // 10000, number // 100 % 100) != ABI_VERSION:
+            errors.append("%s: libretcon %d.%d.%d, this package needs %d.%d.x" %
+                          ((path, number // 10000, number // 100 % 100, number % 100) + ABI_VERSION))
+            continue
+        return loaded
     raise ImportError("retcon: cannot load libretcon (set RETCON_LIB to its path, or put its prefix's "
                       "lib/pkgconfig on PKG_CONFIG_PATH): " + "; ".join(errors))
 
@@ -184,6 +202,29 @@ class LinkProfile(ctypes.Structure):
                 ("duplicate", ctypes.c_double), ("reorder", ctypes.c_double), ("reorder_delay_us", U64),
                 ("bandwidth_bytes_per_s", U64), ("max_queue_delay_us", U64), ("blackout_period_us", U64),
                 ("blackout_duration_us", U64), ("blackout_offset_us", U64)]
+
+
+class BlackoutWindow(ctypes.Structure):
+    _fields_ = [("start_us", U64), ("end_us", U64)]
+
+
+class SimulatorLimits(ctypes.Structure):
+    _fields_ = [("size", U32), ("receive_budget", U32), ("capacity", U32), ("receive_time_budget_us", U64)]
+
+
+SIMULATOR_STAT_COUNTERS = ("sent", "delivered", "dropped_loss", "dropped_blackout", "dropped_bandwidth",
+                           "duplicated", "dropped_capacity", "budget_exhausted", "time_budget_stops")
+
+
+class SimulatorStats(ctypes.Structure):
+    _fields_ = [("size", U32), ("reserved", U32)] + [(n, U64) for n in SIMULATOR_STAT_COUNTERS]
+
+
+UDP_STAT_COUNTERS = ("send_errors", "receive_errors", "receive_budget_stops", "system_calls")
+
+
+class UdpStats(ctypes.Structure):
+    _fields_ = [("size", U32), ("reserved", U32)] + [(n, U64) for n in UDP_STAT_COUNTERS]
 
 
 class P2PConfig(ctypes.Structure):
@@ -307,6 +348,17 @@ _PROTOTYPES = {
     "retcon_network_simulator_create": (R, [H, U64, _p(H)]),
     "retcon_network_simulator_set_links": (R, [H, _p(LinkProfile), _p(LinkProfile)]),
     "retcon_network_simulator_set_time": (R, [H, U64]),
+    "retcon_network_simulator_set_blackouts": (R, [H, U32, _p(BlackoutWindow), U32]),
+    "retcon_simulator_limits_init": (R, [_p(SimulatorLimits)]),
+    "retcon_network_simulator_set_limits": (R, [H, _p(SimulatorLimits)]),
+    "retcon_network_simulator_get_limits": (R, [H, _p(SimulatorLimits)]),
+    "retcon_simulator_stats_init": (R, [_p(SimulatorStats)]),
+    "retcon_network_simulator_get_stats": (R, [H, _p(SimulatorStats), _p(SimulatorStats)]),
+    "retcon_network_simulator_in_flight": (R, [H, _p(U64), _p(U64)]),
+    "retcon_udp_transport_set_receive_budget": (R, [H, U32]),
+    "retcon_udp_transport_set_receive_time_budget": (R, [H, U64]),
+    "retcon_udp_stats_init": (R, [_p(UdpStats)]),
+    "retcon_udp_transport_get_stats": (R, [H, _p(UdpStats)]),
     "retcon_transport_address": (R, [H, _p(PeerAddress)]),
     "retcon_transport_destroy": (R, [H]),
     "retcon_p2p_config_init": (R, [_p(P2PConfig)]),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from . import _capi as c
 from ._capi import fn
@@ -108,6 +108,73 @@ class Transport:
     def set_time(self, now_us: int) -> None:
         """Simulators only: advance the clock (never backwards) and deliver what is due."""
         check(fn.network_simulator_set_time(self._handle, now_us), "network_simulator_set_time")
+
+    def set_links(self, outgoing: Optional[c.LinkProfile] = None, incoming: Optional[c.LinkProfile] = None) -> None:
+        """Simulators only: new conditions for either direction (None keeps one as it is; the
+        explicit blackouts stay)."""
+        check(fn.network_simulator_set_links(self._handle, ctypes.byref(outgoing) if outgoing is not None else None,
+                                             ctypes.byref(incoming) if incoming is not None else None),
+              "network_simulator_set_links")
+
+    def set_blackouts(self, windows: Sequence[Tuple[int, int]], outgoing: bool = True, incoming: bool = False) -> None:
+        """Simulators only: silences at explicit times, [(start_us, end_us), ...], replacing the
+        chosen directions' list (an empty one clears it). At most SIMULATOR_MAX_BLACKOUTS."""
+        directions = (c.LINK_OUTGOING if outgoing else 0) | (c.LINK_INCOMING if incoming else 0)
+        array = (c.BlackoutWindow * max(1, len(windows)))()
+        for i, (start, end) in enumerate(windows):
+            array[i].start_us, array[i].end_us = start, end
+        check(fn.network_simulator_set_blackouts(self._handle, directions, array, len(windows)),
+              "network_simulator_set_blackouts")
+
+    @property
+    def simulator_limits(self) -> c.SimulatorLimits:
+        """Simulators only: what one poll reads at most, what a direction holds, the time budget."""
+        out = c.new(c.SimulatorLimits, fn.simulator_limits_init)
+        check(fn.network_simulator_get_limits(self._handle, ctypes.byref(out)), "network_simulator_get_limits")
+        return out
+
+    def set_simulator_limits(self, receive_budget: Optional[int] = None, capacity: Optional[int] = None,
+                             receive_time_budget_us: Optional[int] = None) -> None:
+        """Simulators only: change the given limits, keep the others (zero counts are taken as 1)."""
+        limits = self.simulator_limits
+        if receive_budget is not None:
+            limits.receive_budget = receive_budget
+        if capacity is not None:
+            limits.capacity = capacity
+        if receive_time_budget_us is not None:
+            limits.receive_time_budget_us = receive_time_budget_us
+        check(fn.network_simulator_set_limits(self._handle, ctypes.byref(limits)), "network_simulator_set_limits")
+
+    def simulator_stats(self) -> Tuple[Dict[str, int], Dict[str, int]]:
+        """Simulators only: ({outgoing counters}, {incoming counters}) since creation."""
+        out = c.new(c.SimulatorStats, fn.simulator_stats_init)
+        inc = c.new(c.SimulatorStats, fn.simulator_stats_init)
+        check(fn.network_simulator_get_stats(self._handle, ctypes.byref(out), ctypes.byref(inc)),
+              "network_simulator_get_stats")
+        return ({n: getattr(out, n) for n in c.SIMULATOR_STAT_COUNTERS},
+                {n: getattr(inc, n) for n in c.SIMULATOR_STAT_COUNTERS})
+
+    def simulator_in_flight(self) -> Tuple[int, int]:
+        """Simulators only: (datagrams waiting for their delivery time, bytes of buffer held)."""
+        datagrams, buffer_bytes = c.U64(), c.U64()
+        check(fn.network_simulator_in_flight(self._handle, ctypes.byref(datagrams), ctypes.byref(buffer_bytes)),
+              "network_simulator_in_flight")
+        return datagrams.value, buffer_bytes.value
+
+    def set_receive_budget(self, datagrams: Optional[int] = None, microseconds: Optional[int] = None) -> None:
+        """UDP sockets only: one poll reads at most `datagrams` (>= 1) and stops after
+        `microseconds` (0: no time budget); the rest waits for the next poll."""
+        if datagrams is not None:
+            check(fn.udp_transport_set_receive_budget(self._handle, datagrams), "udp_transport_set_receive_budget")
+        if microseconds is not None:
+            check(fn.udp_transport_set_receive_time_budget(self._handle, microseconds),
+                  "udp_transport_set_receive_time_budget")
+
+    def udp_stats(self) -> Dict[str, int]:
+        """UDP sockets only: send_errors, receive_errors, receive_budget_stops, system_calls."""
+        out = c.new(c.UdpStats, fn.udp_stats_init)
+        check(fn.udp_transport_get_stats(self._handle, ctypes.byref(out)), "udp_transport_get_stats")
+        return {n: getattr(out, n) for n in c.UDP_STAT_COUNTERS}
 
     @property
     def address(self) -> c.PeerAddress:
