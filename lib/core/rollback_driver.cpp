@@ -30,6 +30,7 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   // frame.
   const uint32_t queue_frames = std::bit_ceil(uint32_t(2 * history_ + 2 * kMaxInputDelay + 16));
   for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
+  changed();
   frame_inputs_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
   zeros_ = std::make_unique<uint8_t[]>(input_size_);
   memory_budget_ = config.memory_budget;
@@ -52,6 +53,7 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   start_frame_ = 0;
   first_incorrect_ = kNullFrame;
   last_saved_ = kNullFrame;
+  changed();
   return Result::ok;
 }
 
@@ -66,6 +68,7 @@ Result RollbackDriver::start_from(Frame frame, const uint8_t* data, size_t size)
   slot.length = size;
   slot.checksum_valid = false;
   frame_ = start_frame_ = frame;
+  changed();
   last_saved_ = frame;
   stats_.current_frame = frame;
   stats_.confirmed_frame = frame - 1;
@@ -117,6 +120,7 @@ void RollbackDriver::init_queues() {
   const uint32_t queue_frames =
       std::bit_ceil(uint32_t(2 * history_ + depth + 2 * kMaxInputDelay + 16 + extra_input_frames_));
   for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
+  changed();
 }
 
 // ---------------------------------------------------------------- inputs
@@ -138,6 +142,7 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   if (!p.queue.fits(target, oldest_needed())) return Result::input_out_of_window;
   // Delay was raised (or this is the first input): repeat the last input over the gap so
   // every frame has exactly one input.
+  changed();
   while (last + 1 < target) {
     const uint8_t* fill = last == kNullFrame ? zeros_.get() : p.queue.confirmed(last);
     p.queue.add_confirmed(last + 1, fill);
@@ -155,6 +160,7 @@ Result RollbackDriver::add_remote_input(PlayerIndex player, Frame frame, const u
   if (frame <= last) return Result::ok;  // a duplicate of a confirmed frame
   if (frame != last + 1 || !p.queue.fits(frame, oldest_needed())) return Result::input_out_of_window;
   if (p.disconnected && frame > p.disconnected_after) return Result::ok;
+  changed();
   if (p.queue.add_confirmed(frame, input)) note_mispredicted(frame);
   return Result::ok;
 }
@@ -171,6 +177,7 @@ Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after, bool a
   Player& p = players_[player];
   if (p.disconnected && after >= p.disconnected_after) {
     if (agreed) p.cut_agreed = true;
+    changed();
     return Result::ok;
   }
   const int32_t reach = std::max(history_, checkpoints_.enabled() ? checkpoints_.depth() : 0);
@@ -181,6 +188,7 @@ Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after, bool a
   p.disconnected = true;
   p.disconnected_after = after;
   p.cut_agreed = agreed;
+  changed();
   // Frames after `after` were simulated with other inputs than the zeros they get now.
   note_mispredicted(before_start ? start_frame_ : after + 1);
   return Result::ok;
@@ -199,42 +207,34 @@ Result RollbackDriver::rejoin_player(PlayerIndex player, Frame at) noexcept {
   p.disconnected_after = kNullFrame;
   // Every frame before `at` counts as confirmed (absent): the next real input is the one of `at`.
   p.queue.start_at(at);
+  changed();
   note_mispredicted(at);
   return Result::ok;
 }
 
 // ---------------------------------------------------------------- queries
 
-Frame RollbackDriver::confirmed_frame() const noexcept {
-  Frame horizon = kFrameMax;
+void RollbackDriver::compute_horizons() const noexcept {
+  Frame confirmed = kFrameMax;
+  Frame unknown = kFrameMax;  // first frame with an unknown remote input (local ones are never predicted)
   for (uint32_t i = 0; i < num_players_; ++i) {
     const Player& p = players_[i];
     const Frame last = p.queue.last_confirmed();
     if (p.disconnected && last >= p.disconnected_after) {
-      if (!p.cut_agreed) horizon = std::min(horizon, p.disconnected_after);  // may still move
-      continue;  // known forever after
-    }
-    horizon = std::min(horizon, last);
-  }
-  // Inputs may be confirmed ahead of the simulation (delay); a frame counts once simulated.
-  return std::min(horizon, frame_ - 1);
-}
-
-bool RollbackDriver::window_full() const noexcept {
-  // Local inputs are never predicted, so only remote players bound the window.
-  Frame horizon = kFrameMax;  // first frame with an unknown input
-  for (uint32_t i = 0; i < num_players_; ++i) {
-    const Player& p = players_[i];
-    if (p.local) continue;
-    const Frame last = p.queue.last_confirmed();
-    if (p.disconnected && last >= p.disconnected_after) {
-      if (!p.cut_agreed) horizon = std::min(horizon, p.disconnected_after + 1);
+      // Known forever after, unless the cut may still move.
+      if (!p.cut_agreed) {
+        confirmed = std::min(confirmed, p.disconnected_after);
+        if (!p.local) unknown = std::min(unknown, p.disconnected_after + 1);
+      }
       continue;
     }
-    horizon = std::min(horizon, last + 1);
+    confirmed = std::min(confirmed, last);
+    if (!p.local) unknown = std::min(unknown, last + 1);
   }
-  if (horizon > frame_) return false;
-  return int64_t(frame_) - horizon + 1 > max_prediction_;
+  // Inputs may be confirmed ahead of the simulation (delay); a frame counts once simulated.
+  horizons_.confirmed = std::min(confirmed, frame_ - 1);
+  horizons_.window_full = unknown <= frame_ && int64_t(frame_) - unknown + 1 > max_prediction_;
+  horizons_valid_ = true;
 }
 
 Frame RollbackDriver::oldest_needed() const noexcept {
@@ -318,6 +318,7 @@ void RollbackDriver::step(Frame frame, uint32_t flags) noexcept {
 
 void RollbackDriver::finish_frame() noexcept {
   ++frame_;
+  changed();
   ++stats_.frames_advanced;
   for (uint32_t i = 0; i < num_players_; ++i) players_[i].added_this_frame = false;
 }

@@ -43,7 +43,10 @@ class RollbackDriver {
   Result commit_memory(uint64_t bytes, const char* what) noexcept;
   uint64_t committed_bytes() const noexcept { return committed_bytes_; }
 
-  void set_local(PlayerIndex player, bool local) noexcept { players_[player].local = local; }
+  void set_local(PlayerIndex player, bool local) noexcept {
+    players_[player].local = local;
+    changed();
+  }
   bool is_local(PlayerIndex player) const noexcept { return players_[player].local; }
   uint32_t num_players() const noexcept { return num_players_; }
   uint32_t input_size() const noexcept { return input_size_; }
@@ -63,7 +66,10 @@ class RollbackDriver {
   // checksummed nor streamed) until agree_disconnect(), so a cut that other peers lower later
   // never has to reach back further than the window.
   Result disconnect_player(PlayerIndex player, Frame after, bool agreed = true) noexcept;
-  void agree_disconnect(PlayerIndex player) noexcept { players_[player].cut_agreed = true; }
+  void agree_disconnect(PlayerIndex player) noexcept {
+    players_[player].cut_agreed = true;
+    changed();
+  }
   bool is_disconnected(PlayerIndex player, Frame* after = nullptr) const noexcept {
     if (after) *after = players_[player].disconnected_after;
     return players_[player].disconnected;
@@ -115,7 +121,7 @@ class RollbackDriver {
 
   // ---- primitives (the sync test composes its own frame from these) ----
   Result check_local_inputs() const noexcept;
-  bool window_full() const noexcept;
+  bool window_full() const noexcept { return horizons().window_full; }
   Result save(Frame frame) noexcept;                 // live state -> ring slot of `frame`
   Result save_into(SavedState& out, Frame frame) noexcept;  // live state -> caller's buffer
   Result load(Frame frame) noexcept;                 // ring slot of `frame` -> live state
@@ -133,7 +139,7 @@ class RollbackDriver {
   // ---- queries ----
   Frame frame() const noexcept { return frame_; }
   // Newest frame whose inputs are all confirmed (kNullFrame before any).
-  Frame confirmed_frame() const noexcept;
+  Frame confirmed_frame() const noexcept { return horizons().confirmed; }
   Frame last_confirmed(PlayerIndex player) const noexcept { return players_[player].queue.last_confirmed(); }
   const uint8_t* confirmed_input(PlayerIndex player, Frame frame) const noexcept {
     return players_[player].queue.confirmed(frame);
@@ -167,6 +173,19 @@ class RollbackDriver {
 
   Result rollback() noexcept;
   void init_queues();
+  // confirmed_frame() and window_full() scan every player and are asked several times per
+  // frame (every input added, every send pass): their answers are kept until an input, a
+  // player's status or the frame changes (every such change calls changed()).
+  struct Horizons {
+    Frame confirmed = kNullFrame;
+    bool window_full = false;
+  };
+  void changed() noexcept { horizons_valid_ = false; }
+  const Horizons& horizons() const noexcept {
+    if (!horizons_valid_) compute_horizons();
+    return horizons_;
+  }
+  void compute_horizons() const noexcept;
   bool should_save(Frame frame) const noexcept;
   Frame oldest_needed() const noexcept;
   void note_mispredicted(Frame frame) noexcept {
@@ -196,6 +215,8 @@ class RollbackDriver {
   Frame start_frame_ = 0;  // the first frame simulated here (start_from)
   Frame first_incorrect_ = kNullFrame;
   Frame last_saved_ = kNullFrame;
+  mutable Horizons horizons_;
+  mutable bool horizons_valid_ = false;
   uint64_t memory_budget_ = 0;
   uint64_t committed_bytes_ = 0;
   int32_t probe_interval_ = 0;
