@@ -76,6 +76,7 @@ Result DecisionExchange::send(PlayerIndex me, Frame frame, const uint8_t* bytes,
   const size_t n = encode_decision(body, sizeof body, me, frame, bytes, size);
   *slot = Own{};
   slot->active = true;
+  ++own_active_;
   slot->frame = frame;
   for (uint32_t i = 0; i < player_peers && i < uint32_t(kMaxPlayers); ++i) {
     Peer& peer = peers[i];
@@ -113,7 +114,7 @@ bool DecisionExchange::resend_own(uint32_t i, Peer& peer, PlayerIndex me) noexce
 Frame DecisionExchange::hold_from(const Peer* peers, uint32_t player_peers, uint32_t i) const noexcept {
   if (i >= player_peers || i >= uint32_t(kMaxPlayers)) return INT32_MAX;
   const Peer& peer = peers[i];
-  if (peer.dropped) return INT32_MAX;
+  if (peer.dropped || own_active_ == 0) return INT32_MAX;
   Frame hold = INT32_MAX;
   for (const Own& o : own_)
     if (o.active && o.frame < hold && o.sent_to[i] && !peer.channel.acknowledged_through(o.seq[i])) hold = o.frame;
@@ -198,8 +199,13 @@ void DecisionExchange::retire(Frame before, Frame confirmed) noexcept {
   // Own decisions stay in flight until every receiver retired them too: a receiver's confirmed
   // frame trails ours by at most its window and input delay.
   const Frame gone = confirmed - retention_ - driver_->max_prediction() - kMaxInputDelay;
-  for (Own& o : own_)
-    if (o.active && o.frame < gone) o.active = false;
+  for (uint32_t k = 0; k < kMaxDecisionsInFlight && own_active_ != 0; ++k) {
+    Own& o = own_[k];
+    if (o.active && o.frame < gone) {
+      o.active = false;
+      --own_active_;
+    }
+  }
 }
 
 }  // namespace retcon::detail

@@ -108,6 +108,7 @@ class DecisionExchange {
   RollbackDriver* driver_ = nullptr;
   DecisionQueue queue_;
   Own own_[kMaxDecisionsInFlight];
+  uint32_t own_active_ = 0;  // entries of own_ active (0, the usual case: nothing to hold or retire)
   Forward forward_[kMaxSpectators];
   int32_t retention_ = 0;
   DecisionStats stats_;
