@@ -300,6 +300,7 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t rejoin_connections_ = 0;
   Frame rejoined_at_[kMaxPlayers];
   bool rejoin_told_[kMaxPlayers] = {};
+  bool rejoin_untold_ = false;  // some rejoined_at_ entry is not told yet (tell_rejoined scans)
   uint64_t rejoined_at_us_[kMaxPlayers] = {};  // when player_rejoined was told
   std::unique_ptr<uint8_t[]> rejoin_buffer_;
   size_t rejoin_buffer_size_ = 0;
@@ -1680,6 +1681,7 @@ void P2PSessionImpl::on_rejoin_notice(Peer& peer, const uint8_t* body, size_t si
 void P2PSessionImpl::apply_rejoin(Peer& peer, PlayerIndex player, Frame state_frame, Frame live_at, bool host) {
   rejoined_at_[player] = live_at;
   rejoin_told_[player] = false;
+  rejoin_untold_ = true;
   cut_announced_[player] = false;
   local_status_[player] = ConnectStatus{};
   local_status_[player].last_frame = live_at - 1;
@@ -1837,6 +1839,7 @@ void P2PSessionImpl::take_rejoin_state(Peer& host) {
     if (driver_.is_local(player)) {
       driver_.rejoin_player(player, o.live_at);
       rejoined_at_[p] = o.live_at;
+      rejoin_untold_ = true;
       for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].endpoint.rejoin_remote_player(player, o.live_at - 1);
       local_status_[p] = ConnectStatus{};
       local_status_[p].last_frame = o.live_at - 1;
@@ -1902,10 +1905,15 @@ void P2PSessionImpl::rejoin_failed(const char* why) {
 
 // player_rejoined once the player's input of its live frame is confirmed here.
 void P2PSessionImpl::tell_rejoined() {
+  if (!rejoin_untold_) return;  // the usual frame: nobody came back
+  rejoin_untold_ = false;
   for (uint32_t p = 0; p < num_players_; ++p) {
     const Frame at = rejoined_at_[p];
-    if (at == kNullFrame || rejoin_told_[p] || driver_.absent(PlayerIndex(p), at) || driver_.confirmed_frame() < at)
+    if (at == kNullFrame || rejoin_told_[p]) continue;
+    if (driver_.absent(PlayerIndex(p), at) || driver_.confirmed_frame() < at) {
+      rejoin_untold_ = true;
       continue;
+    }
     rejoin_told_[p] = true;
     if (Peer* peer = peer_of(PlayerIndex(p))) {
       peer->rejoining = false;
