@@ -18,6 +18,11 @@ uint64_t smooth(uint64_t average, uint64_t sample, uint64_t weight) noexcept {
 
 uint64_t distance(uint64_t a, uint64_t b) noexcept { return a > b ? a - b : b - a; }
 
+// A poll's outcome is its first failure.
+void note(Result& result, Result r) noexcept {
+  if (r != Result::ok && result == Result::ok) result = r;
+}
+
 }  // namespace
 
 const char* endpoint_state_name(EndpointState state) noexcept {
@@ -848,25 +853,113 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
   return send(transport, to, writer.finish(Seal::none));
 }
 
+// The inputs part of a poll: loss detection, the send policy, resends, and an acknowledgement
+// that waited for an inputs datagram. Running only.
+void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
+  const bool unacked = last_sent_ > last_acked_;
+  const bool pending = last_sent_ > last_flushed_;
+  // Frames out longer than a round trip (and its jitter, and a frame) without an
+  // acknowledgement: a datagram or its acknowledgement was lost.
+  if (have_rtt_ && last_flushed_ > last_acked_ &&
+      now_us > unacked_since_ + srtt_us_ + 2 * jitter_us_ + 2 * frame_us_) {
+    loss_seen_ = true;
+    loss_seen_at_ = now_us;
+  }
+  SendPolicyInput in;
+  in.now_us = now_us;
+  in.frame_us = frame_us_;
+  in.pending_frames = pending ? uint32_t(last_sent_ - last_flushed_) : 0;
+  in.changed = inputs_dirty_;
+  in.last_inputs_at_us = last_inputs_sent_at_;
+  in.ack_due = ack_due_;
+  in.ack_due_since_us = ack_due_since_;
+  in.urgent = urgent_;
+  const SendDecision decision = decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
+  // Nothing pending but frames unacknowledged: resend them now and then (loss recovery when
+  // no new frame is coming, e.g. while the owner waits at its prediction limit). While the
+  // owner is stalled, every frame time: after a blackout the first datagram through then
+  // ends the peer's stall at once.
+  // While the peer is silent (a blackout: nothing it sends arrives, so most likely nothing we
+  // send arrives either) the backlog goes every resend_interval_us only, and at once when the
+  // peer speaks again.
+  const uint64_t resend_after = stalled_ && !peer_silent(now_us)
+                                    ? std::min(config_.resend_interval_us, frame_us_ + frame_us_ / 2)
+                                    : config_.resend_interval_us;
+  const bool resend_due = unacked && !pending && (spoke_again_ || now_us >= last_inputs_sent_at_ + resend_after);
+  // A player is disconnected and no frame is on its way: the status alone must still travel,
+  // since peers may be waiting at their prediction limit for exactly that news (to agree on
+  // the player's cut). Repeated as a resend, since the datagram may be lost.
+  const bool status_due = !unacked && any_disconnected_ && last_acked_ >= out_base_ && config_.send_blob_size > 0 &&
+                          now_us >= last_inputs_sent_at_ + resend_after;
+  if (!unacked) spoke_again_ = false;
+  if ((unacked && ((pending && (decision.inputs || spoke_again_)) || resend_due)) || status_due) {
+    if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
+    note(result, send_inputs(transport, to));
+    spoke_again_ = false;
+    inputs_dirty_ = false;
+    ack_due_ = false;  // the inputs datagram carries our acknowledgement
+    last_inputs_sent_at_ = now_us;
+    last_flushed_ = last_sent_;  // what did not fit follows as the acknowledgements come
+  }
+  // An acknowledgement waits a little for an inputs datagram to ride on, unless we send none.
+  if (ack_due_ && (config_.send_blob_size == 0 || decision.ack)) {
+    ack_due_ = false;
+    Message m;
+    m.header = next_header(MessageType::input_ack);
+    m.ack_frame = last_received_;
+    note(result, send_message(transport, to, m));
+  }
+}
+
+void Endpoint::send_checksums(Transport& transport, const PeerAddress& to, Result& result) {
+  for (size_t i = 0; i < outgoing_checksum_count_; ++i) {
+    Message m;
+    m.header = next_header(MessageType::checksum_report);
+    m.checksum = outgoing_checksums_[i];
+    note(result, send_message(transport, to, m));
+  }
+  outgoing_checksum_count_ = 0;
+}
+
+void Endpoint::remember_poll(uint64_t now_us) noexcept {
+  polled_ = PollMark{true, now_us, last_sent_, urgent_, stalled_, any_disconnected_};
+}
+
+// A second poll at the time of the last one (the session's send pass after advancing): poll()
+// decided everything then, so only what can have changed since needs a look: frames queued
+// since, the owner's urgency, a player's status, checksums queued since. Nothing changed:
+// nothing to do (the usual case when an unchanged input waits to share a datagram).
+Result Endpoint::poll_again(uint64_t now_us, Transport& transport, const PeerAddress& to) {
+  if (!running() || !polled_.valid || now_us != polled_.at_us) return poll(now_us, transport, to);
+  if (last_sent_ == polled_.last_sent && urgent_ == polled_.urgent && stalled_ == polled_.stalled &&
+      any_disconnected_ == polled_.any_disconnected && outgoing_checksum_count_ == 0) {
+    return Result::ok;
+  }
+  now_ = now_us;
+  Result result = Result::ok;
+  send_inputs_due(now_us, transport, to, result);
+  if (outgoing_checksum_count_ != 0) send_checksums(transport, to, result);
+  remember_poll(now_us);
+  return result;
+}
+
 Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& to) {
   if (state_ == EndpointState::idle) return Result::wrong_state;
   now_ = now_us;
   Result result = Result::ok;
-  auto note = [&result](Result r) {
-    if (r != Result::ok && result == Result::ok) result = r;
-  };
+  polled_.valid = false;
   // Messages are built where they are sent: a Message is ~300 bytes to initialise and most
   // polls send none or only inputs.
 
   if (state_ == EndpointState::disconnected) {
     if (peer_reply_due_) {  // after a shape rejection, so the peer sees it too
       peer_reply_due_ = false;
-      note(send_reply(transport, to, peer_reply_challenge_));
+      note(result, send_reply(transport, to, peer_reply_challenge_));
     }
     for (; disconnect_notices_left_ > 0; --disconnect_notices_left_) {
       Message m;
       m.header = next_header(MessageType::disconnect);
-      note(send_message(transport, to, m));
+      note(result, send_message(transport, to, m));
     }
     return result;
   }
@@ -908,17 +1001,17 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
   }
   if (peer_reply_due_) {
     peer_reply_due_ = false;
-    note(send_reply(transport, to, peer_reply_challenge_));
+    note(result, send_reply(transport, to, peer_reply_challenge_));
   }
   for (size_t i = 0; i < stranger_count_; ++i) {
-    note(send_reply(transport, to, stranger_challenges_[i]));
+    note(result, send_reply(transport, to, stranger_challenges_[i]));
   }
   stranger_count_ = 0;
   if (state_ == EndpointState::synchronizing && now_us >= next_handshake_at_) {
     Message m;
     m.header = next_header(MessageType::handshake_request);
     m.handshake = local_hello(challenge_);
-    note(send_message(transport, to, m));
+    note(result, send_message(transport, to, m));
     sent_request_ = true;
     last_request_at_ = now_us;
     next_handshake_at_ = now_us + config_.handshake_retry_us;
@@ -928,85 +1021,28 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
     Message m;
     m.header = next_header(MessageType::quality_reply);
     m.echoed_time_us = echo_time_us_;
-    note(send_message(transport, to, m));
+    note(result, send_message(transport, to, m));
   }
   if (running()) {
-    const bool unacked = last_sent_ > last_acked_;
-    const bool pending = last_sent_ > last_flushed_;
-    // Frames out longer than a round trip (and its jitter, and a frame) without an
-    // acknowledgement: a datagram or its acknowledgement was lost.
-    if (have_rtt_ && last_flushed_ > last_acked_ &&
-        now_us > unacked_since_ + srtt_us_ + 2 * jitter_us_ + 2 * frame_us_) {
-      loss_seen_ = true;
-      loss_seen_at_ = now_us;
-    }
-    SendPolicyInput in;
-    in.now_us = now_us;
-    in.frame_us = frame_us_;
-    in.pending_frames = pending ? uint32_t(last_sent_ - last_flushed_) : 0;
-    in.changed = inputs_dirty_;
-    in.last_inputs_at_us = last_inputs_sent_at_;
-    in.ack_due = ack_due_;
-    in.ack_due_since_us = ack_due_since_;
-    in.urgent = urgent_;
-    const SendDecision decision = decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
-    // Nothing pending but frames unacknowledged: resend them now and then (loss recovery when
-    // no new frame is coming, e.g. while the owner waits at its prediction limit). While the
-    // owner is stalled, every frame time: after a blackout the first datagram through then
-    // ends the peer's stall at once.
-    // While the peer is silent (a blackout: nothing it sends arrives, so most likely nothing we
-    // send arrives either) the backlog goes every resend_interval_us only, and at once when the
-    // peer speaks again.
-    const uint64_t resend_after = stalled_ && !peer_silent(now_us)
-                                      ? std::min(config_.resend_interval_us, frame_us_ + frame_us_ / 2)
-                                      : config_.resend_interval_us;
-    const bool resend_due = unacked && !pending && (spoke_again_ || now_us >= last_inputs_sent_at_ + resend_after);
-    // A player is disconnected and no frame is on its way: the status alone must still travel,
-    // since peers may be waiting at their prediction limit for exactly that news (to agree on
-    // the player's cut). Repeated as a resend, since the datagram may be lost.
-    const bool status_due = !unacked && any_disconnected_ && last_acked_ >= out_base_ && config_.send_blob_size > 0 &&
-                            now_us >= last_inputs_sent_at_ + resend_after;
-    if (!unacked) spoke_again_ = false;
-    if ((unacked && ((pending && (decision.inputs || spoke_again_)) || resend_due)) || status_due) {
-      if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
-      note(send_inputs(transport, to));
-      spoke_again_ = false;
-      inputs_dirty_ = false;
-      ack_due_ = false;  // the inputs datagram carries our acknowledgement
-      last_inputs_sent_at_ = now_us;
-      last_flushed_ = last_sent_;  // what did not fit follows as the acknowledgements come
-    }
-    // An acknowledgement waits a little for an inputs datagram to ride on, unless we send none.
-    if (ack_due_ && (config_.send_blob_size == 0 || decision.ack)) {
-      ack_due_ = false;
-      Message m;
-      m.header = next_header(MessageType::input_ack);
-      m.ack_frame = last_received_;
-      note(send_message(transport, to, m));
-    }
+    send_inputs_due(now_us, transport, to, result);
     if (now_us >= next_quality_at_) {
       Message m;
       m.header = next_header(MessageType::quality_report);
       m.quality = QualityReport{now_us, local_frame_, local_advantage_};
-      note(send_message(transport, to, m));
+      note(result, send_message(transport, to, m));
       if (!sent_report_) first_report_at_ = now_us;
       sent_report_ = true;
       last_report_at_ = now_us;
       next_quality_at_ = now_us + config_.quality_interval_us;
     }
-    for (size_t i = 0; i < outgoing_checksum_count_; ++i) {
-      Message m;
-      m.header = next_header(MessageType::checksum_report);
-      m.checksum = outgoing_checksums_[i];
-      note(send_message(transport, to, m));
-    }
-    outgoing_checksum_count_ = 0;
+    if (outgoing_checksum_count_ != 0) send_checksums(transport, to, result);
     if (!sent_anything_ || now_us >= last_sent_at_ + config_.keepalive_interval_us) {
       Message m;
       m.header = next_header(MessageType::keep_alive);
-      note(send_message(transport, to, m));
+      note(result, send_message(transport, to, m));
     }
   }
+  remember_poll(now_us);
   return result;
 }
 

@@ -156,6 +156,12 @@ class Endpoint {
   // Check timeouts and send whatever is due to `to`. Returns Result::transport_error when a
   // send failed (counted; the protocol recovers by itself), else ok.
   Result poll(uint64_t now_us, Transport& transport, const PeerAddress& to);
+  // The same, called again at the time of the last poll() (a second send pass in one tick): only
+  // what changed since (frames queued, urgency, status, checksums) is looked at; the timers,
+  // reports and handshakes poll() already saw to. Any other time, or not running: poll().
+  Result poll_again(uint64_t now_us, Transport& transport, const PeerAddress& to);
+  // True when poll() last ran at `now_us`, completely, and the endpoint is running.
+  bool polled_at(uint64_t now_us) const noexcept { return polled_.valid && polled_.at_us == now_us && running(); }
 
   // --- outgoing inputs: frames consecutive from 0, send_blob_size bytes each.
   // invalid_argument for a gap, a repeat, or a null blob; wrong_state when disconnected;
@@ -277,6 +283,9 @@ class Endpoint {
   Result send_reply(Transport& transport, const PeerAddress& to, uint64_t challenge);
   Result send_message(Transport& transport, const PeerAddress& to, const Message& message);
   Result send_inputs(Transport& transport, const PeerAddress& to);
+  void send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
+  void send_checksums(Transport& transport, const PeerAddress& to, Result& result);
+  void remember_poll(uint64_t now_us) noexcept;
   Result grow_send_ring();
   uint8_t* send_slot(Frame frame) noexcept;
   uint8_t* encoded_slot(Frame frame) noexcept;
@@ -328,6 +337,14 @@ class Endpoint {
   uint64_t last_received_at_ = 0;
   uint64_t last_sent_at_ = 0;
   uint64_t now_ = 0;  // the time of the poll in progress
+  // What the last complete poll() saw (poll_again: nothing of it changed, nothing to do).
+  struct PollMark {
+    bool valid = false;
+    uint64_t at_us = 0;
+    Frame last_sent = kNullFrame;
+    bool urgent = false, stalled = false, any_disconnected = false;
+  };
+  PollMark polled_;
   bool sent_anything_ = false;
   int disconnect_notices_left_ = 0;
 

@@ -410,6 +410,11 @@ void ReliableChannel::poll(uint64_t now_us, uint64_t rtt_us, ChannelOutput& out)
     push_event({ChannelEventType::blob_aborted, in_.tag, in_.frame, in_.total});
     in_.active = false;
   }
+  if (idle()) {  // the usual poll: what the loops below would come to
+    tokens_at_ = now_us;
+    tokens_ = 0;
+    return;
+  }
   uint32_t budget = config_.max_datagrams_per_poll;
   if (ack_due_ && budget > 0) {
     ack_due_ = false;

@@ -101,6 +101,9 @@ class ReliableChannel {
   Result send_blob(uint32_t tag, Frame frame, const uint8_t* data, size_t size) noexcept;
   void cancel_blob() noexcept;
   bool sending_blob() const noexcept { return out_blob_ != nullptr; }
+  // Nothing to send: no acknowledgement due, no message unacknowledged, no blob going out. A
+  // poll of an idle channel sends nothing (the session skips its second poll in a tick then).
+  bool idle() const noexcept { return !ack_due_ && out_msg_base_ == out_msg_next_ && out_blob_ == nullptr; }
   uint32_t blob_chunks_acked() const noexcept;
 
   // ---- incoming blob, written into the owner's buffer (null: incoming blobs are refused).

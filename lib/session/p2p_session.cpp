@@ -176,7 +176,7 @@ class P2PSessionImpl final : public P2PSession {
   PlayerIndex awaited_player() const;
   uint64_t silence_of(PlayerIndex player) const;
   uint64_t silent_after_us() const;
-  void send_due();
+  void send_due(bool again = false);
   void route_channel_messages(Peer& peer);
   void on_player_channel_event(Peer& peer, const ChannelEvent& e);
   Result stamp_decision(const void* bytes, size_t size, Frame frame, Frame* earliest);
@@ -515,7 +515,7 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
 Result P2PSessionImpl::advance() {
   if (!running_) return Result::not_synchronized;
   send_local_inputs();
-  send_due();
+  send_due(/*again=*/true);
   const Result r = driver_.advance();
   stalled_ = r == Result::prediction_limit;
   // Start-up stalls (one machine started a round trip earlier) owe nothing: time sync evens those.
@@ -1923,7 +1923,9 @@ void P2PSessionImpl::tell_rejoined() {
   }
 }
 
-void P2PSessionImpl::send_due() {
+// `again`: the pass of advance_frame, right after poll's at the same time: an endpoint that poll
+// saw to then looks only at what changed since (our new input), and an idle channel is left be.
+void P2PSessionImpl::send_due(bool again) {
   // Confirmations matter now: lockstep waits for every one, a stalled frame waits for the next,
   // a window nearly full (two frames left) is one late datagram away from a stall, and, when
   // the owner asks for it (loss_hold_frames), after a loss so is a window half full. Otherwise
@@ -1949,6 +1951,11 @@ void P2PSessionImpl::send_due() {
     peer.endpoint.set_urgent(!peer.spectator && (pressing || slow_trip_us >= cover_us ||
                                                  (half_full && peer.endpoint.loss_recent(now_))),
                              stalled_ && !peer.spectator);
+    if (again && peer.endpoint.polled_at(now_)) {
+      peer.endpoint.poll_again(now_, *transport_, peer.address);
+      if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
+      continue;
+    }
     const Frame remote = peer.endpoint.estimated_remote_frame(now_);
     peer.endpoint.set_local_frame(driver_.frame(),
                                   remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote));

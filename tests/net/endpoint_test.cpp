@@ -725,3 +725,63 @@ TEST(Endpoint, StalledResendsSlowDownWhileThePeerIsSilentAndResumeAtOnce) {
 
 }  // namespace
 }  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// poll_again (the session's second send pass of a tick, after it queued its new input) sends
+// exactly what a second poll() at that time would: the same datagrams, byte for byte, in the
+// same order, under loss, jitter and reordering, with inputs that change now and then, the
+// owner's urgency flipping between the passes and checksums queued between them. And the
+// stream still arrives whole.
+TEST(Endpoint, PollAgainSendsWhatASecondPollWould) {
+  struct Outcome {
+    std::vector<std::vector<uint8_t>> sent;
+    Frame received = kNullFrame;
+  };
+  auto run = [](bool again) {
+    EndpointPair pair(default_config(60), default_config(61), 7);
+    LinkProfile link;
+    link.latency_us = 30000;
+    link.jitter_us = 8000;
+    link.loss = 0.05;
+    link.reorder = 0.05;
+    pair.set_link(link);
+    pair.start();
+    EXPECT_TRUE(pair.run_handshake());
+    for (auto* s : {&pair.a(), &pair.b()}) s->recorder->recording = true;
+    std::mt19937 rng(3);
+    uint8_t input[2] = {0, 0};
+    for (Frame f = 0; f < 600; ++f) {
+      pair.step(16667);
+      for (auto* s : {&pair.a(), &pair.b()}) {
+        Frame popped;
+        const uint8_t* blob;
+        while (s->endpoint.pop_input(&popped, &blob)) {
+        }
+        if (rng() % 5 == 0) input[0] = uint8_t(rng());
+        s->endpoint.set_urgent(rng() % 7 == 0, rng() % 11 == 0);
+        EXPECT_EQ(s->endpoint.send_input(f, input), Result::ok);
+        if (f >= 10 && f % 25 == 0) {
+          EXPECT_EQ(s->endpoint.send_checksum(f - 10, uint64_t(f)), Result::ok);
+        }
+        if (again) (void)s->endpoint.poll_again(pair.now, *s->recorder, s->remote);
+        else (void)s->endpoint.poll(pair.now, *s->recorder, s->remote);
+      }
+    }
+    for (int i = 0; i < 60; ++i) pair.step(16667);
+    Outcome o;
+    o.sent = pair.a().recorder->sent;
+    o.sent.insert(o.sent.end(), pair.b().recorder->sent.begin(), pair.b().recorder->sent.end());
+    o.received = pair.b().endpoint.last_received_frame();
+    return o;
+  };
+  const Outcome twice = run(false), again = run(true);
+  ASSERT_GT(twice.sent.size(), 600u);
+  EXPECT_EQ(again.sent, twice.sent);
+  EXPECT_EQ(again.received, 599);
+  EXPECT_EQ(twice.received, 599);
+}
+
+}  // namespace
+}  // namespace retcon::test
