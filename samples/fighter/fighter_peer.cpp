@@ -154,7 +154,10 @@ void FighterPeer::decide_round_end() {
 
 void FighterPeer::on_event(const retcon::Event& e) {
   switch (e.type) {
-    case retcon::EventType::input_delay_applied: input_delay_ = e.count; break;
+    case retcon::EventType::input_delay_applied:
+      input_delay_ = e.count;
+      delays_applied_.push_back({retcon::Frame(e.checksum_remote), e.count});
+      break;
     case retcon::EventType::late_inputs:
       late_player_ = e.player;
       late_frames_ = e.count;

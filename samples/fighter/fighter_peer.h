@@ -136,6 +136,13 @@ class FighterPeer {
   int32_t late_frames() const { return late_frames_; }
   retcon::Frame late_at() const { return late_at_; }
   uint32_t rounds_decided() const { return rounds_decided_; }
+  // Every input_delay_applied event, in order: the frame the delay changed at (the agreed one)
+  // and the new delay. The automatic mode chooses at match start and between rounds.
+  struct DelayApplied {
+    retcon::Frame frame;
+    int32_t delay;
+  };
+  const std::vector<DelayApplied>& delays_applied() const { return delays_applied_; }
   // The player whose machine decides round ends: the lowest one this machine has not been told
   // is disconnected (the agreed disconnected event). Two machines may briefly both decide (one
   // that has not heard of its own cut yet): a round-end decision names its round and match, so
@@ -194,6 +201,7 @@ class FighterPeer {
   retcon::Frame late_at_ = retcon::kNullFrame;
   int32_t decided_round_ = 0, decided_match_ = -1;  // the last round end this machine sent
   uint32_t rounds_decided_ = 0;
+  std::vector<DelayApplied> delays_applied_;
   bool gone_[kMaxPlayers] = {};  // disconnected events seen, by player
   bool rejoin_asked_[kMaxPlayers] = {};  // rejoin_requested seen, not answered yet
   std::vector<uint8_t> checksum_state_;  // save_state of checksum_frame (allocated at start)

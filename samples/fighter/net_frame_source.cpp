@@ -3,6 +3,8 @@
 
 #include <random>
 
+#include "net_overlay_feed.h"
+
 namespace fighter {
 
 NetFrameSource::NetFrameSource(std::unique_ptr<retcon::UdpTransport> udp, const retcon::PeerAddress& peer,
@@ -42,16 +44,7 @@ int NetFrameSource::tick() {
   sim_->set_time(now);
   const PeerTick t = peer_.tick(now, retcon::Frame(1) << 30);
   effects_ = t.advanced ? peer_.game().last_effects() : FighterEffects{};
-  if (t.rollback_frames) overlay_.rollbacks += 1;
-  overlay_.frames_resimulated += t.rollback_frames;
-  overlay_.push_rollback_depth(int32_t(t.rollback_frames));
-  overlay_.ping_ms = int32_t(peer_.ping_us() / 1000);
-  overlay_.frame_advantage = peer_.frame_advantage();
-  overlay_.input_delay = peer_.input_delay();
-  // A lateness warning stays for 3 seconds after the event.
-  const bool recent = peer_.late_player() >= 0 && peer_.game().state().frame - peer_.late_at() < 180;
-  overlay_.late_player = recent ? peer_.late_player() : -1;
-  overlay_.late_frames = peer_.late_frames();
+  feed_net_overlay(peer_, t, &overlay_);
   return t.advanced ? 1 : 0;
 }
 

@@ -4,11 +4,13 @@
 // delay every machine uses is the same.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "fighter_peer.h"
+#include "net_overlay_feed.h"
 #include "retcon/transport.h"
 
 namespace fighter {
@@ -107,7 +109,104 @@ TEST(FighterNetRounds, RoundsEndByDecisionOnTheSameFrameEverywhere) {
     // The delay was chosen (transatlantic: 3-4 frames) and is the same on both players.
     EXPECT_GE(ms[0]->peer.input_delay(), 2);
     EXPECT_EQ(ms[0]->peer.input_delay(), ms[1]->peer.input_delay());
+    // Chosen at match start and then before each round, never during one: both players
+    // changed it at the same frames, once at the start (before the first round's fight) and
+    // once per round decided, each time at the frame the round ended on or later in its
+    // round-over pause, so every input the new delay places lands outside a fight.
+    const auto& applied = ms[0]->peer.delays_applied();
+    ASSERT_EQ(applied.size(), 1 + ms[0]->peer.rounds_decided()) << "seed " << seed;
+    EXPECT_LT(applied[0].frame, kIntroFrames) << "the first at match start";
+    for (size_t k = 1; k < applied.size(); ++k) {
+      bool between = false;
+      for (const auto& e : reference) {
+        const retcon::Frame ended = e.first - 1;  // the frame whose simulation ended the round
+        between = between || (applied[k].frame >= ended && applied[k].frame < ended + kRoundOverFrames);
+      }
+      EXPECT_TRUE(between) << "change " << k << " at frame " << applied[k].frame;
+    }
+    ASSERT_EQ(ms[1]->peer.delays_applied().size(), applied.size());
+    for (size_t k = 0; k < applied.size(); ++k) {
+      EXPECT_EQ(ms[1]->peer.delays_applied()[k].frame, applied[k].frame) << "change " << k;
+      EXPECT_EQ(ms[1]->peer.delays_applied()[k].delay, applied[k].delay) << "change " << k;
+    }
   }
+}
+
+// What a person sees on the overlay: the delay in use, the one the automatic mode chose; and
+// when the other player's machine holds its inputs for a second (a lag switch: its outgoing
+// traffic cut from 5 s to 6 s, receiving all along) the warning "LAG P2" comes up on player 0's
+// overlay within a second of the release, naming player 1 and at least the 15-frame threshold,
+// and goes away 3 s later. The honest machine is never shown as late on the other overlay.
+TEST(FighterNetOverlay, ShowsTheChosenDelayAndALatenessWarning) {
+  retcon::InMemoryNetwork net;
+  std::vector<std::unique_ptr<NetMachine>> ms;
+  retcon::LinkProfile link;  // transatlantic
+  link.latency_us = 50000;
+  link.jitter_us = 8000;
+  link.loss = 0.05;
+  constexpr uint64_t kHoldFrom = 5000000, kHoldTo = 6000000;
+  for (int m = 0; m < 2; ++m) {
+    auto x = std::make_unique<NetMachine>();
+    x->wire = net.add_endpoint();
+    x->sim = std::make_unique<retcon::NetworkSimulator>(*x->wire, 500 + uint64_t(m));
+    retcon::LinkProfile l = link;
+    if (m == 1) l.blackouts.push_back({kHoldFrom, kHoldTo});
+    x->sim->set_outgoing(l);
+    ms.push_back(std::move(x));
+  }
+  for (int m = 0; m < 2; ++m) {
+    PeerSetup s;
+    s.players = 2;
+    s.local_player = m;
+    s.game_seed = 3;
+    s.bot_seed = 11u + uint32_t(m);
+    s.transport = ms[size_t(m)]->sim.get();
+    for (int p = 0; p < 2; ++p) s.addresses[p] = ms[size_t(p)]->wire->address();
+    s.rng_seed = 900 + uint64_t(m);
+    s.decided_round_end = true;
+    s.adaptive_delay = true;
+    ASSERT_EQ(ms[size_t(m)]->peer.start(s), retcon::Result::ok);
+  }
+  NetOverlay overlay[2];
+  uint64_t now = 0, shown_at = 0, gone_at = 0;
+  int32_t shown_frames = 0, shown_player = -1;
+  bool other_flagged = false;
+  for (int t = 0; t < 60 * 12; ++t) {
+    now += 16667;
+    for (int m = 0; m < 2; ++m) {
+      NetMachine& me = *ms[size_t(m)];
+      me.sim->set_time(now);
+      const PeerTick tick = me.peer.tick(now, 60 * 60 * 10);
+      feed_net_overlay(me.peer, tick, &overlay[m]);
+    }
+    if (overlay[0].late_player >= 0 && shown_at == 0) {
+      EXPECT_EQ(overlay[0].late_player, 1);
+      shown_at = now;
+      shown_frames = overlay[0].late_frames;
+      shown_player = overlay[0].late_player;
+    }
+    if (shown_at != 0 && gone_at == 0 && overlay[0].late_player < 0) gone_at = now;
+    other_flagged = other_flagged || overlay[1].late_player >= 0;
+  }
+  ASSERT_NE(shown_at, 0u) << "no lateness warning on player 0's overlay";
+  std::printf("[fighter overlay] LAG P%d +%dF shown %llu ms after the release, for %llu ms; delay shown %d\n",
+              int(shown_player + 1), int(shown_frames),
+              static_cast<unsigned long long>((shown_at - kHoldTo) / 1000),
+              static_cast<unsigned long long>(gone_at > shown_at ? (gone_at - shown_at) / 1000 : 0),
+              int(overlay[0].input_delay));
+  EXPECT_GE(shown_at, kHoldTo) << "shown before anything was released";
+  EXPECT_LE(shown_at - kHoldTo, 1000000u) << "shown within a second of the release";
+  EXPECT_GE(shown_frames, 15);
+  ASSERT_NE(gone_at, 0u) << "the warning stays up for good";
+  EXPECT_NEAR(double(gone_at - shown_at), 3e6, 0.5e6) << "up for about 3 s";
+  EXPECT_FALSE(other_flagged) << "player 0 is honest";
+  // The delay shown is the one the automatic mode applied (transatlantic: 3-4), on both.
+  ASSERT_FALSE(ms[0]->peer.delays_applied().empty());
+  EXPECT_GE(overlay[0].input_delay, 3);
+  EXPECT_EQ(overlay[0].input_delay, ms[0]->peer.delays_applied().back().delay);
+  EXPECT_EQ(overlay[1].input_delay, overlay[0].input_delay);
+  EXPECT_EQ(ms[0]->peer.errors(), 0u);
+  EXPECT_EQ(ms[0]->peer.desyncs(), 0u);
 }
 
 // Player 0's machine (the one that decides round ends) leaves mid-round: the machine of the
