@@ -1,6 +1,7 @@
 #include "session/decision_exchange.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstring>
 
@@ -121,7 +122,8 @@ Frame DecisionExchange::hold_from(const Peer* peers, uint32_t player_peers, uint
   return hold;
 }
 
-void DecisionExchange::on_message(const Peer& peer, bool from_host, const uint8_t* body, size_t size) noexcept {
+void DecisionExchange::on_message(const Peer& peer, bool from_host, const uint8_t* body, size_t size,
+                                  Frame known) noexcept {
   PlayerIndex sender;
   Frame frame;
   const uint8_t* bytes;
@@ -138,6 +140,11 @@ void DecisionExchange::on_message(const Peer& peer, bool from_host, const uint8_
       return;
     }
   }
+  if (decision_frame_too_far(frame, known)) {
+    ++stats_.dropped;
+    count_too_far(sender, frame, known, 1);
+    return;
+  }
   // A frame already final here cannot take it. An honest sender never does that (it holds its
   // input of the frame until we acknowledged), except one cut before the frame, whose decision
   // applies nowhere anyway; queued, it is still numbered like on the other machines.
@@ -148,6 +155,31 @@ void DecisionExchange::on_message(const Peer& peer, bool from_host, const uint8_
   }
   ++stats_.received;
   driver_->mark_incorrect(frame);  // simulated already without it: roll back to it
+}
+
+void DecisionExchange::drop_too_far(Frame known) noexcept {
+  if (known == kNullFrame) return;
+  const int64_t last = int64_t(known < 0 ? 0 : known) + kMaxReceivedDecisionLead;
+  if (queue_.size() == 0 || queue_.at(queue_.size() - 1).frame <= last) return;  // sorted by frame
+  const DecisionQueue::Entry& first = queue_.at(queue_.size() - 1);
+  const PlayerIndex sender = first.sender;
+  const Frame frame = first.frame;
+  const uint32_t n = queue_.drop_after(Frame(last));
+  stats_.dropped += n;
+  count_too_far(sender, frame, known, n);
+}
+
+// Counted, and told on the first drop and then on every power of two (a peer that keeps
+// sending them cannot flood the log).
+void DecisionExchange::count_too_far(PlayerIndex sender, Frame frame, Frame known, uint64_t n) noexcept {
+  const uint64_t before = stats_.too_far;
+  stats_.too_far += n;
+  if (n == 0 || std::bit_width(stats_.too_far) == std::bit_width(before)) return;  // no new power of two
+  driver_->reporter().log(LogLevel::warning,
+                          "decision of player %d for frame %d refused: more than %d frames past frame %d, the "
+                          "newest known of the match (%llu refused so far)",
+                          int(sender), frame, int(kMaxReceivedDecisionLead), known < 0 ? 0 : known,
+                          static_cast<unsigned long long>(stats_.too_far));
 }
 
 void DecisionExchange::forward(Peer* spectators, uint32_t count) noexcept {

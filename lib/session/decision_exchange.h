@@ -30,6 +30,21 @@ inline constexpr uint8_t kDecisionKind = 1;
 // A decision stamped further ahead than this (10 minutes at 60 Hz) is refused: it would sit in
 // every machine's queue for that long.
 inline constexpr Frame kMaxDecisionLead = 36000;
+// A received decision or delay change may name a frame at most kMaxReceivedDecisionLead past the
+// newest frame this machine knows of the match (its own frame, or the sender's newest input it
+// holds): the sender's own limit plus how far an honest sender's frame can be ahead of that.
+// Between players that is the prediction window and the input delay (<= 64 + 32); a host may be
+// ahead of a spectator by the frames it has queued for it (at most 4096 unacknowledged) and its
+// hold (600 frames). Anything further is a counted drop, never stored: a peer cannot park
+// entries in our queue for days or send frames near INT32_MAX.
+inline constexpr Frame kDecisionLeadSlack = 8192;
+inline constexpr Frame kMaxReceivedDecisionLead = kMaxDecisionLead + kDecisionLeadSlack;
+// Whether a received frame is further ahead than that of `known` (kNullFrame: nothing known yet,
+// a machine waiting for a state, whose own frame says nothing of the match's: not judged now,
+// see DecisionExchange::drop_too_far).
+inline bool decision_frame_too_far(Frame frame, Frame known) noexcept {
+  return known != kNullFrame && int64_t(frame) > int64_t(known < 0 ? 0 : known) + kMaxReceivedDecisionLead;
+}
 // Messages of a spectator's channel window that forwarded decisions leave free.
 inline constexpr uint32_t kReservedForTransfer = 4;
 
@@ -41,6 +56,7 @@ bool decode_decision(const uint8_t* body, size_t size, PlayerIndex* sender, Fram
 struct DecisionStats {
   uint64_t sent = 0, received = 0, forwarded = 0;
   uint64_t dropped = 0;  // malformed, from a player the peer does not own, or for a frame already final
+  uint64_t too_far = 0;  // of those: further ahead than kMaxReceivedDecisionLead
 };
 
 class DecisionExchange {
@@ -74,7 +90,12 @@ class DecisionExchange {
 
   // ---- receivers
   // A stream-2 message from `peer`. For a player peer the sender must be one of its players.
-  void on_message(const Peer& peer, bool from_host, const uint8_t* body, size_t size) noexcept;
+  // `known`: the newest frame this machine knows of the match from the peer's side (see
+  // decision_frame_too_far; kNullFrame while it waits for a state).
+  void on_message(const Peer& peer, bool from_host, const uint8_t* body, size_t size, Frame known) noexcept;
+  // Once a machine that waited for a state knows the match's frame: what arrived meanwhile
+  // further ahead of `known` than a received decision may be is dropped and counted.
+  void drop_too_far(Frame known) noexcept;
 
   // ---- spectators (hosts): sends every decision that applies to each spectator not gone, as
   // far as its channel takes them; then ready_to_stream() tells whether spectator `i` holds
@@ -104,6 +125,7 @@ class DecisionExchange {
     uint32_t head = 0, count = 0;
   };
   static bool applies(void* self, PlayerIndex sender, Frame frame);
+  void count_too_far(PlayerIndex sender, Frame frame, Frame known, uint64_t n) noexcept;
 
   RollbackDriver* driver_ = nullptr;
   DecisionQueue queue_;

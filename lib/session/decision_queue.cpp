@@ -120,6 +120,17 @@ void DecisionQueue::forget_after(PlayerIndex sender, Frame after) noexcept {
   count_ = kept;
 }
 
+uint32_t DecisionQueue::drop_after(Frame last) noexcept {
+  uint32_t n = 0;
+  while (count_ > 0 && pool_[order_[count_ - 1]].frame > last) {  // sorted by frame: the last ones
+    const uint16_t slot = order_[--count_];
+    --per_sender_[pool_[slot].sender];
+    free_[free_count_++] = slot;
+    ++n;
+  }
+  return n;
+}
+
 void DecisionQueue::restart_at(Frame frame, uint64_t digest) noexcept {
   uint32_t gone = 0;
   while (gone < count_ && pool_[order_[gone]].frame < frame) {

@@ -61,6 +61,9 @@ class DecisionQueue {
   // there and comes back on a new connection, so they never apply (a rejoining machine never
   // has them).
   void forget_after(PlayerIndex sender, Frame after) noexcept;
+  // Every entry for a frame after `last` is freed (not folded): refused after all (see
+  // DecisionExchange::drop_too_far). Returns how many.
+  uint32_t drop_after(Frame last) noexcept;
 
   uint32_t size() const noexcept { return count_; }
   uint32_t kept_of(PlayerIndex sender) const noexcept { return per_sender_[sender]; }

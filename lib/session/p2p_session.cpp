@@ -281,6 +281,7 @@ class P2PSessionImpl final : public P2PSession {
   OwnDelay own_delays_[kMaxPendingDelaysPerSender];
   uint32_t own_delays_active_ = 0;  // entries of own_delays_ active (0: no hold, the usual case)
   uint64_t delay_changes_dropped_ = 0;
+  uint64_t delay_changes_too_far_ = 0;  // of those: for a frame no honest sender can name
   DelayChange last_applied_delay_;  // the newest change applied here (frame kNullFrame: none)
   bool auto_delay_ = false, auto_delay_done_ = false;
   AdaptiveDelayRule auto_rule_;
@@ -1135,6 +1136,12 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
         break;
       case ChannelStream::decisions: {
         DelayChange change;
+        // The newest frame we know of the match on the sender's side (decision_exchange.h:
+        // a frame further ahead than an honest sender can stamp is refused); none while a
+        // rejoining machine waits for its state (take_rejoin_state judges what came meanwhile).
+        const Frame known = rejoining_ && rejoin_phase_ != RejoinPhase::playing
+                                ? kNullFrame
+                                : std::max(driver_.frame(), peer.endpoint.last_received_frame());
         if (peer.spectator) {
           ++peer.channel_messages_dropped;  // spectators decide nothing
         } else if (size > 0 && body[0] == kRejoinNoticeKind) {
@@ -1143,9 +1150,17 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
           bool owns = false;
           const bool valid = decode_delay_change(body, size, &change);
           for (uint32_t k = 0; valid && k < peer.player_count; ++k) owns = owns || peer.players[k] == change.sender;
+          if (owns && decision_frame_too_far(change.frame, known)) {
+            owns = false;
+            const uint64_t n = ++delay_changes_too_far_;
+            if ((n & (n - 1)) == 0)  // the first, then every power of two: no log flood
+              driver_.reporter().log(LogLevel::warning, "delay change of player %d for frame %d refused: more than %d "
+                                     "frames past frame %d (%llu refused so far)", int(change.sender), change.frame,
+                                     int(kMaxReceivedDecisionLead), known, static_cast<unsigned long long>(n));
+          }
           if (!owns || !schedule_delay(change)) ++delay_changes_dropped_;
         } else {
-          decisions_.on_message(peer, false, body, size);
+          decisions_.on_message(peer, false, body, size, known);
         }
         break;
       }
@@ -1823,12 +1838,19 @@ void P2PSessionImpl::take_rejoin_state(Peer& host) {
   }
   host.channel.release_blob();
   // The decisions before the state are inside it (their digest comes with the offer); those
-  // from it on came from their senders. The delay every machine's local players use now.
+  // from it on came from their senders, and are judged now against the match's frame (near the
+  // live one; our own said nothing while we waited). The delay every machine's local players use now.
   decisions_.restart_at(frame, o.decisions_digest);
+  decisions_.drop_too_far(std::max(frame, o.live_at));
+  for (uint32_t k = 0; k < pending_delay_count_;)
+    if (decision_frame_too_far(pending_delays_[k].frame, std::max(frame, o.live_at)) ||
+        (o.delay_frame != kNullFrame && pending_delays_[k].frame <= o.delay_frame)) {
+      if (pending_delays_[k].frame > o.delay_frame) ++delay_changes_dropped_;
+      pending_delays_[k] = pending_delays_[--pending_delay_count_];
+    } else {
+      ++k;
+    }
   if (o.delay_frame != kNullFrame) {
-    for (uint32_t k = 0; k < pending_delay_count_;)
-      if (pending_delays_[k].frame <= o.delay_frame) pending_delays_[k] = pending_delays_[--pending_delay_count_];
-      else ++k;
     for (uint32_t p = 0; p < num_players_; ++p)
       if (driver_.is_local(PlayerIndex(p))) driver_.set_input_delay(PlayerIndex(p), o.delay);
     last_applied_delay_.frame = o.delay_frame;

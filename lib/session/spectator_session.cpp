@@ -113,6 +113,7 @@ class SpectatorSessionImpl final : public P2PSession {
     }
     if (running_) {
       apply_disconnects();
+      decisions_.drop_too_far(known_frame());  // what came while we waited for the state
       if (snapshot_.ready()) drain_inputs();
       watch_progress();
     }
@@ -172,6 +173,12 @@ class SpectatorSessionImpl final : public P2PSession {
   bool decision_pending() { return host_.channel.has_message() && queue_full(); }
   bool queue_full() { return decisions_.queue().size() + 1 >= decisions_.queue().capacity(); }
 
+  // The newest frame we know the match reached (a decision further ahead than the host can
+  // stamp is refused, session/decision_exchange.h); none while we wait for the host's state.
+  Frame known_frame() const {
+    return snapshot_.ready() ? std::max(driver_.frame(), host_.endpoint.last_received_frame()) : kNullFrame;
+  }
+
   // Messages from the host's reliable channel, by stream; streams not served here are dropped.
   void route_channel_messages() {
     ChannelStream stream;
@@ -182,7 +189,7 @@ class SpectatorSessionImpl final : public P2PSession {
     while (!queue_full() && host_.channel.pop_message(&stream, body, &size)) {
       switch (stream) {
         case ChannelStream::state_transfer: snapshot_.on_message(driver_, host_, body, size); break;
-        case ChannelStream::decisions: decisions_.on_message(host_, true, body, size); break;
+        case ChannelStream::decisions: decisions_.on_message(host_, true, body, size, known_frame()); break;
         default: ++host_.channel_messages_dropped; break;
       }
     }

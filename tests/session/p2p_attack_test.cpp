@@ -660,6 +660,106 @@ TEST(P2PAttack, VerifiedChannelMessagesFromTheWrongSenderAreRefused) {
 }
 
 
+// The same insider stamps messages of the decision stream, each in the name of a player its
+// connection owns, for frames no honest sender can name: just past the documented maximum
+// (kMaxReceivedDecisionLead past the frame the receiver knows), far past it, at INT32_MAX, a
+// delay change at INT32_MAX, and the host's decision to its spectator at INT32_MAX. Each is
+// refused and told through the log callback, with the count; nothing is stored, and the match
+// runs to its end with every machine (and the spectator) on the reference states, no delay
+// change, nobody dropped. One stamped at the sender's own limit (36,000 frames) is taken.
+TEST(P2PAttack, DecisionsForFramesNoHonestSenderCanNameAreRefused) {
+  MatchOptions o;
+  o.frames = 500;
+  o.link.latency_us = 20000;
+  o.spectators = 1;
+  o.capture_logs = true;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  Insider insider(match);
+  int forged = 0;
+  Frame known = kNullFrame;
+  for (int t = 0; t < 4000; ++t) {
+    insider.tap_all();
+    P2PSession& host = *match.machine(0).session;
+    if (t == 200 && host.running()) {
+      uint8_t body[detail::kMaxChannelMessage];
+      const uint8_t decision[2] = {0x66, 0x66};
+      // Machine 0 knows at least its own frame; the sender's newest input it holds is within
+      // a round trip of it. 100 frames past that is past the limit either way.
+      known = host.current_frame();
+      const Frame past = known + detail::kMaxReceivedDecisionLead + 100;
+      for (const Frame f : {past, past + 1000000, Frame(INT32_MAX)}) {
+        ASSERT_TRUE(insider.forge(1, 0, uint8_t(detail::ChannelStream::decisions), body,
+                                  detail::encode_decision(body, sizeof body, 1, f, decision, sizeof decision)));
+        ++forged;
+      }
+      detail::DelayChange change;
+      change.sender = 1;
+      change.frame = INT32_MAX;
+      change.delay = 3;
+      ASSERT_TRUE(insider.forge(1, 0, uint8_t(detail::ChannelStream::decisions), body,
+                                detail::encode_delay_change(change, body, sizeof body)));
+      ASSERT_TRUE(insider.forge(0, 2, uint8_t(detail::ChannelStream::decisions), body,
+                                detail::encode_decision(body, sizeof body, 0, INT32_MAX, decision, sizeof decision)));
+      forged += 2;
+    }
+    match.tick();
+    bool done = true;
+    for (uint32_t m = 0; m < match.size(); ++m) done = done && match.machine(m).session->confirmed_frame() >= o.frames;
+    if (done) break;
+  }
+  ASSERT_EQ(forged, 5);
+  expect_agree_with_reference(match, o.frames, true);
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    EXPECT_EQ(match.count_events(m, EventType::input_delay_applied), 0u) << m;
+    EXPECT_EQ(match.count_events(m, EventType::disconnected), 0u) << m;
+  }
+  const Machine& host = match.machine(0);
+  EXPECT_TRUE(host.logged("decision of player 1 for frame " + std::to_string(known + detail::kMaxReceivedDecisionLead + 100) +
+                          " refused"));
+  EXPECT_TRUE(host.logged("(2 refused so far)"));
+  EXPECT_FALSE(host.logged("(3 refused so far)")) << "told on powers of two only";
+  EXPECT_TRUE(host.logged("delay change of player 1 for frame 2147483647 refused"));
+  EXPECT_TRUE(match.machine(2).logged("decision of player 0 for frame 2147483647 refused"));
+}
+
+// The bound is not tighter than an honest sender's own limit: a decision stamped 36,000 frames
+// ahead of the sender's frame (the most send_decision takes) is kept by every receiver, and
+// one for a near frame after it still applies on the same frame everywhere.
+TEST(P2PAttack, ADecisionAtTheSendersOwnLimitIsKept) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 400;
+  o.link.latency_us = 30000;
+  o.spectators = 1;
+  o.capture_logs = true;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  Frame near = kNullFrame;
+  bool far = false;
+  match.before_input = [&](uint32_t m) {
+    P2PSession& s = *match.machine(m).session;
+    if (m == 1 && !far && s.current_frame() >= 100) {
+      ASSERT_EQ(match.send_decision(1, s.current_frame() + detail::kMaxDecisionLead, {0x11, 1}), Result::ok);
+      far = true;
+    }
+    if (m == 1 && far && near == kNullFrame && s.current_frame() >= 150) {
+      near = s.earliest_decision_frame() + 5;
+      ASSERT_EQ(match.send_decision(1, near, {0x22, 2}), Result::ok);
+    }
+  };
+  bool done = false;
+  for (int t = 0; t < 20000 && !done; ++t) {  // the spectator too
+    match.tick();
+    done = true;
+    for (uint32_t m = 0; m < match.size(); ++m) done = done && match.machine(m).session->confirmed_frame() >= o.frames;
+  }
+  ASSERT_TRUE(done);
+  ASSERT_NE(near, kNullFrame);
+  expect_agree_with_reference(match, o.frames, true);
+  for (uint32_t m = 0; m < match.size(); ++m) EXPECT_FALSE(match.machine(m).logged("refused")) << m;
+}
+
 // A flood of verified state requests on a spectator's connection (forged as in the test above:
 // 200 of them, a few a tick, while the host serves that spectator its state): the host answers
 // each within its bounds (a request restarts that spectator's transfer, nothing else), and the

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/checksum.h"
@@ -69,6 +70,10 @@ struct MatchOptions {
   // Machine m checksums its states with a function of its own (XXH3 ^ salt): a peer whose
   // reports never match the bytes it sends (missing or 0: the default checksum).
   std::vector<uint64_t> checksum_salt;
+  // Every machine's log lines of this level and above go to Machine::logs (tests that check
+  // what the library told the game: a refusal, a drop).
+  bool capture_logs = false;
+  LogLevel log_level = LogLevel::warning;
 };
 
 // The fixed match key of test matches (machine `m` of `other` gets a different one).
@@ -95,6 +100,10 @@ struct Machine {
   // this frame is final. Inputs confirmed by a later poll are applied (rolled back to) only at
   // the next advance, so confirmed_frame() alone can be ahead of the states recorded.
   Frame settled = kNullFrame;
+  std::vector<std::string> logs;    // MatchOptions::capture_logs
+  bool logged(const std::string& text) const {
+    return std::any_of(logs.begin(), logs.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  }
 };
 
 // A timed decision a machine's send_decision accepted (the reference applies it at `frame`).
@@ -192,6 +201,11 @@ class Match {
       me.game.padding = opt_.state_padding;
       s.save_mode = opt_.save_mode;
       s.callbacks = bind_game(me.game);
+      if (opt_.capture_logs) {
+        s.logger.user = &me.logs;
+        s.logger.min_level = opt_.log_level;
+        s.logger.log = [](void* u, LogLevel, const char* text) { static_cast<std::vector<std::string>*>(u)->emplace_back(text); };
+      }
       if (m < opt_.checksum_salt.size() && opt_.checksum_salt[m] != 0) {
         me.game.checksum_salt = opt_.checksum_salt[m];
         s.callbacks.checksum = [](void* u, Frame, const uint8_t* b, size_t n) -> uint64_t {
