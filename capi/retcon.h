@@ -867,6 +867,14 @@ RETCON_API retcon_result retcon_peer_stats_init(retcon_peer_stats* stats);
  * in local and sync-test sessions). */
 RETCON_API retcon_result retcon_session_get_peer_stats(const retcon_session* session, int32_t player,
                                                        retcon_peer_stats* stats);
+/* Datagrams a peer-to-peer or spectator session received from addresses that are not in it
+ * (a stranger, a spoofer, a machine of another match), dropped unread. 0 for local and
+ * sync-test sessions. */
+RETCON_API retcon_result retcon_session_dropped_unknown_address(const retcon_session* session,
+                                                                uint64_t* count);
+/* Datagrams sent on a memory network to an address none of its endpoints has, dropped. */
+RETCON_API retcon_result retcon_memory_network_dropped_unknown_address(const retcon_memory_network* network,
+                                                                       uint64_t* count);
 /* Numbers of spectator `index` (0..num_spectators-1) of a peer-to-peer session. */
 RETCON_API retcon_result retcon_session_get_spectator_stats(const retcon_session* session,
                                                             uint32_t index, retcon_peer_stats* stats);

@@ -542,6 +542,18 @@ retcon_result retcon_session_get_peer_stats(const retcon_session* session, int32
   return peer_stats(session, stats, [&](retcon::PeerStats* s) { return session->p2p->peer_stats(player, s); });
 }
 
+retcon_result retcon_session_dropped_unknown_address(const retcon_session* session, uint64_t* count) {
+  if (!is_session(session) || count == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  *count = session->p2p ? session->p2p->dropped_unknown_address() : 0;
+  return RETCON_RESULT_OK;
+}
+
+retcon_result retcon_memory_network_dropped_unknown_address(const retcon_memory_network* network, uint64_t* count) {
+  if (!is_memory_network(network) || count == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  *count = network->network.dropped_unknown_address();
+  return RETCON_RESULT_OK;
+}
+
 retcon_result retcon_session_get_spectator_stats(const retcon_session* session, uint32_t index,
                                                  retcon_peer_stats* stats) {
   return peer_stats(session, stats, [&](retcon::PeerStats* s) { return session->p2p->spectator_stats(index, s); });

@@ -245,6 +245,56 @@ TEST(CapiSimulatorSettings, Misuse) {
   EXPECT_EQ(retcon_memory_network_destroy(net), RETCON_RESULT_OK);
 }
 
+// A stranger's handshakes reach a session that does not list it: dropped and counted by the
+// session; a datagram to an address nobody has is counted by the memory network.
+TEST(CapiUnknownAddresses, StrangersAndNowhereAreCounted) {
+  const int frames = 60;
+  CPair pair(frames);
+  retcon_transport* stranger_wire = nullptr;
+  ASSERT_EQ(retcon_memory_network_add_endpoint(pair.net, &stranger_wire), RETCON_RESULT_OK);
+  ctg_game game;
+  ctg_init(&game);
+  retcon_session_config s;
+  retcon_session_config_init(&s);
+  s.max_state_size = 256;
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  ctg_bind(&game, &cb, 0);
+  retcon_p2p_config c;
+  retcon_p2p_config_init(&c);
+  c.player_kinds[1] = RETCON_PLAYER_REMOTE;  // the stranger thinks machine 0 is its opponent
+  ASSERT_EQ(retcon_transport_address(pair.wire[0], &c.player_addresses[1]), RETCON_RESULT_OK);
+  retcon_session* stranger = nullptr;
+  ASSERT_EQ(retcon_p2p_session_create(&s, &c, &cb, stranger_wire, &stranger), RETCON_RESULT_OK);
+  retcon_transport* nowhere_wire = nullptr;  // a session whose opponent's address does not exist
+  ASSERT_EQ(retcon_memory_network_add_endpoint(pair.net, &nowhere_wire), RETCON_RESULT_OK);
+  c.player_addresses[1].bytes[0] ^= 0x5a;
+  retcon_session* lost = nullptr;
+  ASSERT_EQ(retcon_p2p_session_create(&s, &c, &cb, nowhere_wire, &lost), RETCON_RESULT_OK);
+
+  for (int t = 0; t < 200 && (pair.confirmed(0) < frames || pair.confirmed(1) < frames); ++t) {
+    pair.tick(frames);
+    ASSERT_EQ(retcon_session_poll(stranger, pair.now), RETCON_RESULT_OK);
+    ASSERT_EQ(retcon_session_poll(lost, pair.now), RETCON_RESULT_OK);
+  }
+  pair.expect_agree(frames);  // the stranger changed nothing in the match
+  uint64_t count = 0;
+  ASSERT_EQ(retcon_session_dropped_unknown_address(pair.session[0], &count), RETCON_RESULT_OK);
+  EXPECT_GT(count, 0u);
+  ASSERT_EQ(retcon_session_dropped_unknown_address(pair.session[1], &count), RETCON_RESULT_OK);
+  EXPECT_EQ(count, 0u);
+  ASSERT_EQ(retcon_memory_network_dropped_unknown_address(pair.net, &count), RETCON_RESULT_OK);
+  EXPECT_GT(count, 0u);
+  EXPECT_EQ(retcon_session_dropped_unknown_address(nullptr, &count), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_session_dropped_unknown_address(pair.session[0], nullptr), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_memory_network_dropped_unknown_address(nullptr, &count), RETCON_RESULT_INVALID_ARGUMENT);
+
+  EXPECT_EQ(retcon_session_destroy(lost), RETCON_RESULT_OK);
+  EXPECT_EQ(retcon_session_destroy(stranger), RETCON_RESULT_OK);
+  EXPECT_EQ(retcon_transport_destroy(nowhere_wire), RETCON_RESULT_OK);
+  EXPECT_EQ(retcon_transport_destroy(stranger_wire), RETCON_RESULT_OK);
+}
+
 // A flood of junk at a session's UDP socket: with a receive budget of 4 one poll reads at most
 // 4 datagrams, the rest waits for later polls, and the counters say so. Loopback, port 0.
 TEST(CapiUdpSettings, ReceiveBudgetSpreadsAFloodOverPolls) {

@@ -559,6 +559,8 @@ class Sessions(unittest.TestCase):
         with self.assertRaises(retcon.InvalidArgument):
             links[0].set_blackouts([(1, 2)] * (retcon.SIMULATOR_MAX_BLACKOUTS + 1))
         links[0].set_blackouts([])
+        self.assertEqual(sessions[0].dropped_unknown_address, 0)  # only the two machines spoke
+        self.assertEqual(machines["network"].dropped_unknown_address, 0)  # type: ignore[attr-defined]
         with self.assertRaises(retcon.InvalidArgument):
             machines["wires"][0].set_blackouts([(1, 2)])  # type: ignore[index]  # not a simulator
         with self.assertRaises(retcon.InvalidArgument):

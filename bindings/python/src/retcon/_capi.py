@@ -357,6 +357,8 @@ _PROTOTYPES = {
     "retcon_network_simulator_in_flight": (R, [H, _p(U64), _p(U64)]),
     "retcon_udp_transport_set_receive_budget": (R, [H, U32]),
     "retcon_udp_transport_set_receive_time_budget": (R, [H, U64]),
+    "retcon_session_dropped_unknown_address": (R, [H, _p(U64)]),
+    "retcon_memory_network_dropped_unknown_address": (R, [H, _p(U64)]),
     "retcon_udp_stats_init": (R, [_p(UdpStats)]),
     "retcon_udp_transport_get_stats": (R, [H, _p(UdpStats)]),
     "retcon_transport_address": (R, [H, _p(PeerAddress)]),

@@ -200,6 +200,14 @@ class MemoryNetwork:
         self._handle = ctypes.c_void_p()
         check(fn.memory_network_create(ctypes.byref(self._handle)), "memory_network_create")
 
+    @property
+    def dropped_unknown_address(self) -> int:
+        """Datagrams sent to an address none of this network's endpoints has."""
+        out = c.U64()
+        check(fn.memory_network_dropped_unknown_address(self._handle, ctypes.byref(out)),
+              "memory_network_dropped_unknown_address")
+        return out.value
+
     def endpoint(self) -> Transport:
         handle = ctypes.c_void_p()
         check(fn.memory_network_add_endpoint(self._handle, ctypes.byref(handle)), "memory_network_add_endpoint")

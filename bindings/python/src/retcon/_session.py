@@ -144,6 +144,13 @@ class Session:
     # -- network sessions
 
     @property
+    def dropped_unknown_address(self) -> int:
+        """Datagrams from addresses not in this network session, dropped unread (0 otherwise)."""
+        out = c.U64()
+        self._call(fn.session_dropped_unknown_address(self._handle, ctypes.byref(out)), "dropped_unknown_address")
+        return out.value
+
+    @property
     def checksums_compared(self) -> int:
         """Peer checksum reports compared with ours so far (desync detection at work)."""
         out = c.U64()
