@@ -214,6 +214,7 @@ class P2PSessionImpl final : public P2PSession {
   int32_t peer_index_of_player_[kMaxPlayers];
   uint32_t num_players_ = 0, input_size_ = 0;
   uint32_t local_count_ = 0;
+  PlayerIndex local_players_[kMaxPlayers] = {};  // the first local_count_ entries, ascending
   std::unique_ptr<uint8_t[]> blob_;  // scratch: one frame of inputs to send
   ConnectStatus local_status_[kMaxPlayers];
   bool cut_announced_[kMaxPlayers] = {};  // the disconnected event with the agreed cut was given
@@ -374,7 +375,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     if (setup.kind == PlayerKind::local) {
       driver_.set_local(PlayerIndex(p), true);
       local_mask = uint16_t(local_mask | (1u << p));
-      ++local_count_;
+      local_players_[local_count_++] = PlayerIndex(p);
       continue;
     }
     if (setup.kind != PlayerKind::remote || setup.address.size == 0 || setup.address.size > PeerAddress::kCapacity)
@@ -886,8 +887,7 @@ void P2PSessionImpl::drain_inputs(Peer& peer) {
 void P2PSessionImpl::send_local_inputs() {
   // A frame goes out once every local player's input for it is known.
   Frame ready = INT32_MAX;
-  for (uint32_t p = 0; p < num_players_; ++p)
-    if (driver_.is_local(PlayerIndex(p))) ready = std::min(ready, driver_.last_confirmed(PlayerIndex(p)));
+  for (uint32_t k = 0; k < local_count_; ++k) ready = std::min(ready, driver_.last_confirmed(local_players_[k]));
   // To each peer, not past a decision of ours it has not acknowledged: it may not confirm that
   // frame before holding it (session/decision_exchange.h). Per peer, so that one that stops
   // acknowledging (it left, and is not dropped yet) holds back only its own stream: the others
@@ -905,13 +905,11 @@ void P2PSessionImpl::send_local_inputs() {
     if (own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
     if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
     for (Frame f = sent_to_peer_[i] + 1; f <= upto; ++f) {
-      size_t offset = 0;
-      for (uint32_t p = 0; p < num_players_; ++p) {
-        if (!driver_.is_local(PlayerIndex(p))) continue;
-        std::memcpy(blob_.get() + offset, driver_.confirmed_input(PlayerIndex(p), f), input_size_);
-        offset += input_size_;
-      }
-      peer.endpoint.send_input(f, blob_.get());
+      // One local player (the usual machine): its queued input is the blob itself.
+      const uint8_t* blob = local_count_ == 1 ? driver_.confirmed_input(local_players_[0], f) : blob_.get();
+      for (uint32_t k = 0; k < local_count_ && local_count_ > 1; ++k)
+        std::memcpy(blob_.get() + size_t(k) * input_size_, driver_.confirmed_input(local_players_[k], f), input_size_);
+      peer.endpoint.send_input(f, blob);
     }
     sent_to_peer_[i] = std::max(sent_to_peer_[i], upto);
     newest = std::max(newest, sent_to_peer_[i]);
@@ -1961,8 +1959,7 @@ void P2PSessionImpl::send_due(bool again) {
   // (a slow datagram: plus twice the jitter); its window and our input delay cover that many
   // frames. When the slow datagram plus a batch would not fit, every frame goes at once.
   int32_t delay = kMaxPredictionFrames;
-  for (uint32_t p = 0; p < num_players_; ++p)
-    if (driver_.is_local(PlayerIndex(p))) delay = std::min(delay, driver_.input_delay(PlayerIndex(p)));
+  for (uint32_t k = 0; k < local_count_; ++k) delay = std::min(delay, driver_.input_delay(local_players_[k]));
   const uint64_t cover_us = uint64_t(max_prediction_ + delay) * frame_us_;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
