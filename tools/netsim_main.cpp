@@ -13,6 +13,8 @@
 #include "html_report.h"
 #include "net_profiles.h"
 #include "netsim_series.h"
+#include "replay/utf8_file.h"
+#include "utf8_args.h"
 
 namespace {
 
@@ -137,6 +139,7 @@ void progress(const FighterMatch& m, bool done) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  retcon::cli::use_utf8_arguments(&argc, &argv);  // file names as typed, on Windows too
   Options opt;
   if (!parse(argc, argv, &opt)) {
     usage();
@@ -256,7 +259,7 @@ int main(int argc, char** argv) {
       report.charts.push_back(std::move(chart));
     }
     const std::string html = retcon::tools::render_html(report);
-    std::FILE* f = std::fopen(opt.report, "wb");
+    std::FILE* f = retcon::detail::open_utf8_file(opt.report, "wb");  // UTF-8 on Windows too
     const bool written = f && std::fwrite(html.data(), 1, html.size(), f) == html.size();
     if (f && std::fclose(f) != 0) ok = false;
     std::printf("  html report: %s %s\n", opt.report, written ? "written" : "NOT WRITTEN");

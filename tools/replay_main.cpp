@@ -26,6 +26,7 @@
 #include "net_profiles.h"
 #include "retcon.h"
 #include "shared_library.h"
+#include "utf8_args.h"
 
 #ifndef RETCON_DEFAULT_GAME_MODULE
 #define RETCON_DEFAULT_GAME_MODULE ""
@@ -64,7 +65,7 @@ void usage() {
 
 bool parse(int argc, char** argv, Options* o) {
   int i = 1;
-  if (const char* env = std::getenv("RETCON_GAME_MODULE"); env != nullptr && *env) o->game = env;
+  if (std::string env; retcon::cli::utf8_environment_variable("RETCON_GAME_MODULE", &env) && !env.empty()) o->game = env;
   else o->game = RETCON_DEFAULT_GAME_MODULE;
   if (i + 1 < argc && std::strcmp(argv[i], "--game") == 0) {
     o->game = argv[i + 1];
@@ -654,6 +655,7 @@ int corrupt(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  retcon::cli::use_utf8_arguments(&argc, &argv);  // file names as typed, on Windows too
   Options o;
   if (!parse(argc, argv, &o)) {
     usage();

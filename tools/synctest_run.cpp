@@ -11,6 +11,7 @@
 
 #include "retcon/session.h"
 #include "support/test_game.h"
+#include "utf8_args.h"
 
 namespace {
 
@@ -40,6 +41,7 @@ bool parse(int argc, char** argv, Options* o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  retcon::cli::use_utf8_arguments(&argc, &argv);  // file names as typed, on Windows too
   Options opt;
   if (!parse(argc, argv, &opt)) {
     std::fprintf(stderr, "usage: retcon_synctest [--frames N] [--distance D] [--players P] [--seed S] [--inject FRAME]\n");

@@ -13,6 +13,7 @@
 #include "fighter_bot.h"
 #include "fighter_game.h"
 #include "frame_source.h"
+#include "utf8_args.h"
 
 namespace {
 
@@ -69,6 +70,7 @@ void print_stdout(void*, const char* text, size_t length) { std::fwrite(text, 1,
 }  // namespace
 
 int main(int argc, char** argv) {
+  retcon::cli::use_utf8_arguments(&argc, &argv);  // file names as typed, on Windows too
   Options opt;
   if (!parse(argc, argv, &opt)) {
     usage();

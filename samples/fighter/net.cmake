@@ -3,9 +3,11 @@
 add_library(retcon_fighter_net STATIC fighter_peer.cpp net_connect.cpp net_frame_source.cpp net_overlay_feed.cpp)
 target_include_directories(retcon_fighter_net PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(retcon_fighter_net PUBLIC retcon_fighter retcon_cpp PRIVATE retcon_warnings)
+# --remote file:PATH opens through the library's own UTF-8 fopen (lib/replay/utf8_file.h).
+target_include_directories(retcon_fighter_net PRIVATE ${PROJECT_SOURCE_DIR}/lib)
 
 add_executable(fighter_net net_main.cpp)
-target_link_libraries(fighter_net PRIVATE retcon_fighter_net retcon_warnings)
+target_link_libraries(fighter_net PRIVATE retcon_fighter_net retcon_cli retcon_warnings)
 if(WIN32)  # timeBeginPeriod
   target_compile_definitions(fighter_net PRIVATE ${RETCON_WINDOWS_DEFINITIONS})
   target_link_libraries(fighter_net PRIVATE winmm)
@@ -27,13 +29,20 @@ if(RETCON_BUILD_TESTS)
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_net_pair.sh $<TARGET_FILE_DIR:fighter_net> --seconds 2)
   set_tests_properties(fighter_net_ignores_strangers PROPERTIES TIMEOUT 90 ENVIRONMENT "NET_PAIR_STRANGER=1"
     PASS_REGULAR_EXPRESSION "OK: both peers agree")
+  # --remote file:PATH in a folder named outside ASCII and the ANSI code page, with spaces: A
+  # finds B's address there (cli/utf8_args.h, the library's UTF-8 fopen), on Windows too.
+  add_test(NAME fighter_net_utf8_address_file
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_net_pair.sh $<TARGET_FILE_DIR:fighter_net> --seconds 2)
+  set_tests_properties(fighter_net_utf8_address_file PROPERTIES TIMEOUT 90
+    ENVIRONMENT "NET_PAIR_ADDRESS_FOLDER=Zoë Müller 対戦" PASS_REGULAR_EXPRESSION "OK: both peers agree")
 endif()
 
 # Late spectators and rejoin over real UDP, through the simulator's profiles (each process applies
 # it to what it sends). Every process binds port 0 and the scripts hand the ports over through
-# files and the processes' output lines, so these run in parallel with anything. Linux builds
-# only: under Wine a SIGKILL reaches the wrapper, not the Windows process.
-if(RETCON_BUILD_TESTS AND NOT CMAKE_CROSSCOMPILING)
+# files and the processes' output lines, so these run in parallel with anything. In the Windows
+# build every process is a fighter_net.exe under Wine (NET_RUN, below); the scripts' SIGKILL goes
+# to the program under the wrapper (kill_process_tree, net_script_lib.sh).
+if(RETCON_BUILD_TESTS)
   # A spectator joins 3 s into the match from a state player 0's machine sends (transatlantic:
   # ~100 ms RTT, 5% loss); both players and the spectator agree on the last frame's checksum.
   add_test(NAME fighter_net_late_spectator
@@ -52,6 +61,10 @@ if(RETCON_BUILD_TESTS AND NOT CMAKE_CROSSCOMPILING)
             --seconds 10 --disconnect-timeout 2000 --profile mobile)
   set_tests_properties(fighter_net_rejoin_after_kill fighter_net_rejoin_player0_mobile PROPERTIES TIMEOUT 120
     PASS_REGULAR_EXPRESSION "OK: player [01] rejoined")
+  if(CMAKE_CROSSCOMPILING_EMULATOR)
+    set_tests_properties(fighter_net_late_spectator fighter_net_rejoin_after_kill fighter_net_rejoin_player0_mobile
+      PROPERTIES ENVIRONMENT "NET_RUN=${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:fighter_net>")
+  endif()
 endif()
 
 # Windows build: both processes run under Wine. With RETCON_LINUX_FIGHTER_NET (a Linux build's
@@ -63,6 +76,8 @@ if(RETCON_BUILD_TESTS AND CMAKE_CROSSCOMPILING_EMULATOR)
   set_property(TEST fighter_net_two_processes PROPERTY ENVIRONMENT
     "NET_PAIR_A=${windows_fighter_net}" "NET_PAIR_B=${windows_fighter_net}")
   set_property(TEST fighter_net_ignores_strangers APPEND PROPERTY ENVIRONMENT
+    "NET_PAIR_A=${windows_fighter_net}" "NET_PAIR_B=${windows_fighter_net}")
+  set_property(TEST fighter_net_utf8_address_file APPEND PROPERTY ENVIRONMENT
     "NET_PAIR_A=${windows_fighter_net}" "NET_PAIR_B=${windows_fighter_net}")
   set(RETCON_LINUX_FIGHTER_NET "" CACHE FILEPATH "fighter_net of a Linux build, to play the Windows one")
   if(RETCON_LINUX_FIGHTER_NET)

@@ -4,10 +4,29 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <thread>
 
+#include "replay/utf8_file.h"
+
 namespace fighter {
+
+namespace {
+
+// The first line of a file named in UTF-8 (the library's fopen for UTF-8 names, so a folder
+// named "Zoë" opens on Windows too); false while the file is missing or that line is empty.
+bool read_first_line(const std::string& path, std::string* line) {
+  std::FILE* f = retcon::detail::open_utf8_file(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  char text[256];
+  const bool got = std::fgets(text, sizeof text, f) != nullptr;
+  std::fclose(f);
+  if (!got) return false;
+  *line = text;
+  while (!line->empty() && (line->back() == '\n' || line->back() == '\r')) line->pop_back();
+  return !line->empty();
+}
+
+}  // namespace
 
 bool parse_peer_address(const std::string& text, retcon::PeerAddress* out) {
   std::string host, port;
@@ -48,9 +67,7 @@ bool open_udp_peer(const std::string& bind, uint16_t port, const std::string& re
   const std::string path = remote.substr(5);
   const auto start = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() - start < std::chrono::microseconds(wait_us)) {
-    std::ifstream in(path);
-    std::string line;
-    if (in && std::getline(in, line) && !line.empty()) {
+    if (std::string line; read_first_line(path, &line)) {
       if (parse_peer_address(line, peer)) return true;
       std::fprintf(stderr, "bad peer address '%s' in %s\n", line.c_str(), path.c_str());
       return false;

@@ -37,6 +37,7 @@
 #include "fighter_peer.h"
 #include "net_connect.h"
 #include "net_profiles.h"
+#include "utf8_args.h"
 
 #if defined(_WIN32)
 #include <windows.h>
@@ -140,6 +141,7 @@ bool everyone_acknowledged(fighter::FighterPeer& peer, int local_player) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  retcon::cli::use_utf8_arguments(&argc, &argv);  // file names as typed, on Windows too
   Options opt;
   if (!parse(argc, argv, &opt)) {
     usage();

@@ -2,6 +2,23 @@
 # Shell helpers of the fighter_net launchers (run_net_spectate.sh, run_net_rejoin.sh): waiting
 # for a process to print a line, never for a fixed time. Sourced, not run.
 
+# fighter_net_command BIN_DIR: sets the array `fighter_net` to the command that runs fighter_net:
+# $NET_RUN when set (split into words, e.g. "build/windows/wine_run .../fighter_net.exe": a
+# Windows one under Wine), else BIN_DIR/fighter_net. Status 1 when that program is missing.
+fighter_net_command() {
+  # shellcheck disable=SC2206  # the command is split into words on purpose
+  fighter_net=(${NET_RUN:-$1/fighter_net})
+  [ -x "${fighter_net[0]}" ]
+}
+
+# kill_process_tree PID: SIGKILL to PID and every process under it, children first (a program
+# run through a wrapper such as wine_run: killing the wrapper alone leaves the program playing).
+kill_process_tree() {
+  local child
+  for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do kill_process_tree "$child"; done
+  kill -KILL "$1" 2>/dev/null
+}
+
 # listening_port FILE PID: the port PID reported ("listening on 127.0.0.1:PORT") in FILE, within
 # 10 s; empty (status 1) when it did not (it died or was too slow).
 listening_port() {

@@ -18,8 +18,15 @@ for run in "${run_a[0]}" "${run_b[0]}"; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# NET_PAIR_ADDRESS_FOLDER=NAME: A's address file is in a folder of that name (a test of file names
+# outside ASCII); otherwise in the temporary folder itself.
+addr="$tmp/b.addr"
+if [ -n "${NET_PAIR_ADDRESS_FOLDER:-}" ]; then
+  mkdir -p "$tmp/$NET_PAIR_ADDRESS_FOLDER"
+  addr="$tmp/$NET_PAIR_ADDRESS_FOLDER/b.addr"
+fi
 
-"${run_a[@]}" --player 0 --local-port 0 --remote "file:$tmp/b.addr" --progress "$@" >"$tmp/a.out" &
+"${run_a[@]}" --player 0 --local-port 0 --remote "file:$addr" --progress "$@" >"$tmp/a.out" &
 pid_a=$!
 port=""
 for _ in $(seq 1 200); do
@@ -49,7 +56,7 @@ for _ in $(seq 1 200); do
   sleep 0.05
 done
 # Written whole, then renamed: A never reads half a line.
-echo "127.0.0.1:${port_b:-0}" >"$tmp/b.addr.part" && mv "$tmp/b.addr.part" "$tmp/b.addr"
+echo "127.0.0.1:${port_b:-0}" >"$addr.part" && mv "$addr.part" "$addr"
 wait "$pid_a"; status_a=$?
 wait "$pid_b"; status_b=$?
 

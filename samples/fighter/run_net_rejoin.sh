@@ -7,14 +7,15 @@
 # a file). Once the victim's status lines show frame 60 x SECONDS (default 3 s) it is killed;
 # once the survivor prints that its player disconnected (the agreed cut), it is started again
 # with --rejoin, told the survivor's address. No fixed port, no fixed sleep: each step waits for a
-# line a process printed, with a timeout.
+# line a process printed, with a timeout. NET_RUN: the command that runs fighter_net
+# (net_script_lib.sh), e.g. a Windows one under Wine.
 # Exit status 0 when the survivor and the restarted process succeeded, report the same checksum
 # of the last frame and name the same frame the player was live again from; 1 otherwise.
 set -uo pipefail
 here=$(dirname "$0")
 # shellcheck source=samples/fighter/net_script_lib.sh
 . "$here/net_script_lib.sh"
-bin="$1/fighter_net"
+fighter_net_command "$1" || { echo "run_net_rejoin: no ${fighter_net[0]}" >&2; exit 2; }
 shift
 victim=1
 kill_at=3
@@ -26,12 +27,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$victim" = 0 ] || [ "$victim" = 1 ] || { echo "run_net_rejoin: --kill 0 or 1" >&2; exit 2; }
-[ -x "$bin" ] || { echo "run_net_rejoin: no $bin" >&2; exit 2; }
 survivor=$((1 - victim))
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do kill_process_tree "$pid"; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -45,25 +45,25 @@ fail() {
 progress=(--progress)
 [ "$victim" = 0 ] && progress0=() || progress0=("${progress[@]}")
 [ "$victim" = 1 ] && progress1=() || progress1=("${progress[@]}")
-"$bin" --player 0 --local-port 0 --remote "file:$tmp/p1.addr" --allow-rejoin --status-lines "${progress0[@]}" "$@" \
+"${fighter_net[@]}" --player 0 --local-port 0 --remote "file:$tmp/p1.addr" --allow-rejoin --status-lines "${progress0[@]}" "$@" \
   >"$tmp/p0.out" &
 pid[0]=$!; pids+=("${pid[0]}")
 port[0]=$(listening_port "$tmp/p0.out" "${pid[0]}") || fail "player 0 did not report its port"
-"$bin" --player 1 --local-port 0 --remote "127.0.0.1:${port[0]}" --allow-rejoin --status-lines "${progress1[@]}" "$@" \
+"${fighter_net[@]}" --player 1 --local-port 0 --remote "127.0.0.1:${port[0]}" --allow-rejoin --status-lines "${progress1[@]}" "$@" \
   >"$tmp/p1.out" &
 pid[1]=$!; pids+=("${pid[1]}")
 port[1]=$(listening_port "$tmp/p1.out" "${pid[1]}") || fail "player 1 did not report its port"
 write_address "$tmp/p1.addr" "127.0.0.1:${port[1]}"
 
 wait_for_frame "$tmp/p$victim.out" $((kill_at * 60)) "${pid[$victim]}" 60 || fail "the match did not reach ${kill_at} s"
-kill -KILL "${pid[$victim]}"
+kill_process_tree "${pid[$victim]}"  # the program itself, also when NET_RUN wraps it
 { wait "${pid[$victim]}"; } 2>/dev/null
 echo -e "\n[player $victim killed (SIGKILL) at its frame $(sed -n 's/^status [0-9.]* s: frame \([0-9]*\),.*/\1/p' "$tmp/p$victim.out" | tail -n 1)]" >&2
 wait_for_line "$tmp/p$survivor.out" "^event [0-9.]* s: player $victim disconnected" "${pid[$survivor]}" 60 ||
   fail "player $survivor was not told that player $victim disconnected"
 echo -e "\n[player $victim disconnected on player $survivor's machine: starting it again with --rejoin]" >&2
 
-"$bin" --player "$victim" --local-port 0 --remote "127.0.0.1:${port[$survivor]}" --rejoin --status-lines "$@" \
+"${fighter_net[@]}" --player "$victim" --local-port 0 --remote "127.0.0.1:${port[$survivor]}" --rejoin --status-lines "$@" \
   >"$tmp/again.out" 2>"$tmp/again.err" &
 pid_again=$!; pids+=("$pid_again")
 

@@ -6,25 +6,25 @@
 # told it (--spectator), player 1 (B) is told A's port and A is told B's through a file; once A's
 # status lines show frame 60 x SECONDS (default 3 s into the match), the spectator is given A's
 # address through another file and joins. No fixed port, no fixed sleep: each step waits for a
-# line the previous process printed, with a timeout.
+# line the previous process printed, with a timeout. NET_RUN: the command that runs fighter_net
+# (net_script_lib.sh), e.g. a Windows one under Wine.
 # Exit status 0 when the three processes succeeded, report the same checksum of the last frame
 # and the spectator started from a transferred state (not frame 0); 1 otherwise.
 set -uo pipefail
 here=$(dirname "$0")
 # shellcheck source=samples/fighter/net_script_lib.sh
 . "$here/net_script_lib.sh"
-bin="$1/fighter_net"
+fighter_net_command "$1" || { echo "run_net_spectate: no ${fighter_net[0]}" >&2; exit 2; }
 shift
 join_at=3
 if [ "${1:-}" = --join-at ]; then
   join_at="$2"
   shift 2
 fi
-[ -x "$bin" ] || { echo "run_net_spectate: no $bin" >&2; exit 2; }
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do kill_process_tree "$pid"; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -34,16 +34,16 @@ fail() {
   exit 1
 }
 
-"$bin" --spectate "file:$tmp/host.addr" --local-port 0 "$@" >"$tmp/s.out" 2>"$tmp/s.err" &
+"${fighter_net[@]}" --spectate "file:$tmp/host.addr" --local-port 0 "$@" >"$tmp/s.out" 2>"$tmp/s.err" &
 pid_s=$!; pids+=("$pid_s")
 port_s=$(listening_port "$tmp/s.out" "$pid_s") || fail "the spectator did not report its port"
 
-"$bin" --player 0 --local-port 0 --remote "file:$tmp/b.addr" --spectator "127.0.0.1:$port_s" --status-lines \
+"${fighter_net[@]}" --player 0 --local-port 0 --remote "file:$tmp/b.addr" --spectator "127.0.0.1:$port_s" --status-lines \
   --progress "$@" >"$tmp/a.out" &
 pid_a=$!; pids+=("$pid_a")
 port_a=$(listening_port "$tmp/a.out" "$pid_a") || fail "process A did not report its port"
 
-"$bin" --player 1 --local-port 0 --remote "127.0.0.1:$port_a" "$@" >"$tmp/b.out" 2>"$tmp/b.err" &
+"${fighter_net[@]}" --player 1 --local-port 0 --remote "127.0.0.1:$port_a" "$@" >"$tmp/b.out" 2>"$tmp/b.err" &
 pid_b=$!; pids+=("$pid_b")
 port_b=$(listening_port "$tmp/b.out" "$pid_b") || fail "process B did not report its port"
 write_address "$tmp/b.addr" "127.0.0.1:$port_b"

@@ -29,6 +29,7 @@
 #include "net_connect.h"
 #include "net_frame_source.h"
 #include "net_profiles.h"
+#include "utf8_args.h"
 
 namespace {
 
@@ -160,6 +161,7 @@ class FighterApp {
 }  // namespace
 
 int main(int argc, char** argv) {
+  retcon::cli::use_utf8_arguments(&argc, &argv);  // file names as typed, on Windows too
   Options opt;
   if (!parse(argc, argv, &opt)) {
     std::fprintf(stderr,

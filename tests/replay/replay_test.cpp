@@ -316,7 +316,7 @@ TEST(Replay, FileNamesAreUtf8) {
   const Replay rec = record_local(2, 50, 7);
   const std::filesystem::path file =
       std::filesystem::path(::testing::TempDir()) /
-      std::filesystem::path(u8"retcon_Zo\u00eb_\u30ea\u30d7\u30ec\u30a4.rpl");
+      std::filesystem::path(u8"retcon_Zo\u00eb M\u00fcller_\u30ea\u30d7\u30ec\u30a4.rpl");
   const std::u8string name = file.u8string();
   const std::string path(name.begin(), name.end());
   ASSERT_EQ(rec.write_file(path.c_str()), Result::ok);
