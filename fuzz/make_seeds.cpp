@@ -52,7 +52,8 @@ Bytes encoded(const Message& m) {
   return out;
 }
 
-Bytes inputs(uint16_t blob_size, uint16_t count, Frame start, uint8_t statuses, uint8_t variety) {
+Bytes inputs(uint16_t blob_size, uint16_t count, Frame start, uint8_t statuses, uint8_t variety,
+             const Riders* riders = nullptr) {
   Bytes out(kMaxDatagramSize);
   ConnectStatus status[kMaxPlayers];
   for (uint8_t i = 0; i < statuses; ++i) status[i] = ConnectStatus{i == 1, Frame(start + i) - 1};
@@ -60,7 +61,7 @@ Bytes inputs(uint16_t blob_size, uint16_t count, Frame start, uint8_t statuses, 
   h.nonce = 0x11223344;
   h.sequence = 7;
   std::vector<uint8_t> zeros(blob_size, 0);
-  InputsWriter writer(out.data(), out.size(), h, start, start - 2, blob_size, status, statuses, zeros.data());
+  InputsWriter writer(out.data(), out.size(), h, start, start - 2, blob_size, status, statuses, zeros.data(), riders);
   std::vector<Bytes> blobs(count, Bytes(blob_size, 0));
   for (uint16_t i = 0; i < count; ++i) {
     if (i > 0) blobs[i] = blobs[i - 1];
@@ -87,10 +88,10 @@ void wire_seeds() {
   m.ack_frame = 1234;
   write("wire", "input_ack", encoded(m));
   m.header.type = MessageType::quality_report;
-  m.quality = QualityReport{123456789, 600, -3};
+  m.quality = QualityReport{21, 600, -3};
   write("wire", "quality_report", encoded(m));
   m.header.type = MessageType::quality_reply;
-  m.echoed_time_us = 123456789;
+  m.reply = QualityReply{21, 1500};
   write("wire", "quality_reply", encoded(m));
   m.header.type = MessageType::keep_alive;
   write("wire", "keep_alive", encoded(m));
@@ -116,6 +117,19 @@ void wire_seeds() {
   write("wire", "inputs_first_frame", inputs(4, 1, 0, 0, 0));
   write("wire", "inputs_incompressible", inputs(300, 8, 5, 8, 1));
   write("wire", "inputs_eight_players", inputs(1024, 1, 9, 8, 0));
+  // Protocol 7: a report, a reply and checksums riding on the inputs (frames around the start).
+  Riders riders;
+  riders.has_report = true;
+  riders.report = QualityReport{3, 1198, 2};
+  riders.has_reply = true;
+  riders.reply = QualityReply{200, 16667};
+  riders.checksum_count = 3;
+  for (uint8_t i = 0; i < 3; ++i) riders.checksums[i] = ChecksumReport{Frame(1140 + 30 * i), 0x1111111111111111ull * (i + 1)};
+  write("wire", "inputs_with_riders", inputs(2, 12, 1200, 2, 0, &riders));
+  riders.has_reply = false;
+  riders.checksum_count = 7;
+  for (uint8_t i = 3; i < 7; ++i) riders.checksums[i] = ChecksumReport{Frame(i), ~uint64_t{i}};
+  write("wire", "inputs_with_seven_checksums", inputs(4, 3, 5, 8, 1, &riders));
   Bytes version = checksum;
   version[2] = 2;
   write("wire", "bad_version", version);
@@ -346,10 +360,61 @@ void replay_seeds() {}
 
 // ---------------------------------------------------------------- corpus upgrade
 // The wire corpus also holds inputs libFuzzer found. After a wire change they would only
-// exercise version rejection: datagrams of an older version (every one of them with the 16-byte
-// header of versions 1..5) are rewritten in place into this version's layout (a data message
-// loses its nonce and keeps the low 16 bits of its sequence) and resealed (key 0), so they reach
-// the body decoders again. Files that do not start with the magic are left alone.
+// exercise version rejection, so datagrams of older versions are rewritten in place into this
+// version's layout and resealed (key 0), so they reach the body decoders again:
+//   - versions 1..5 (a 16-byte header on every message): a data message loses its nonce and
+//     keeps the low 16 bits of its sequence (version 6's 10-byte data header);
+//   - version 6 -> 7: an inputs body loses its blob size and its mask becomes the flags byte
+//     (and the mask after it when someone is disconnected); a quality report's clock becomes its
+//     id (the clock's low byte), a reply's echo an id and a hold of 0; a checksum report's frame
+//     becomes a zigzag varint. A body that does not parse as version 6 is kept as it is.
+// Files that do not start with the magic are left alone.
+Bytes upgrade_body_6_to_7(MessageType type, const Bytes& body) {
+  ByteReader r(body.data(), body.size());
+  Bytes out(body.size() + 16);
+  ByteWriter w(out.data(), out.size());
+  auto zigzag = [](int32_t v) { return (uint32_t(v) << 1) ^ uint32_t(v >> 31); };
+  switch (type) {
+    case MessageType::inputs: {
+      uint32_t start = 0, ack = 0, count = 0, blob_size = 0;
+      if (!r.varint(&start) || !r.varint(&ack) || !r.varint(&count) || !r.varint(&blob_size)) return body;
+      const uint8_t mask = r.u8();
+      if (r.failed()) return body;
+      w.varint(start);
+      w.varint(ack);
+      w.varint(count);
+      w.u8(mask != 0 ? 0x01 : 0x00);
+      if (mask != 0) w.u8(mask);
+      w.bytes(body.data() + r.position(), r.remaining());
+      break;
+    }
+    case MessageType::quality_report: {
+      if (body.size() != 16) return body;
+      const uint64_t time = r.u64();
+      const int32_t frame = r.i32(), advantage = r.i32();
+      w.u8(uint8_t(time));
+      w.varint(zigzag(frame));
+      w.varint(zigzag(advantage));
+      break;
+    }
+    case MessageType::quality_reply:
+      if (body.size() != 8) return body;
+      w.u8(body[0]);
+      w.varint(0);
+      break;
+    case MessageType::checksum_report: {
+      if (body.size() != 12) return body;
+      const int32_t frame = r.i32();
+      w.varint(zigzag(frame));
+      w.u64(r.u64());
+      break;
+    }
+    default: return body;
+  }
+  out.resize(w.size());
+  return out;
+}
+
 void upgrade_wire_corpus() {
   const std::filesystem::path dir = g_root / "wire";
   if (!std::filesystem::exists(dir)) return;
@@ -360,16 +425,29 @@ void upgrade_wire_corpus() {
     Bytes d((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     in.close();
     constexpr size_t kOldHeader = 16;
-    if (d.size() < kOldHeader || d[0] != kMagic0 || d[1] != kMagic1 || d[2] == kProtocolVersion) continue;
-    d[2] = kProtocolVersion;
-    if (!is_handshake(MessageType(d[3]))) {
-      Bytes v(d.begin(), d.begin() + 4);
-      v.push_back(d[8]);  // the sequence's low 16 bits
-      v.push_back(d[9]);
-      v.insert(v.end(), 4, 0);  // the checksum
-      v.insert(v.end(), d.begin() + long(kOldHeader), d.end());
-      d = v;
+    if (d.size() < kDataHeaderSize || d[0] != kMagic0 || d[1] != kMagic1 || d[2] == kProtocolVersion) continue;
+    if (d[2] < 6) {
+      if (d.size() < kOldHeader) continue;
+      if (!is_handshake(MessageType(d[3]))) {
+        Bytes v(d.begin(), d.begin() + 4);
+        v.push_back(d[8]);  // the sequence's low 16 bits
+        v.push_back(d[9]);
+        v.insert(v.end(), 4, 0);  // the checksum
+        v.insert(v.end(), d.begin() + long(kOldHeader), d.end());
+        d = v;
+      }
+      d[2] = 6;
     }
+    if (d[2] == 6) {
+      const MessageType type = MessageType(d[3]);
+      const size_t header = header_size(type);
+      if (d.size() >= header) {
+        const Bytes body = upgrade_body_6_to_7(type, Bytes(d.begin() + long(header), d.end()));
+        d.resize(header);
+        d.insert(d.end(), body.begin(), body.end());
+      }
+    }
+    d[2] = kProtocolVersion;
     seal_datagram(d.data(), d.size());
     std::ofstream out(entry.path(), std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(d.data()), std::streamsize(d.size()));

@@ -18,6 +18,15 @@ using namespace retcon::detail;
 
 namespace {
 
+bool same_riders(const Riders& a, const Riders& b) {
+  if (a.has_report != b.has_report || a.has_reply != b.has_reply || a.checksum_count != b.checksum_count) return false;
+  if (a.has_report && !(a.report == b.report)) return false;
+  if (a.has_reply && !(a.reply == b.reply)) return false;
+  for (uint8_t i = 0; i < a.checksum_count; ++i)
+    if (!(a.checksums[i] == b.checksums[i])) return false;
+  return true;
+}
+
 // Protocol 2 carries a bitmask of disconnected players and a last frame only for those.
 bool same_status(const InputsBody& a, const InputsBody& b) {
   if (a.disconnected != b.disconnected) return false;
@@ -49,7 +58,7 @@ void check_inputs_round_trip(const Message& m, const uint8_t* data, size_t size)
   static const uint8_t zeros[kMaxBlobSize] = {};
   uint8_t out[kMaxDatagramSize];
   InputsWriter writer(out, sizeof out, m.header, body.start_frame, body.ack_frame, body.blob_size,
-                      body.status, uint8_t(kMaxPlayers), zeros);
+                      body.status, uint8_t(kMaxPlayers), zeros, &body.riders);
   for (uint16_t i = 0; i < body.count; ++i)
     if (!writer.append(blobs + size_t(i) * body.blob_size)) break;
   // The encoder may spend more bytes than a hand-made payload (it keeps short zero runs inside
@@ -65,6 +74,7 @@ void check_inputs_round_trip(const Message& m, const uint8_t* data, size_t size)
   FUZZ_CHECK(again.inputs.start_frame == body.start_frame && again.inputs.ack_frame == body.ack_frame);
   FUZZ_CHECK(again.inputs.count == written && again.inputs.blob_size == body.blob_size);
   FUZZ_CHECK(same_status(again.inputs, body));
+  FUZZ_CHECK(same_riders(again.inputs.riders, body.riders));
   static uint8_t blobs_again[kMaxDatagramSize * 128];
   FUZZ_CHECK(expand(again.inputs, blobs_again));
   FUZZ_CHECK(std::memcmp(blobs, blobs_again, size_t(written) * body.blob_size) == 0);
@@ -95,9 +105,17 @@ void check_compression(fuzz::FuzzInput& in) {
   header.nonce = in.u32();
   header.sequence = in.u32();
   const Frame start = Frame(in.range(1, 100000));
+  // Riders (protocol 7), any values the wire holds, frames around the start.
+  Riders riders;
+  riders.has_report = in.flag();
+  riders.report = QualityReport{in.u8(), Frame(in.range(0, 200000)), int32_t(in.u32())};
+  riders.has_reply = in.flag();
+  riders.reply = QualityReply{in.u8(), uint32_t(in.range(0, kMaxReplyHoldUs))};
+  riders.checksum_count = uint8_t(in.range(0, kMaxRiddenChecksums));
+  for (uint8_t i = 0; i < riders.checksum_count; ++i) riders.checksums[i] = ChecksumReport{Frame(in.range(0, 200000)), in.u64()};
   uint8_t out[kMaxDatagramSize];
   const size_t capacity = in.range(0, kMaxDatagramSize + 10);
-  InputsWriter writer(out, capacity, header, start, start - 2, blob_size, status, status_count, reference);
+  InputsWriter writer(out, capacity, header, start, start - 2, blob_size, status, status_count, reference, &riders);
   for (uint16_t i = 0; i < count; ++i)
     if (!writer.append(blobs + size_t(i) * blob_size)) break;
   const uint16_t written = writer.count();
@@ -111,6 +129,7 @@ void check_compression(fuzz::FuzzInput& in) {
   FUZZ_CHECK(m.header.sequence == header.sequence);
   FUZZ_CHECK(m.header.type == MessageType::inputs && m.inputs.count == written);
   FUZZ_CHECK(m.inputs.start_frame == start && m.inputs.blob_size == blob_size);
+  FUZZ_CHECK(same_riders(m.inputs.riders, riders));
   for (uint8_t i = 0; i < kMaxPlayers; ++i) {
     // Only disconnected players' statuses travel; the others decode as connected, no frame.
     const bool gone = i < status_count && status[i].disconnected;

@@ -163,9 +163,9 @@ Result Endpoint::init(const EndpointConfig& config) {
   any_disconnected_ = false;
   local_frame_ = 0;
   local_advantage_ = 0;
-  echo_due_ = false;
-  first_report_at_ = last_report_at_ = 0;
-  sent_report_ = false;
+  report_due_ = false;
+  report_due_since_ = 0;
+  probe_.reset();
   have_rtt_ = false;
   srtt_us_ = jitter_us_ = 0;
   remote_frame_ = kNullFrame;
@@ -174,6 +174,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   remote_estimate_.reset();
   event_head_ = event_count_ = 0;
   outgoing_checksum_count_ = 0;
+  checksums_due_since_ = 0;
   incoming_checksum_head_ = incoming_checksum_count_ = 0;
   stats_ = EndpointStats{};
   initialized_ = true;
@@ -414,7 +415,9 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
         drop(DropReason::malformed);
         return false;
       }
-      return handle_inputs(m.inputs);
+      if (!handle_inputs(m.inputs)) return false;
+      handle_riders(m.inputs.riders, now_us);
+      return true;
     case MessageType::input_ack:
       if (m.ack_frame > last_sent_) {
         drop(DropReason::out_of_window);  // acknowledges frames never sent
@@ -426,27 +429,8 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
       }
       last_acked_ = m.ack_frame;
       return true;
-    case MessageType::quality_report:
-      if (!plausible_report(m.quality)) {
-        drop(DropReason::out_of_window);
-        return false;
-      }
-      remote_frame_ = m.quality.local_frame;
-      remote_advantage_ = m.quality.frame_advantage;
-      remote_report_at_ = now_us;
-      remote_estimate_.on_report(m.quality.local_frame, last_received_, now_us, frame_us_, input_patience_us());
-      echo_due_ = true;
-      echo_time_us_ = m.quality.send_time_us;
-      return true;
-    case MessageType::quality_reply:
-      // An echo of one of our reports lies between the first and the last one we sent.
-      if (!sent_report_ || m.echoed_time_us < first_report_at_ ||
-          m.echoed_time_us > last_report_at_ || m.echoed_time_us > now_us) {
-        drop(DropReason::malformed);
-        return false;
-      }
-      handle_rtt_sample(now_us - m.echoed_time_us);
-      return true;
+    case MessageType::quality_report: return handle_report(m.quality, now_us, false);
+    case MessageType::quality_reply: return handle_quality_reply(m.reply, now_us, false);
     case MessageType::keep_alive: return true;
     case MessageType::disconnect: become_disconnected(true); return true;
     case MessageType::channel_data:
@@ -461,23 +445,65 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
       }
       channel_sink_->on_channel(m.header.type, m.channel_body, m.channel_size, now_us);
       return true;
-    case MessageType::checksum_report:
-      // The peer can only checksum a frame it confirmed, so one we sent.
-      if (config_.send_blob_size != 0 && m.checksum.frame > last_sent_) {
-        drop(DropReason::out_of_window);
-        return false;
-      }
-      if (incoming_checksum_count_ == kChecksumCapacity) {
-        incoming_checksum_head_ = (incoming_checksum_head_ + 1) % kChecksumCapacity;
-        --incoming_checksum_count_;
-        ++stats_.checksums_overflowed;
-      }
-      incoming_checksums_[(incoming_checksum_head_ + incoming_checksum_count_) %
-                          kChecksumCapacity] = m.checksum;
-      ++incoming_checksum_count_;
-      return true;
+    case MessageType::checksum_report: return handle_checksum(m.checksum, false);
   }
   return false;
+}
+
+void Endpoint::drop_report(DropReason reason, bool riding) noexcept {
+  // A rider is part of a datagram that was taken: counted apart, so `dropped` stays a count of
+  // datagrams.
+  if (riding) ++stats_.riders_dropped;
+  else drop(reason);
+}
+
+bool Endpoint::handle_report(const QualityReport& report, uint64_t now_us, bool riding) noexcept {
+  if (!plausible_report(report)) {
+    drop_report(DropReason::out_of_window, riding);
+    return false;
+  }
+  remote_frame_ = report.local_frame;
+  remote_advantage_ = report.frame_advantage;
+  remote_report_at_ = now_us;
+  remote_estimate_.on_report(report.local_frame, last_received_, now_us, frame_us_, input_patience_us());
+  probe_.on_report(report.id, now_us);
+  return true;
+}
+
+bool Endpoint::handle_quality_reply(const QualityReply& reply, uint64_t now_us, bool riding) noexcept {
+  uint64_t rtt_us = 0;
+  // A reply answers one of our recent reports, once, and was held no longer than it was out.
+  if (!probe_.on_reply(reply, now_us, &rtt_us)) {
+    drop_report(DropReason::malformed, riding);
+    return false;
+  }
+  handle_rtt_sample(rtt_us);
+  return true;
+}
+
+bool Endpoint::handle_checksum(const ChecksumReport& report, bool riding) noexcept {
+  // The peer can only checksum a frame it confirmed, so one we sent.
+  if (config_.send_blob_size != 0 && report.frame > last_sent_) {
+    drop_report(DropReason::out_of_window, riding);
+    return false;
+  }
+  if (incoming_checksum_count_ == kChecksumCapacity) {
+    incoming_checksum_head_ = (incoming_checksum_head_ + 1) % kChecksumCapacity;
+    --incoming_checksum_count_;
+    ++stats_.checksums_overflowed;
+  }
+  incoming_checksums_[(incoming_checksum_head_ + incoming_checksum_count_) % kChecksumCapacity] = report;
+  ++incoming_checksum_count_;
+  return true;
+}
+
+// After the frames they came with (a report's frame is judged against the inputs just taken,
+// as when it came in its own datagram right after them). A bad rider is counted
+// (riders_dropped); the inputs stand.
+void Endpoint::handle_riders(const Riders& riders, uint64_t now_us) noexcept {
+  if (riders.has_report) handle_report(riders.report, now_us, true);
+  if (riders.has_reply) handle_quality_reply(riders.reply, now_us, true);
+  for (uint8_t i = 0; i < riders.checksum_count; ++i) handle_checksum(riders.checksums[i], true);
 }
 
 bool Endpoint::handle_ack(Frame ack) noexcept {
@@ -733,6 +759,7 @@ Result Endpoint::send_checksum(Frame frame, uint64_t checksum) {
     --outgoing_checksum_count_;
     ++stats_.checksums_overflowed;
   }
+  if (outgoing_checksum_count_ == 0) checksums_due_since_ = now_;
   outgoing_checksums_[outgoing_checksum_count_++] = ChecksumReport{frame, checksum};
   return Result::ok;
 }
@@ -835,10 +862,18 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
     start = last_acked_;
     reference = last_acked_ == out_base_ ? zeros_.data() : send_slot(last_acked_ - 1);
   }
-  InputsWriter writer(datagram_, auth_.plain_capacity(MessageType::inputs),
-                      next_header(MessageType::inputs), start,
+  // What waits to ride goes along when it leaves room for the first frame (always, but for
+  // blobs of hundreds of bytes); otherwise it goes alone later (send_riders_alone).
+  const size_t capacity = auth_.plain_capacity(MessageType::inputs);
+  Riders riders;
+  const size_t first_frame = encoded_[uint32_t(start) % send_capacity_].size;
+  if (riders_waiting() && kDataHeaderSize + kInputsFixedSize + kInputsStatusSize * config_.shape.num_players +
+                                  riders_size() + first_frame <= capacity) {
+    take_riders(&riders, now_);
+  }
+  InputsWriter writer(datagram_, capacity, next_header(MessageType::inputs), start,
                       last_received_, config_.send_blob_size, local_status_,
-                      uint8_t(config_.shape.num_players), reference);
+                      uint8_t(config_.shape.num_players), reference, riders.empty() ? nullptr : &riders);
   for (Frame f = start; f <= last_sent_; ++f) {
     // Oldest first: the rest goes next time.
     if (!writer.append_encoded(encoded_[uint32_t(f) % send_capacity_], encoded_slot(f))) break;
@@ -856,6 +891,10 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
 // The inputs part of a poll: loss detection, the send policy, resends, and an acknowledgement
 // that waited for an inputs datagram. Running only.
 void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
+  // Reports, replies and checksums ride on the next inputs datagram; once they waited their
+  // patience out, they take one now if frames are unacknowledged (a resend), or go alone
+  // (send_riders_due).
+  const bool riders_late = riders_waiting() && now_us >= riders_waiting_since() + rider_patience_us();
   const bool unacked = last_sent_ > last_acked_;
   const bool pending = last_sent_ > last_flushed_;
   // Frames out longer than a round trip (and its jitter, and a frame) without an
@@ -892,7 +931,9 @@ void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, const Peer
   const bool status_due = !unacked && any_disconnected_ && last_acked_ >= out_base_ && config_.send_blob_size > 0 &&
                           now_us >= last_inputs_sent_at_ + resend_after;
   if (!unacked) spoke_again_ = false;
-  if ((unacked && ((pending && (decision.inputs || spoke_again_)) || resend_due)) || status_due) {
+  const bool riders_take_inputs = riders_late && unacked && config_.send_blob_size > 0;
+  if ((unacked && ((pending && (decision.inputs || spoke_again_)) || resend_due || riders_take_inputs)) ||
+      status_due) {
     if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
     note(result, send_inputs(transport, to));
     spoke_again_ = false;
@@ -911,7 +952,66 @@ void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, const Peer
   }
 }
 
-void Endpoint::send_checksums(Transport& transport, const PeerAddress& to, Result& result) {
+bool Endpoint::riders_waiting() const noexcept {
+  return report_due_ || probe_.reply_due() || outgoing_checksum_count_ > 0;
+}
+
+uint64_t Endpoint::riders_waiting_since() const noexcept {
+  uint64_t since = std::numeric_limits<uint64_t>::max();
+  if (report_due_) since = std::min(since, report_due_since_);
+  if (probe_.reply_due()) since = std::min(since, probe_.reply_due_since());
+  if (outgoing_checksum_count_ > 0) since = std::min(since, checksums_due_since_);
+  return since;
+}
+
+uint64_t Endpoint::rider_patience_us() const noexcept {
+  // An inputs datagram goes at least every batch of frames while frames are played (and every
+  // 1.5 frames while stalled with frames unacknowledged); a side that sends no inputs has none
+  // to wait for.
+  if (config_.send_blob_size == 0) return 0;
+  return uint64_t(config_.input_batch_frames + 1) * frame_us_;
+}
+
+size_t Endpoint::riders_size() const noexcept {
+  const size_t checksums = std::min(outgoing_checksum_count_, kMaxRiddenChecksums);
+  return (report_due_ ? kReportRiderSize : 0) + (probe_.reply_due() ? kReplyRiderSize : 0) +
+         checksums * kChecksumRiderSize;
+}
+
+void Endpoint::take_riders(Riders* riders, uint64_t now_us) noexcept {
+  if (report_due_) {
+    report_due_ = false;
+    riders->has_report = true;
+    riders->report = QualityReport{probe_.report_sent(now_us), local_frame_, local_advantage_};
+  }
+  if (probe_.reply_due()) {
+    riders->has_reply = true;
+    riders->reply = probe_.take_reply(now_us);
+  }
+  const size_t n = std::min(outgoing_checksum_count_, kMaxRiddenChecksums);
+  for (size_t i = 0; i < n; ++i) riders->checksums[i] = outgoing_checksums_[i];
+  riders->checksum_count = uint8_t(n);
+  // The rest move up and wait for the next datagram (from now: they are not late yet).
+  std::memmove(outgoing_checksums_, outgoing_checksums_ + n, sizeof(ChecksumReport) * (outgoing_checksum_count_ - n));
+  outgoing_checksum_count_ -= n;
+  if (outgoing_checksum_count_ > 0) checksums_due_since_ = now_us;
+}
+
+Result Endpoint::send_riders_alone(Transport& transport, const PeerAddress& to, uint64_t now_us) {
+  Result result = Result::ok;
+  if (probe_.reply_due()) {
+    Message m;
+    m.header = next_header(MessageType::quality_reply);
+    m.reply = probe_.take_reply(now_us);
+    note(result, send_message(transport, to, m));
+  }
+  if (report_due_) {
+    report_due_ = false;
+    Message m;
+    m.header = next_header(MessageType::quality_report);
+    m.quality = QualityReport{probe_.report_sent(now_us), local_frame_, local_advantage_};
+    note(result, send_message(transport, to, m));
+  }
   for (size_t i = 0; i < outgoing_checksum_count_; ++i) {
     Message m;
     m.header = next_header(MessageType::checksum_report);
@@ -919,6 +1019,13 @@ void Endpoint::send_checksums(Transport& transport, const PeerAddress& to, Resul
     note(result, send_message(transport, to, m));
   }
   outgoing_checksum_count_ = 0;
+  return result;
+}
+
+// What did not fit (or found no inputs datagram) and waited long enough goes alone.
+void Endpoint::send_riders_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
+  if (riders_waiting() && now_us >= riders_waiting_since() + rider_patience_us())
+    note(result, send_riders_alone(transport, to, now_us));
 }
 
 void Endpoint::remember_poll(uint64_t now_us) noexcept {
@@ -938,7 +1045,7 @@ Result Endpoint::poll_again(uint64_t now_us, Transport& transport, const PeerAdd
   now_ = now_us;
   Result result = Result::ok;
   send_inputs_due(now_us, transport, to, result);
-  if (outgoing_checksum_count_ != 0) send_checksums(transport, to, result);
+  send_riders_due(now_us, transport, to, result);
   remember_poll(now_us);
   return result;
 }
@@ -1016,26 +1123,14 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
     last_request_at_ = now_us;
     next_handshake_at_ = now_us + config_.handshake_retry_us;
   }
-  if (echo_due_) {
-    echo_due_ = false;
-    Message m;
-    m.header = next_header(MessageType::quality_reply);
-    m.echoed_time_us = echo_time_us_;
-    note(result, send_message(transport, to, m));
-  }
   if (running()) {
-    send_inputs_due(now_us, transport, to, result);
-    if (now_us >= next_quality_at_) {
-      Message m;
-      m.header = next_header(MessageType::quality_report);
-      m.quality = QualityReport{now_us, local_frame_, local_advantage_};
-      note(result, send_message(transport, to, m));
-      if (!sent_report_) first_report_at_ = now_us;
-      sent_report_ = true;
-      last_report_at_ = now_us;
+    if (now_us >= next_quality_at_ && !report_due_) {
+      report_due_ = true;
+      report_due_since_ = now_us;
       next_quality_at_ = now_us + config_.quality_interval_us;
     }
-    if (outgoing_checksum_count_ != 0) send_checksums(transport, to, result);
+    send_inputs_due(now_us, transport, to, result);
+    send_riders_due(now_us, transport, to, result);
     if (!sent_anything_ || now_us >= last_sent_at_ + config_.keepalive_interval_us) {
       Message m;
       m.header = next_header(MessageType::keep_alive);

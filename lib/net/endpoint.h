@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "net/datagram_auth.h"
+#include "net/quality_probe.h"
 #include "net/random.h"
 #include "net/replay_window.h"
 #include "net/remote_frame_estimator.h"
@@ -136,6 +137,9 @@ struct EndpointStats {
   uint64_t events_overflowed = 0;  // oldest events discarded because nobody popped them
   uint64_t checksums_overflowed = 0;
   uint64_t oversized_blobs = 0;    // polls where the oldest unacked blob alone did not fit
+  // Reports riding on an inputs datagram that was taken (its frames stood) but failed their own
+  // checks (an implausible report, a bogus reply, a checksum of a frame never sent).
+  uint64_t riders_dropped = 0;
 };
 
 class Endpoint {
@@ -272,6 +276,22 @@ class Endpoint {
   // False when the message was dropped (and counted).
   bool handle(const Message& message, uint64_t now_us);
   bool handle_inputs(const InputsBody& body);
+  // Reports, replies and checksum reports, alone or `riding` on an inputs datagram. False when
+  // dropped (and counted: in `dropped` when alone, in riders_dropped when riding).
+  void drop_report(DropReason reason, bool riding) noexcept;
+  bool handle_report(const QualityReport& report, uint64_t now_us, bool riding) noexcept;
+  bool handle_quality_reply(const QualityReply& reply, uint64_t now_us, bool riding) noexcept;
+  bool handle_checksum(const ChecksumReport& report, bool riding) noexcept;
+  void handle_riders(const Riders& riders, uint64_t now_us) noexcept;
+  // Riders waiting to go (a report, a reply, checksums), when the oldest began to wait, and how
+  // long they may wait for an inputs datagram before they go alone.
+  bool riders_waiting() const noexcept;
+  uint64_t riders_waiting_since() const noexcept;
+  uint64_t rider_patience_us() const noexcept;
+  // What is waiting, up to what one datagram carries; taken (no longer waiting) once written.
+  size_t riders_size() const noexcept;
+  void take_riders(Riders* riders, uint64_t now_us) noexcept;
+  Result send_riders_alone(Transport& transport, const PeerAddress& to, uint64_t now_us);
   void want_ack() noexcept;
   bool handle_ack(Frame ack) noexcept;
   void handle_rtt_sample(uint64_t rtt_us) noexcept;
@@ -284,7 +304,7 @@ class Endpoint {
   Result send_message(Transport& transport, const PeerAddress& to, const Message& message);
   Result send_inputs(Transport& transport, const PeerAddress& to);
   void send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
-  void send_checksums(Transport& transport, const PeerAddress& to, Result& result);
+  void send_riders_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
   void remember_poll(uint64_t now_us) noexcept;
   Result grow_send_ring();
   uint8_t* send_slot(Frame frame) noexcept;
@@ -392,11 +412,9 @@ class Endpoint {
   Frame local_frame_ = 0;
   int32_t local_advantage_ = 0;
   uint64_t next_quality_at_ = 0;
-  bool echo_due_ = false;
-  uint64_t echo_time_us_ = 0;
-  bool sent_report_ = false;
-  uint64_t first_report_at_ = 0;  // our quality reports' send times: an echo lies in between
-  uint64_t last_report_at_ = 0;
+  bool report_due_ = false;         // a quality report waits to go (riding, or alone)
+  uint64_t report_due_since_ = 0;
+  QualityProbe probe_;              // our reports' ids and times; the reply we owe
   bool have_rtt_ = false;
   uint64_t srtt_us_ = 0;
   uint64_t jitter_us_ = 0;
@@ -411,6 +429,7 @@ class Endpoint {
   size_t event_count_ = 0;
   ChecksumReport outgoing_checksums_[kChecksumCapacity] = {};
   size_t outgoing_checksum_count_ = 0;
+  uint64_t checksums_due_since_ = 0;  // when the oldest waiting checksum report was queued
   ChecksumReport incoming_checksums_[kChecksumCapacity] = {};
   size_t incoming_checksum_head_ = 0;
   size_t incoming_checksum_count_ = 0;

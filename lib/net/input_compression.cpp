@@ -203,4 +203,21 @@ bool delta_tokens_valid(const uint8_t* payload, size_t size, size_t delta_bytes)
   return delta_bytes == 0;
 }
 
+bool delta_tokens_length(const uint8_t* payload, size_t size, size_t* delta_bytes) noexcept {
+  *delta_bytes = 0;
+  if (payload == nullptr) return size == 0;
+  size_t at = 0, total = 0;
+  while (at < size) {
+    const uint8_t token = payload[at++];
+    const size_t n = size_t{token & 0x7Fu} + 1;
+    total += n;
+    if (token >= 0x80) {
+      if (n > size - at) return false;  // literal bytes missing
+      at += n;
+    }
+  }
+  *delta_bytes = total;
+  return true;
+}
+
 }  // namespace retcon::detail

@@ -85,5 +85,8 @@ class DeltaRunDecoder {
 // Checks a payload's tokens stand for exactly `delta_bytes` bytes, with no trailing byte and no
 // unfinished run, by walking the tokens (no byte is decoded).
 bool delta_tokens_valid(const uint8_t* payload, size_t size, size_t delta_bytes) noexcept;
+// The number of delta bytes a payload's tokens stand for, by walking them: false when a literal
+// is cut short. (An inputs datagram does not carry its blob size: this divided by the count.)
+bool delta_tokens_length(const uint8_t* payload, size_t size, size_t* delta_bytes) noexcept;
 
 }  // namespace retcon::detail

@@ -71,26 +71,91 @@ int32_t unzigzag(uint32_t v) noexcept {
   return static_cast<int32_t>((v >> 1) ^ (0u - (v & 1u)));
 }
 
-// Layout in docs/PROTOCOL.md: start_frame, ack_frame - start_frame (zigzag), count, blob_size,
-// the disconnected mask and each disconnected player's last_frame + 1, all varints but the
-// mask; then the payload.
+// A frame written relative to `base` (the inputs datagram's start frame, or 0 in a standalone
+// message): zigzag, so a frame a little before or after the base takes one byte.
+void write_frame(ByteWriter& w, Frame frame, Frame base) noexcept {
+  w.varint(zigzag(int32_t(int64_t(frame) - base)));
+}
+
+// False when the varint is bad or the frame lands outside 0..2^31-1.
+bool read_frame(ByteReader& r, Frame base, Frame* frame) noexcept {
+  uint32_t v = 0;
+  if (!r.varint(&v)) return false;
+  const int64_t f = int64_t(base) + unzigzag(v);
+  if (r.failed()) return true;  // the caller reports truncation
+  if (f < 0 || f > std::numeric_limits<Frame>::max()) return false;
+  *frame = Frame(f);
+  return true;
+}
+
+// The bodies of quality_report, quality_reply and checksum_report, and the same fields riding on
+// an inputs datagram (docs/PROTOCOL.md "Riders"): one codec, frames relative to `base`.
+void write_report(ByteWriter& w, const QualityReport& q, Frame base) noexcept {
+  w.u8(q.id);
+  write_frame(w, q.local_frame, base);
+  w.varint(zigzag(q.frame_advantage));
+}
+
+bool read_report(ByteReader& r, Frame base, QualityReport* q) noexcept {
+  q->id = r.u8();
+  uint32_t advantage = 0;
+  const bool valid = read_frame(r, base, &q->local_frame) && r.varint(&advantage);
+  q->frame_advantage = unzigzag(advantage);
+  return valid;
+}
+
+void write_reply(ByteWriter& w, const QualityReply& q) noexcept {
+  w.u8(q.id);
+  w.varint(q.hold_us);
+}
+
+bool read_reply(ByteReader& r, QualityReply* q) noexcept {
+  q->id = r.u8();
+  return r.varint(&q->hold_us) && q->hold_us <= kMaxReplyHoldUs;
+}
+
+void write_checksum(ByteWriter& w, const ChecksumReport& c, Frame base) noexcept {
+  write_frame(w, c.frame, base);
+  w.u64(c.checksum);
+}
+
+bool read_checksum(ByteReader& r, Frame base, ChecksumReport* c) noexcept {
+  const bool valid = read_frame(r, base, &c->frame);
+  c->checksum = r.u64();
+  return valid;
+}
+
+// The flags byte of an inputs body: what follows the count.
+constexpr uint8_t kFlagDisconnected = 0x01;   // the disconnected mask and last frames
+constexpr uint8_t kFlagReport = 0x02;         // a quality report rides
+constexpr uint8_t kFlagReply = 0x04;          // a quality reply rides
+constexpr unsigned kChecksumCountShift = 3;   // bits 3-5: checksum reports riding (0..7)
+constexpr uint8_t kKnownInputsFlags = 0x3F;
+static_assert(kMaxRiddenChecksums == 7, "bits 3-5 of the flags count them");
+
+// Layout in docs/PROTOCOL.md: start_frame, ack_frame - start_frame (zigzag), count, flags, then
+// by the flags the disconnected mask with each disconnected player's last_frame + 1, a quality
+// report, a quality reply, checksum reports; then the payload, whose decoded length gives the
+// blob size.
 bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
-  uint32_t start = 0, ack_delta = 0, count = 0, blob_size = 0;
-  bool valid = r.varint(&start) && r.varint(&ack_delta) && r.varint(&count) &&
-               r.varint(&blob_size);
-  b->disconnected = r.u8();
+  uint32_t start = 0, ack_delta = 0, count = 0;
+  bool valid = r.varint(&start) && r.varint(&ack_delta) && r.varint(&count);
+  const uint8_t flags = r.u8();
   if (r.failed()) return true;  // the caller reports truncation
   const int64_t ack = int64_t(start) + unzigzag(ack_delta);
   valid = valid && start <= uint32_t(std::numeric_limits<Frame>::max()) && ack >= kNullFrame &&
           ack <= std::numeric_limits<Frame>::max() && count >= 1 &&
           count <= std::numeric_limits<uint16_t>::max() &&
-          start <= uint32_t(std::numeric_limits<Frame>::max()) - count && blob_size >= 1 &&
-          blob_size <= kMaxBlobSize;
+          start <= uint32_t(std::numeric_limits<Frame>::max()) - count && (flags & ~kKnownInputsFlags) == 0;
   if (!valid) return false;
   b->start_frame = Frame(start);
   b->ack_frame = Frame(ack);
   b->count = uint16_t(count);
-  b->blob_size = uint16_t(blob_size);
+  if ((flags & kFlagDisconnected) != 0) {
+    b->disconnected = r.u8();
+    if (r.failed()) return true;
+    if (b->disconnected == 0) return false;  // the flag says someone is: one encoding per value
+  }
   // Nobody disconnected (the usual datagram): every status stays as decode_message reset it.
   for (int i = 0; i < kMaxPlayers && b->disconnected != 0; ++i) {
     b->status[i] = ConnectStatus{};
@@ -102,9 +167,24 @@ bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
     b->status[i].disconnected = true;
     b->status[i].last_frame = Frame(int64_t(last) - 1);
   }
+  Riders& riders = b->riders;
+  riders.has_report = (flags & kFlagReport) != 0;
+  if (riders.has_report && !read_report(r, b->start_frame, &riders.report)) return false;
+  riders.has_reply = (flags & kFlagReply) != 0;
+  if (riders.has_reply && !read_reply(r, &riders.reply)) return false;
+  riders.checksum_count = uint8_t(flags >> kChecksumCountShift);
+  for (uint8_t i = 0; i < riders.checksum_count; ++i)
+    if (!read_checksum(r, b->start_frame, &riders.checksums[i])) return false;
+  if (r.failed()) return true;
   b->payload_size = r.remaining();
   b->payload = r.skip(b->payload_size);
-  return inputs_payload_valid(b->payload, b->payload_size, b->count, b->blob_size);
+  // The blob size is not sent: every blob has it, so the payload holds count of them exactly.
+  size_t delta_bytes = 0;
+  if (!delta_tokens_length(b->payload, b->payload_size, &delta_bytes) || delta_bytes % count != 0) return false;
+  const size_t blob_size = delta_bytes / count;
+  if (blob_size < 1 || blob_size > kMaxBlobSize) return false;
+  b->blob_size = uint16_t(blob_size);
+  return true;
 }
 
 }  // namespace
@@ -227,19 +307,11 @@ DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
       out->ack_frame = r.i32();
       valid = out->ack_frame >= kNullFrame;
       break;
-    case MessageType::quality_report:
-      out->quality.send_time_us = r.u64();
-      out->quality.local_frame = r.i32();
-      out->quality.frame_advantage = r.i32();
-      break;
-    case MessageType::quality_reply: out->echoed_time_us = r.u64(); break;
+    case MessageType::quality_report: valid = read_report(r, 0, &out->quality); break;
+    case MessageType::quality_reply: valid = read_reply(r, &out->reply); break;
     case MessageType::keep_alive:
     case MessageType::disconnect: break;
-    case MessageType::checksum_report:
-      out->checksum.frame = r.i32();
-      out->checksum.checksum = r.u64();
-      valid = out->checksum.frame >= 0;
-      break;
+    case MessageType::checksum_report: valid = read_checksum(r, 0, &out->checksum); break;
     case MessageType::channel_data:
     case MessageType::channel_ack:
       out->channel_size = r.remaining();
@@ -262,16 +334,18 @@ size_t encode_message(const Message& m, uint8_t* out, size_t capacity) noexcept 
     case MessageType::inputs: return 0;
     case MessageType::input_ack: w.i32(m.ack_frame); break;
     case MessageType::quality_report:
-      w.u64(m.quality.send_time_us);
-      w.i32(m.quality.local_frame);
-      w.i32(m.quality.frame_advantage);
+      if (m.quality.local_frame < 0) return 0;
+      write_report(w, m.quality, 0);
       break;
-    case MessageType::quality_reply: w.u64(m.echoed_time_us); break;
+    case MessageType::quality_reply:
+      if (m.reply.hold_us > kMaxReplyHoldUs) return 0;
+      write_reply(w, m.reply);
+      break;
     case MessageType::keep_alive:
     case MessageType::disconnect: break;
     case MessageType::checksum_report:
-      w.i32(m.checksum.frame);
-      w.u64(m.checksum.checksum);
+      if (m.checksum.frame < 0) return 0;
+      write_checksum(w, m.checksum, 0);
       break;
     case MessageType::channel_data:
     case MessageType::channel_ack:
@@ -288,7 +362,7 @@ size_t encode_message(const Message& m, uint8_t* out, size_t capacity) noexcept 
 InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
                            Frame start_frame, Frame ack_frame, uint16_t blob_size,
                            const ConnectStatus* status, uint8_t status_count,
-                           const uint8_t* reference) noexcept
+                           const uint8_t* reference, const Riders* riders) noexcept
     : writer_(out, capacity < kMaxDatagramSize ? capacity : kMaxDatagramSize),
       encoder_(writer_),
       previous_(reference),
@@ -301,16 +375,27 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
   writer_.varint(zigzag(int32_t(int64_t(ack_frame) - start_frame)));
   count_offset_ = writer_.size();
   for (size_t i = 0; i < kCountRoom; ++i) writer_.u8(0);  // the count, known at finish()
-  writer_.varint(blob_size);
   if (status_count > kMaxPlayers) status_count = kMaxPlayers;
   uint8_t disconnected = 0;
   for (uint8_t i = 0; i < status_count; ++i) {
     if (status[i].disconnected) disconnected = static_cast<uint8_t>(disconnected | (1u << i));
   }
-  writer_.u8(disconnected);
+  // Riders whose values the wire cannot hold are left out (the endpoint never makes them).
+  const bool report = riders != nullptr && riders->has_report && riders->report.local_frame >= 0;
+  const bool reply = riders != nullptr && riders->has_reply && riders->reply.hold_us <= kMaxReplyHoldUs;
+  uint8_t checksums = 0;
+  while (riders != nullptr && checksums < riders->checksum_count && checksums < kMaxRiddenChecksums &&
+         riders->checksums[checksums].frame >= 0)
+    ++checksums;
+  writer_.u8(uint8_t((disconnected != 0 ? kFlagDisconnected : 0) | (report ? kFlagReport : 0) |
+                     (reply ? kFlagReply : 0) | (checksums << kChecksumCountShift)));
+  if (disconnected != 0) writer_.u8(disconnected);
   for (uint8_t i = 0; i < status_count; ++i) {
     if (status[i].disconnected) writer_.varint(uint32_t(int64_t(status[i].last_frame) + 1));
   }
+  if (report) write_report(writer_, riders->report, start_frame);
+  if (reply) write_reply(writer_, riders->reply);
+  for (uint8_t i = 0; i < checksums; ++i) write_checksum(writer_, riders->checksums[i], start_frame);
 }
 
 bool InputsWriter::append(const uint8_t* blob) noexcept {

@@ -24,7 +24,9 @@ inline constexpr uint8_t kMagic1 = 0x43;  // 'C'
 // 4: the reliable channel carries timed decisions (stream 2), which every machine must apply.
 // 5: rejoin messages.
 // 6: the short data header (10 bytes: no nonce, a 16-bit sequence).
-inline constexpr uint8_t kProtocolVersion = 6;
+// 7: quality reports, their replies and checksum reports ride on inputs datagrams; the blob
+//    size is implied by the payload; a quality reply echoes a report id and the time it was held.
+inline constexpr uint8_t kProtocolVersion = 7;
 // Below every common path MTU (1280 for IPv6 minus headers), so datagrams never fragment.
 inline constexpr size_t kMaxDatagramSize = 1200;
 // Handshakes: magic, version, type, nonce (4), sequence (4), checksum (4).
@@ -38,10 +40,19 @@ inline constexpr size_t kDataPublicHeaderSize = 6;
 // The shortest datagram of any type: what decode_public_header needs to read a data header.
 inline constexpr size_t kMinHeaderSize = kDataHeaderSize;
 inline constexpr size_t kMaxBlobSize = size_t(kMaxPlayers) * kMaxInputSize;
-// The most an inputs body takes before its payload: start_frame (5-byte varint), ack delta
-// (5), count (3), blob_size (2) and the disconnected mask (1), plus 5 per disconnected player.
-inline constexpr size_t kInputsFixedSize = 16;
+// The most an inputs body takes before its riders and payload: start_frame (5-byte varint), ack
+// delta (5), count (3), flags (1) and the disconnected mask (1), plus 5 per disconnected player.
+inline constexpr size_t kInputsFixedSize = 15;
 inline constexpr size_t kInputsStatusSize = 5;
+// Riders (reports carried by an inputs datagram): at most this many checksum reports in one, and
+// the most bytes each kind takes.
+inline constexpr size_t kMaxRiddenChecksums = 7;
+inline constexpr size_t kReportRiderSize = 11;    // id, local frame (zigzag), advantage (zigzag)
+inline constexpr size_t kReplyRiderSize = 6;      // id, hold (varint)
+inline constexpr size_t kChecksumRiderSize = 13;  // frame (zigzag), checksum (8)
+// A quality reply says how long its sender held the report before answering; never more than
+// this (a receiver takes anything longer as malformed).
+inline constexpr uint32_t kMaxReplyHoldUs = 1000000;
 
 enum class MessageType : uint8_t {
   handshake_request = 1,
@@ -88,7 +99,7 @@ enum class DecodeError : uint8_t {
   bad_checksum,  // garbled on the way (or forged without care)
   unknown_type,
   malformed,     // a field out of range, bytes after the body, or an input payload that
-                 // does not decode to exactly count * blob_size bytes
+                 // does not decode to a whole number (1..1024) of bytes per blob
 };
 const char* decode_error_name(DecodeError error) noexcept;
 
@@ -128,30 +139,62 @@ struct ConnectStatus {
   bool operator==(const ConnectStatus&) const = default;
 };
 
-// Body of inputs. `payload` points into the decoded datagram: expand it with InputsReader.
-struct InputsBody {
-  Frame start_frame = 0;        // the first blob's frame
-  Frame ack_frame = kNullFrame; // the sender has every frame up to this one from us
-  uint16_t count = 0;           // blobs in the payload
-  uint16_t blob_size = 0;
-  uint8_t disconnected = 0;     // bit i: the sender sees player i as disconnected
-  // Per player; last_frame travels only for disconnected players (kNullFrame for the others).
-  ConnectStatus status[kMaxPlayers];
-  const uint8_t* payload = nullptr;
-  size_t payload_size = 0;
-};
-
 struct QualityReport {
-  uint64_t send_time_us = 0;  // the sender's clock; echoed back for the round-trip time
+  uint8_t id = 0;  // the sender's count of its reports (mod 256); the reply echoes it
   Frame local_frame = 0;
   int32_t frame_advantage = 0;
   bool operator==(const QualityReport&) const = default;
+};
+
+// The answer to a quality report: its id, and how long the answering side held the report
+// before this reply went out (it waits for an inputs datagram to ride on). The reporter's
+// round-trip time is the time since it sent the report minus the hold: the network's, not our
+// batching's.
+struct QualityReply {
+  uint8_t id = 0;
+  uint32_t hold_us = 0;  // <= kMaxReplyHoldUs
+  bool operator==(const QualityReply&) const = default;
 };
 
 struct ChecksumReport {
   Frame frame = 0;
   uint64_t checksum = 0;
   bool operator==(const ChecksumReport&) const = default;
+};
+
+// Reports that ride on an inputs datagram instead of taking a datagram (and its 10-byte
+// header) each. The same fields as the standalone messages; on the wire their frames are
+// relative to the datagram's start frame (one byte instead of two or three).
+struct Riders {
+  bool has_report = false;
+  QualityReport report;
+  bool has_reply = false;
+  QualityReply reply;
+  uint8_t checksum_count = 0;  // <= kMaxRiddenChecksums
+  ChecksumReport checksums[kMaxRiddenChecksums];
+  bool empty() const noexcept { return !has_report && !has_reply && checksum_count == 0; }
+  // The most bytes they take on the wire (at most kReportRiderSize + kReplyRiderSize +
+  // kMaxRiddenChecksums * kChecksumRiderSize = 108).
+  size_t max_size() const noexcept {
+    return (has_report ? kReportRiderSize : 0) + (has_reply ? kReplyRiderSize : 0) +
+           size_t(checksum_count) * kChecksumRiderSize;
+  }
+};
+
+// Body of inputs. `payload` points into the decoded datagram: expand it with InputsReader.
+struct InputsBody {
+  Frame start_frame = 0;        // the first blob's frame
+  Frame ack_frame = kNullFrame; // the sender has every frame up to this one from us
+  uint16_t count = 0;           // blobs in the payload
+  // Not on the wire (protocol 7): the payload's decoded length divided by count. The receiver
+  // checks it against the size the handshake agreed.
+  uint16_t blob_size = 0;
+  uint8_t disconnected = 0;     // bit i: the sender sees player i as disconnected
+  // Per player; last_frame travels only for disconnected players (kNullFrame for the others).
+  ConnectStatus status[kMaxPlayers];
+  Riders riders;
+  const uint8_t* payload = nullptr;
+  size_t payload_size = 0;
 };
 
 // A decoded message: `header.type` says which body member is meaningful.
@@ -161,7 +204,7 @@ struct Message {
   InputsBody inputs;         // inputs
   Frame ack_frame = kNullFrame;  // input_ack
   QualityReport quality;     // quality_report
-  uint64_t echoed_time_us = 0;  // quality_reply
+  QualityReply reply;        // quality_reply
   ChecksumReport checksum;   // checksum_report
   // channel_data, channel_ack: the body (1 byte or more), pointing into the decoded datagram
   // (with a match key: into the DatagramAuth that opened it, until its next open()).
@@ -218,10 +261,13 @@ class InputsWriter {
  public:
   // `reference` is the blob of start_frame - 1 (zeros before frame 0); `capacity` is capped
   // at kMaxDatagramSize. `status` has `status_count` (<= kMaxPlayers) entries; only the
-  // disconnected ones take room (a bit and their last frame).
+  // disconnected ones take room (a bit and their last frame). `riders` (null: none) are
+  // written before the payload: the caller leaves room for the first blob
+  // (Riders::max_size()); riders beyond kMaxRiddenChecksums checksums are not written.
   InputsWriter(uint8_t* out, size_t capacity, const Header& header, Frame start_frame,
                Frame ack_frame, uint16_t blob_size, const ConnectStatus* status,
-               uint8_t status_count, const uint8_t* reference) noexcept;
+               uint8_t status_count, const uint8_t* reference,
+               const Riders* riders = nullptr) noexcept;
   // False when the blob did not fit (the datagram is unchanged) or the header did not.
   bool append(const uint8_t* blob) noexcept;
   // The same for a blob whose delta against the blob before it was coded once by
@@ -266,6 +312,7 @@ class InputsReader {
 };
 
 // Checks an inputs payload decodes to exactly count * blob_size bytes, without a reference.
+// (decode_message derives the blob size from the payload: delta_tokens_length / count.)
 // Walks the tokens only (no byte is expanded), so decode_message can afford it before the
 // endpoint expands the payload once.
 bool inputs_payload_valid(const uint8_t* payload, size_t size, uint16_t count,

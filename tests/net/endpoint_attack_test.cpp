@@ -99,8 +99,8 @@ size_t forge(MessageType type, uint32_t nonce, uint32_t sequence, std::mt19937_6
   m.handshake = {rng(), {2, 2, 60}, 1, false, 2, 2, false};
   if (rng() % 2) m.handshake.shape.frame_rate = 30;  // another shape
   m.ack_frame = int32_t(rng() % 100000);
-  m.quality = {rng(), int32_t(rng() % 1000000000), 1000000000};
-  m.echoed_time_us = rng() % 100000000;
+  m.quality = {uint8_t(rng()), int32_t(rng() % 1000000000), 1000000000};
+  m.reply = {uint8_t(rng()), uint32_t(rng() % (detail::kMaxReplyHoldUs + 1))};
   m.checksum = {int32_t(rng() % 1000), rng()};
   // A channel body that would be valid if it came from the peer: a message, or a full ack.
   uint8_t channel[49] = {1, 0, 0, 0, 0, 2, 0xAB};
@@ -163,7 +163,11 @@ TEST_P(Modes, BlindSpoofingOfEveryTypeNeverStopsTheConnection) {
     EXPECT_FALSE(saw(*e, EndpointEventType::disconnected));
     EXPECT_EQ(e->remote_frame_advantage(), 0);  // forged advice never taken
     EXPECT_LE(e->remote_frame(), 600);
-    EXPECT_GT(dropped(*e, DropReason::bad_nonce) + dropped(*e, DropReason::bad_checksum), 1000u);
+    // With a key, forgeries shorter than a sealed datagram's tag (most standalone reports since
+    // protocol 7) are truncated before any check.
+    EXPECT_GT(dropped(*e, DropReason::bad_nonce) + dropped(*e, DropReason::bad_checksum) +
+                  dropped(*e, DropReason::truncated),
+              1000u);
   }
 }
 
@@ -312,14 +316,14 @@ TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
   const uint64_t before = dropped(a, DropReason::out_of_window) + dropped(a, DropReason::malformed);
   Message m;
   m.header.type = MessageType::quality_report;
-  m.quality = {pair.now, 50, 1000000000};  // advice of a billion frames
+  m.quality = {1, 50, 1000000000};  // advice of a billion frames
   send(m);
-  m.quality = {pair.now, 1000000000, 0};  // a frame it cannot have reached
+  m.quality = {2, 1000000000, 0};  // a frame it cannot have reached
   send(m);
-  m.quality = {pair.now, 0, 0};  // far behind the inputs it sent
+  m.quality = {3, 0, 0};  // far behind the inputs it sent
   send(m);
   m.header.type = MessageType::quality_reply;
-  m.echoed_time_us = 1;  // before any report of ours
+  m.reply = {200, 0};  // an id none of our reports had
   send(m);
   m.header.type = MessageType::input_ack;
   m.ack_frame = 1000000;  // frames never sent
@@ -352,6 +356,39 @@ TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
   // The real stream is untouched.
   ASSERT_TRUE(stream(pair, 0, nullptr));
   EXPECT_TRUE(a.running());
+
+  // The same absurd numbers riding on an inputs datagram (protocol 7): the frames it carries
+  // are taken, every rider is refused and counted apart from the datagram drops.
+  detail::Riders riders;
+  riders.has_report = true;
+  riders.report = {9, a.last_received_frame(), 1000000000};  // advice of a billion frames
+  riders.has_reply = true;
+  riders.reply = {201, 0};  // answers none of our reports
+  riders.checksum_count = 1;
+  riders.checksums[0] = {1000000, 42};  // a frame never sent
+  std::vector<uint8_t> next(2);
+  blob_for(1, a.last_received_frame() + 1, next.data());
+  h.sequence = sequence++;
+  detail::InputsWriter r(d, sizeof d, h, a.last_received_frame() + 1, a.last_sent_frame(), 2, nullptr, 0,
+                         a.received_input(a.last_received_frame()), &riders);
+  ASSERT_TRUE(r.append(next.data()));
+  const size_t rn = r.finish();
+  detail::seal_datagram(d, rn, key, h.sequence);
+  const uint64_t drops_before = [&] {
+    uint64_t all = 0;
+    for (uint64_t x : a.stats().dropped) all += x;
+    return all;
+  }();
+  const Frame taken = a.last_received_frame() + 1;
+  a.on_datagram(d, rn, pair.now);
+  EXPECT_EQ(a.last_received_frame(), taken) << "the frames stand";
+  EXPECT_EQ(0, std::memcmp(a.received_input(taken), next.data(), 2));
+  EXPECT_EQ(a.stats().riders_dropped, 3u);
+  uint64_t drops_after = 0;
+  for (uint64_t x : a.stats().dropped) drops_after += x;
+  EXPECT_EQ(drops_after, drops_before) << "the datagram itself was taken";
+  EXPECT_EQ(a.remote_frame_advantage(), 0);
+  EXPECT_FALSE(a.pop_checksum(&f, &c));
 }
 
 // Mid-match handshakes carrying the peer's real nonce (what an on-path observer can forge

@@ -154,6 +154,99 @@ TEST(Endpoint, PingMatchesSimulatedRoundTrip) {
   EXPECT_GT(jittery.a().endpoint.jitter_us(), 1000u);
 }
 
+// Protocol 7: quality reports, their replies and checksum reports ride on inputs datagrams
+// (no datagram of their own while inputs flow), every checksum still arrives, and the ping is
+// still the link's although a reply now waits up to a few frames for an inputs datagram (the
+// reply says how long it was held). Batching 3 frames makes replies wait the longest.
+TEST(Endpoint, ReportsRideOnInputsAndThePingIsStillTheLinks) {
+  EndpointConfig ca = default_config(31), cb = default_config(32);
+  ca.input_batch_frames = cb.input_batch_frames = 3;
+  EndpointPair pair(ca, cb);
+  LinkProfile link;
+  link.latency_us = 40000;
+  pair.set_link(link);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  pair.a().recorder->recording = true;
+  Endpoint& a = pair.a().endpoint;
+  Endpoint& b = pair.b().endpoint;
+  std::vector<uint8_t> blob(2, 0);
+  uint64_t next_frame_at = pair.now;
+  std::vector<Frame> checksummed, arrived;
+  for (Frame f = 0; f < 600;) {
+    if (pair.now >= next_frame_at) {
+      blob[0] = uint8_t(f / 20);  // a change every 20 frames: most frames wait to be batched
+      ASSERT_EQ(a.send_input(f, blob.data()), Result::ok);
+      ASSERT_EQ(b.send_input(f, blob.data()), Result::ok);
+      a.set_local_frame(f, 0);
+      b.set_local_frame(f, 0);
+      if (f % 30 == 29 && f >= 59) {  // a frame b holds by now: a checksum it can take
+        ASSERT_EQ(a.send_checksum(f - 40, uint64_t(f) * 977), Result::ok);
+        checksummed.push_back(f - 40);
+      }
+      ++f;
+      next_frame_at += kFrameUs;
+    }
+    pair.step(1000);
+    Frame got;
+    const uint8_t* input;
+    while (a.pop_input(&got, &input)) {}
+    while (b.pop_input(&got, &input)) {}
+    uint64_t sum;
+    while (b.pop_checksum(&got, &sum)) {
+      EXPECT_EQ(sum, uint64_t(got + 40) * 977);
+      arrived.push_back(got);
+    }
+  }
+  for (int i = 0; i < 100; ++i) pair.step(1000);  // the last ones land
+  Frame got;
+  uint64_t sum;
+  while (b.pop_checksum(&got, &sum)) arrived.push_back(got);
+  EXPECT_EQ(arrived, checksummed);
+  size_t alone = 0, inputs = 0;
+  for (const auto& d : pair.a().recorder->sent) {
+    const auto type = detail::MessageType(d[3]);
+    alone += type == detail::MessageType::quality_report || type == detail::MessageType::quality_reply ||
+             type == detail::MessageType::checksum_report;
+    inputs += type == detail::MessageType::inputs;
+  }
+  EXPECT_EQ(alone, 0u) << "reports ride while inputs flow";
+  EXPECT_GT(inputs, 200u);
+  EXPECT_NEAR(double(a.ping_us()), 80000.0, 3000.0);
+  EXPECT_NEAR(double(b.ping_us()), 80000.0, 3000.0);
+  EXPECT_NEAR(double(b.remote_frame()), 600.0, 40.0);  // a's reports arrived
+}
+
+// A side that sends no inputs (a spectator) has no inputs datagram to ride on: its reports and
+// replies go alone at once, and both sides still measure the link.
+TEST(Endpoint, ASideWithoutInputsSendsItsReportsAlone) {
+  EndpointConfig ca = default_config(33), cb = default_config(34);
+  cb.send_blob_size = 0;
+  ca.receive_blob_size = 0;
+  EndpointPair pair(ca, cb);
+  LinkProfile link;
+  link.latency_us = 30000;
+  pair.set_link(link);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  pair.b().recorder->recording = true;
+  std::vector<uint8_t> blob(2, 1);
+  for (Frame f = 0; f < 300; ++f) {
+    ASSERT_EQ(pair.a().endpoint.send_input(f, blob.data()), Result::ok);
+    pair.a().endpoint.set_local_frame(f, 0);
+    pair.b().endpoint.set_local_frame(f > 3 ? f - 3 : 0, 0);
+    for (int i = 0; i < 17; ++i) pair.step(1000);
+    Frame got;
+    const uint8_t* input;
+    while (pair.b().endpoint.pop_input(&got, &input)) {}
+  }
+  size_t reports = 0;
+  for (const auto& d : pair.b().recorder->sent) reports += detail::MessageType(d[3]) == detail::MessageType::quality_report;
+  EXPECT_GE(reports, 9u);  // every 500 ms for 5 s
+  EXPECT_NEAR(double(pair.a().endpoint.ping_us()), 60000.0, 3000.0);
+  EXPECT_NEAR(double(pair.b().endpoint.ping_us()), 60000.0, 3000.0);
+}
+
 TEST(Endpoint, TimeSyncReportsRemoteFrame) {
   EndpointPair pair(default_config(11), default_config(12));
   LinkProfile link;

@@ -84,6 +84,40 @@ TEST(ProtocolDoc, InputsExampleMatchesTheCodec) {
   }
 }
 
+// Protocol 7: the same frames with a quality report, a reply and a checksum report riding.
+TEST(ProtocolDoc, RidersExampleMatchesTheCodec) {
+  Header h;
+  h.sequence = 8;
+  const uint8_t reference[2] = {0, 0};
+  const uint8_t blobs[4][2] = {{1, 0}, {1, 0}, {1, 0}, {3, 0}};
+  Riders riders;
+  riders.has_report = true;
+  riders.report = {5, 101, -1};  // report 5: A is at frame 101, one frame behind B (its median)
+  riders.has_reply = true;
+  riders.reply = {12, 4000};     // B's report 12, held 4 ms
+  riders.checksum_count = 1;
+  riders.checksums[0] = {90, 0x0123456789ABCDEFull};
+  uint8_t buffer[kMaxDatagramSize];
+  InputsWriter writer(buffer, sizeof buffer, h, 100, 98, 2, nullptr, 0, reference, &riders);
+  for (const auto& blob : blobs) ASSERT_TRUE(writer.append(blob));
+  const size_t n = writer.finish();
+  Integrity a_to_b;
+  a_to_b.connection_key = connection_checksum_key(kNonceA, kNonceB);
+  seal_datagram(buffer, n, a_to_b.connection_key);
+  const auto doc = doc_example("inputs_with_riders");
+  EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc) << "inputs_with_riders is: " << test::doc_hex({buffer, buffer + n});
+  Message m;
+  ASSERT_EQ(decode_message(doc.data(), doc.size(), &m, a_to_b), DecodeError::ok);
+  EXPECT_EQ(m.inputs.start_frame, 100);
+  EXPECT_EQ(m.inputs.count, 4);
+  EXPECT_EQ(m.inputs.blob_size, 2);
+  ASSERT_TRUE(m.inputs.riders.has_report && m.inputs.riders.has_reply);
+  EXPECT_EQ(m.inputs.riders.report, riders.report);
+  EXPECT_EQ(m.inputs.riders.reply, riders.reply);
+  ASSERT_EQ(m.inputs.riders.checksum_count, 1);
+  EXPECT_EQ(m.inputs.riders.checksums[0], riders.checksums[0]);
+}
+
 TEST(ProtocolDoc, SealedExamplesMatchTheAead) {
   RETCON_SKIP_WITHOUT_MATCH_KEYS(true);
   uint8_t key[kMatchKeySize];

@@ -22,8 +22,8 @@ Message make_simple(MessageType type) {
   m.header.sequence = 77;
   m.handshake = {0xDEADBEEF, {2, 2, 60}, 0x1, false, 2, 2};
   m.ack_frame = 41;
-  m.quality = {123456789, 300, -2};
-  m.echoed_time_us = 987654321;
+  m.quality = {5, 300, -2};
+  m.reply = {9, 12345};
   m.checksum = {120, 0x0123456789ABCDEFull};
   return m;
 }
@@ -44,7 +44,7 @@ void expect_same_body(const Message& a, const Message& b) {
     case MessageType::handshake_reply: EXPECT_EQ(a.handshake, b.handshake); break;
     case MessageType::input_ack: EXPECT_EQ(a.ack_frame, b.ack_frame); break;
     case MessageType::quality_report: EXPECT_EQ(a.quality, b.quality); break;
-    case MessageType::quality_reply: EXPECT_EQ(a.echoed_time_us, b.echoed_time_us); break;
+    case MessageType::quality_reply: EXPECT_EQ(a.reply, b.reply); break;
     case MessageType::checksum_report: EXPECT_EQ(a.checksum, b.checksum); break;
     default: break;
   }
@@ -124,9 +124,9 @@ RC_GTEST_PROP(WireProperty, RandomSimpleMessagesRoundTrip, ()) {
   m.handshake.send_blob_size = *rc::gen::inRange<uint16_t>(0, uint16_t(kMaxBlobSize + 1));
   m.handshake.receive_blob_size = *rc::gen::inRange<uint16_t>(0, uint16_t(kMaxBlobSize + 1));
   m.ack_frame = *rc::gen::inRange<Frame>(-1, 1 << 30);
-  m.quality = {*rc::gen::arbitrary<uint64_t>(), *rc::gen::arbitrary<int32_t>(),
+  m.quality = {*rc::gen::arbitrary<uint8_t>(), *rc::gen::inRange<Frame>(0, std::numeric_limits<Frame>::max()),
                *rc::gen::arbitrary<int32_t>()};
-  m.echoed_time_us = *rc::gen::arbitrary<uint64_t>();
+  m.reply = {*rc::gen::arbitrary<uint8_t>(), *rc::gen::inRange<uint32_t>(0, kMaxReplyHoldUs + 1)};
   m.checksum = {*rc::gen::inRange<Frame>(0, 1 << 30), *rc::gen::arbitrary<uint64_t>()};
   uint8_t buffer[kMaxDatagramSize];
   const size_t n = encode_message(m, buffer, sizeof buffer);
@@ -145,7 +145,7 @@ RC_GTEST_PROP(WireProperty, RandomSimpleMessagesRoundTrip, ()) {
     case MessageType::handshake_reply: RC_ASSERT(back.handshake == m.handshake); break;
     case MessageType::input_ack: RC_ASSERT(back.ack_frame == m.ack_frame); break;
     case MessageType::quality_report: RC_ASSERT(back.quality == m.quality); break;
-    case MessageType::quality_reply: RC_ASSERT(back.echoed_time_us == m.echoed_time_us); break;
+    case MessageType::quality_reply: RC_ASSERT(back.reply == m.reply); break;
     case MessageType::checksum_report: RC_ASSERT(back.checksum == m.checksum); break;
     default: break;
   }
@@ -306,7 +306,8 @@ TEST(Wire, UnchangedInputsCostOneBytePer128) {
   std::vector<uint8_t> datagram;
   ASSERT_EQ(encode_inputs(blobs, 100, reference, &datagram), 64u);
   // header + start 100 (1 byte) + ack 5 - 100 (zigzag 189: 2 bytes) + count 64 (1) +
-  // blob_size (1) + disconnected mask (1) + player 1's last frame 7 (1) + one zero-run token
+  // flags (1) + disconnected mask (1) + player 1's last frame 7 (1) + one zero-run token (no
+  // blob size: the payload's 128 bytes over 64 blobs say 2)
   EXPECT_EQ(datagram.size(), kDataHeaderSize + 7 + 1);
 }
 
@@ -375,6 +376,86 @@ TEST(Wire, BacklogNeverExceedsDatagramCap) {
   }
 }
 
+// Frames 300..302 of 2-byte inputs with a quality report, a reply and two checksum reports riding.
+Riders some_riders() {
+  Riders r;
+  r.has_report = true;
+  r.report = {17, 298, -3};
+  r.has_reply = true;
+  r.reply = {16, 2500};
+  r.checksum_count = 2;
+  r.checksums[0] = {240, 0x0123456789ABCDEFull};
+  r.checksums[1] = {300, 0xFEDCBA9876543210ull};
+  return r;
+}
+
+std::vector<uint8_t> inputs_with_riders() {
+  std::vector<uint8_t> out(kMaxDatagramSize);
+  Header h;
+  h.sequence = 4;
+  const uint8_t zeros[2] = {}, blobs[3][2] = {{1, 0}, {1, 0}, {3, 0}};
+  const Riders riders = some_riders();
+  InputsWriter w(out.data(), out.size(), h, 300, 299, 2, nullptr, 0, zeros, &riders);
+  for (const auto& b : blobs) w.append(b);
+  out.resize(w.finish());
+  return out;
+}
+
+// Reports ride on an inputs datagram with their values intact, frames before and after its
+// start included, and the inputs beside them decode as without.
+TEST(Wire, RidersRoundTripBesideTheInputs) {
+  const auto d = inputs_with_riders();
+  Message m;
+  ASSERT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::ok);
+  const Riders expected = some_riders();
+  const Riders& got = m.inputs.riders;
+  ASSERT_TRUE(got.has_report && got.has_reply);
+  EXPECT_EQ(got.report, expected.report);
+  EXPECT_EQ(got.reply, expected.reply);
+  ASSERT_EQ(got.checksum_count, 2);
+  EXPECT_EQ(got.checksums[0], expected.checksums[0]);
+  EXPECT_EQ(got.checksums[1], expected.checksums[1]);
+  EXPECT_EQ(m.inputs.start_frame, 300);
+  EXPECT_EQ(m.inputs.count, 3);
+  EXPECT_EQ(m.inputs.blob_size, 2);
+  // Frames relative to the start take a byte each (298, 240, 300 from 300): start (2), ack, count,
+  // flags; report (id, frame, advantage); reply (id, hold 2500 in 2); checksums; payload (6).
+  EXPECT_EQ(d.size(), kDataHeaderSize + 5 + 3 + 3 + 2 * (1 + 8) + 6);
+  // Without riders, the same frames in fewer bytes and no rider decoded.
+  std::vector<uint8_t> plain(kMaxDatagramSize);
+  const uint8_t zeros[2] = {}, blob[2] = {1, 0};
+  InputsWriter w(plain.data(), plain.size(), Header{}, 300, 299, 2, nullptr, 0, zeros);
+  w.append(blob);
+  plain.resize(w.finish());
+  ASSERT_EQ(decode_message(plain.data(), plain.size(), &m), DecodeError::ok);
+  EXPECT_TRUE(m.inputs.riders.empty());
+}
+
+// The blob size is not on the wire: a payload of count blobs says it, and one that does not
+// split into count equal blobs of 1..1024 bytes is malformed.
+TEST(Wire, TheBlobSizeIsThePayloadOverTheCount) {
+  for (size_t blob_size : {size_t{1}, size_t{2}, size_t{7}, size_t{128}, size_t{1024}}) {
+    std::vector<std::vector<uint8_t>> blobs(3, std::vector<uint8_t>(blob_size, 0));
+    blobs[1][0] = 9;
+    std::vector<uint8_t> d;
+    ASSERT_EQ(encode_inputs(blobs, 50, std::vector<uint8_t>(blob_size, 0), &d), 3u);
+    Message m;
+    ASSERT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::ok) << blob_size;
+    EXPECT_EQ(m.inputs.blob_size, blob_size);
+  }
+  // 3 blobs of 4 bytes relabelled as 5 (12 bytes do not split in 5) or 13 (no byte each).
+  std::vector<std::vector<uint8_t>> blobs = {{1, 2, 3, 4}, {1, 2, 3, 5}, {0, 0, 0, 0}};
+  std::vector<uint8_t> d;
+  encode_inputs(blobs, 10, {1, 2, 3, 4}, &d);
+  for (uint8_t count : {uint8_t(5), uint8_t(13)}) {
+    auto bad = d;
+    bad[kDataHeaderSize + 2] = count;
+    seal_datagram(bad.data(), bad.size());
+    Message m;
+    EXPECT_EQ(decode_message(bad.data(), bad.size(), &m), DecodeError::malformed) << int(count);
+  }
+}
+
 std::vector<std::vector<uint8_t>> valid_datagrams() {
   std::vector<std::vector<uint8_t>> all;
   for (MessageType type : kSimpleTypes) {
@@ -386,6 +467,7 @@ std::vector<std::vector<uint8_t>> valid_datagrams() {
   std::vector<uint8_t> d;
   encode_inputs(blobs, 10, {1, 2, 3, 4}, &d);
   all.push_back(d);
+  all.push_back(inputs_with_riders());
   return all;
 }
 
@@ -435,28 +517,64 @@ TEST(Wire, ClassesOfBadInput) {
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_checksum);
   seal_datagram(d.data(), d.size());  // ...and by the field check when the checksum matches
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
-  // inputs body: start 10, ack delta -5 (zigzag 9), count 3, blob_size 4, mask 0x02, ...
-  ASSERT_EQ(good.back()[kDataHeaderSize + 2], 3);
-  d = good.back();         // inputs: blob size 0
-  d[kDataHeaderSize + 3] = 0;
+  // inputs body: start 10, ack delta -5 (zigzag 9), count 3, flags 0x01, mask 0x02, ...
+  const auto inputs = good[good.size() - 2];
+  ASSERT_EQ(inputs[kDataHeaderSize + 2], 3);
+  ASSERT_EQ(inputs[kDataHeaderSize + 3], 0x01);
+  d = inputs;              // inputs: a flag bit no version defines
+  d[kDataHeaderSize + 3] = 0x41;
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
-  d = good.back();         // inputs: a varint that is not minimal (0x8a 0x00 for 10)
+  d = inputs;              // inputs: "someone is disconnected" with an empty mask
+  d[kDataHeaderSize + 4] = 0;
+  seal_datagram(d.data(), d.size());
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  d = inputs;              // inputs: a varint that is not minimal (0x8a 0x00 for 10)
   d[kDataHeaderSize] = 0x8a;
   d.insert(d.begin() + long(kDataHeaderSize) + 1, 0);
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
-  d = good.back();         // inputs: an ack below -1 (delta -12 from start 10: zigzag 23)
+  d = inputs;              // inputs: an ack below -1 (delta -12 from start 10: zigzag 23)
   d[kDataHeaderSize + 1] = 23;
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
-  d = good.back();         // inputs: a count the payload does not hold
+  d = inputs;              // inputs: a count the payload does not hold
   d[kDataHeaderSize + 2] = 9;
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
-  d = good.back();         // inputs: one payload bit flipped
+  d = inputs;              // inputs: one payload bit flipped
   d.back() ^= 0x10;
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_checksum);
+  // riders (start 300): a reply held longer than kMaxReplyHoldUs, a report before frame 0
+  auto riders = some_riders();
+  std::vector<uint8_t> out(kMaxDatagramSize);
+  const uint8_t zeros[2] = {}, blob[2] = {1, 0};
+  auto with = [&](const Riders& r) {
+    InputsWriter w(out.data(), out.size(), Header{}, 300, 299, 2, nullptr, 0, zeros, &r);
+    w.append(blob);
+    return w.finish();
+  };
+  size_t n = with(riders);
+  ASSERT_EQ(decode_message(out.data(), n, &m), DecodeError::ok);
+  // The reply's hold varint (2500: c4 13) follows start (ac 02), ack, count, flags, the report
+  // (17, 298 - 300 = zigzag 3, -3 = zigzag 5) and the reply's id 16.
+  const size_t hold_at = kDataHeaderSize + 5 + 3 + 1;
+  ASSERT_EQ(out[hold_at], 0xc4);
+  const uint8_t too_long[3] = {0xc1, 0x84, 0x3d};  // 1,000,001
+  std::vector<uint8_t> held(out.begin(), out.begin() + long(n));
+  held.erase(held.begin() + long(hold_at), held.begin() + long(hold_at) + 2);
+  held.insert(held.begin() + long(hold_at), too_long, too_long + 3);
+  seal_datagram(held.data(), held.size());
+  EXPECT_EQ(decode_message(held.data(), held.size(), &m), DecodeError::malformed);
+  // A checksum report of frame -1 (zigzag 1 where frame 0 is 0): no frame before 0 exists.
+  Message c;
+  c.header.type = MessageType::checksum_report;
+  c.checksum = {0, 42};
+  n = encode_message(c, out.data(), out.size());
+  ASSERT_EQ(out[kDataHeaderSize], 0x00);
+  out[kDataHeaderSize] = 0x01;
+  seal_datagram(out.data(), n);
+  EXPECT_EQ(decode_message(out.data(), n, &m), DecodeError::malformed);
   EXPECT_EQ(decode_message(nullptr, 10, &m), DecodeError::truncated);
 }
 

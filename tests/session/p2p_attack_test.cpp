@@ -27,8 +27,8 @@ size_t blind_forgery(std::mt19937_64& rng, uint8_t* out) {
   m.header.sequence = rng() % 2 ? uint32_t(rng() % 100) : 0xFFFFFFFFu - uint32_t(rng() % 100);
   m.handshake = {rng(), {2, 2, uint32_t(rng() % 2 ? 60 : 30)}, 1, false, 2, 2, false};
   m.ack_frame = int32_t(rng() % 5000);
-  m.quality = {rng(), int32_t(rng() % 100000), int32_t(rng() % 2 ? 1000000000 : -1000000000)};
-  m.echoed_time_us = rng();
+  m.quality = {uint8_t(rng()), int32_t(rng() % 100000), int32_t(rng() % 2 ? 1000000000 : -1000000000)};
+  m.reply = {uint8_t(rng()), uint32_t(rng() % 1000000)};
   m.checksum = {int32_t(rng() % 1000), rng()};
   size_t n = 0;
   if (m.header.type == detail::MessageType::inputs) {
