@@ -140,9 +140,11 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   // Delay was lowered: frames up to `last` already have inputs; this sample has no frame.
   if (last >= target) return Result::ok;
   if (!p.queue.fits(target, oldest_needed())) return Result::input_out_of_window;
+  // A local input never bounds the window, and moves the confirmed frame only when this player
+  // held it back (below the simulated frames, the lowest: the start, a raised delay).
+  if (!horizons_valid_ || p.disconnected || (last < frame_ - 1 && last <= horizons_.confirmed)) changed();
   // Delay was raised (or this is the first input): repeat the last input over the gap so
   // every frame has exactly one input.
-  changed();
   while (last + 1 < target) {
     const uint8_t* fill = last == kNullFrame ? zeros_.get() : p.queue.confirmed(last);
     p.queue.add_confirmed(last + 1, fill);
