@@ -4,6 +4,8 @@
 // reference that changes the delay at that frame; and rollbacks drop against delay 0.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 #include "session/adaptive_delay.h"
@@ -210,6 +212,12 @@ TEST(AdaptiveDelayApplied, ALostChangeMessageIsNeverAppliedLate) {
 // the automatic mode (the delay chosen and applied at match start). docs/NETWORKING.md quotes
 // the printed numbers.
 TEST(AdaptiveDelayApplied, FewerRollbacksThanDelayZeroAtTransatlanticLatency) {
+  struct Run {
+    uint64_t rollbacks0 = 0, resim0 = 0;        // machine 0
+    uint64_t rollbacks_all = 0, resim_all = 0;  // every machine, summed
+    uint64_t rollbacks_min = UINT64_MAX, rollbacks_max = 0;
+    int32_t delay = 0;
+  };
   auto run = [](bool adaptive, uint64_t seed, uint32_t machines) {
     MatchOptions o;
     o.machines = machines;
@@ -222,25 +230,46 @@ TEST(AdaptiveDelayApplied, FewerRollbacksThanDelayZeroAtTransatlanticLatency) {
     Match match(o);
     EXPECT_TRUE(match.build());
     EXPECT_TRUE(match.run(8000));
-    const SessionStats st = match.machine(0).session->stats();
+    Run r;
+    for (uint32_t m = 0; m < machines; ++m) {
+      const SessionStats st = match.machine(m).session->stats();
+      if (m == 0) {
+        r.rollbacks0 = st.rollbacks;
+        r.resim0 = st.frames_resimulated;
+      }
+      r.rollbacks_all += st.rollbacks;
+      r.resim_all += st.frames_resimulated;
+      r.rollbacks_min = std::min(r.rollbacks_min, st.rollbacks);
+      r.rollbacks_max = std::max(r.rollbacks_max, st.rollbacks);
+    }
     const std::vector<Event> changes = applied(match, 0);
-    return std::tuple<uint64_t, uint64_t, int32_t>(st.rollbacks, st.frames_resimulated,
-                                                   changes.empty() ? 0 : changes[0].count);
+    r.delay = changes.empty() ? 0 : changes[0].count;
+    return r;
   };
   for (uint32_t machines : {2u, 4u}) {
     for (uint64_t seed = 1; seed <= 2; ++seed) {
-      const auto [none, resim_none, d0] = run(false, seed, machines);
-      const auto [with, resim_with, chosen] = run(true, seed, machines);
-      EXPECT_EQ(d0, 0);
-      EXPECT_GE(chosen, 3);
-      EXPECT_LT(with, none) << "seed " << seed;
-      EXPECT_LT(resim_with * 2, resim_none) << "seed " << seed;
-      std::printf("[adaptive delay applied] transatlantic, %u players, seed %llu, per minute on machine 0: delay 0: "
-                  "%llu rollbacks, %llu frames re-simulated; automatic (delay %d): %llu rollbacks, %llu frames "
-                  "re-simulated\n",
-                  machines, static_cast<unsigned long long>(seed), static_cast<unsigned long long>(none),
-                  static_cast<unsigned long long>(resim_none), chosen, static_cast<unsigned long long>(with),
-                  static_cast<unsigned long long>(resim_with));
+      const Run none = run(false, seed, machines);
+      const Run with = run(true, seed, machines);
+      EXPECT_EQ(none.delay, 0);
+      EXPECT_GE(with.delay, 3);
+      EXPECT_LT(with.rollbacks0, none.rollbacks0) << "seed " << seed;
+      EXPECT_LT(with.rollbacks_all, none.rollbacks_all) << "seed " << seed;
+      EXPECT_LT(with.resim_all * 2, none.resim_all) << "seed " << seed;
+      std::printf("[adaptive delay applied] transatlantic, %u players, seed %llu, per minute: delay 0: machine 0 %llu "
+                  "rollbacks, %llu frames re-simulated; per machine %llu rollbacks (%llu-%llu), %llu re-simulated | "
+                  "automatic (delay %d): machine 0 %llu rollbacks, %llu re-simulated; per machine %llu rollbacks "
+                  "(%llu-%llu), %llu re-simulated\n",
+                  machines, static_cast<unsigned long long>(seed), static_cast<unsigned long long>(none.rollbacks0),
+                  static_cast<unsigned long long>(none.resim0),
+                  static_cast<unsigned long long>(none.rollbacks_all / machines),
+                  static_cast<unsigned long long>(none.rollbacks_min),
+                  static_cast<unsigned long long>(none.rollbacks_max),
+                  static_cast<unsigned long long>(none.resim_all / machines), with.delay,
+                  static_cast<unsigned long long>(with.rollbacks0), static_cast<unsigned long long>(with.resim0),
+                  static_cast<unsigned long long>(with.rollbacks_all / machines),
+                  static_cast<unsigned long long>(with.rollbacks_min),
+                  static_cast<unsigned long long>(with.rollbacks_max),
+                  static_cast<unsigned long long>(with.resim_all / machines));
     }
   }
 }

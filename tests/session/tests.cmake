@@ -22,21 +22,34 @@ retcon_add_test(session_tests
 if(NOT WIN32)
   retcon_add_test(session_liveness_property_test ${CMAKE_CURRENT_LIST_DIR}/p2p_liveness_property_test.cpp)
 endif()
-# The decision property over random schedules (RapidCheck: Linux only). It gates again: the
-# split it found (a peer holding its inputs to everyone for one that left, so two machines named
-# a leaver's cut differently) is fixed. The cases it once found failing are replayed exactly by
-# their own executable, in every build (the Windows one too).
-# It still finds a rare open case (about 1 run in 100, the known gap below), so the gating run
-# uses a fixed RapidCheck seed (the same 100 schedules every time: CI cannot fail on a schedule
-# nobody has seen), and a second run with a fresh seed each time (suffix .random_seed, label
-# known_gap) keeps exploring without gating.
+# The decision property over random schedules (RapidCheck: Linux only). It gates, both runs: the
+# splits it found (a peer holding its inputs to everyone for one that left; a survivor waiting for
+# a leaver's last input taken for frozen; peers overdue after a slow first handshake) are fixed,
+# and the cases it once found failing are replayed exactly by their own executable
+# (session_decision_regression_test), in every build (the Windows one too). No open case is known:
+# 500 runs with a fresh seed each (50,000 schedules) passed on 42fc760, as did 200 after 110173f.
+# The first run keeps a fixed RapidCheck seed (RC_PARAMS=seed=1, the same 100 schedules every CI
+# run): a change that breaks one of them fails every time, on every machine, not once in N runs.
+# The second (suffix .random_seed) draws a fresh seed each time and keeps exploring; when it finds
+# a case it prints RapidCheck's reproduce string, and the case goes into the regression tests.
 if(NOT WIN32)
   retcon_add_test(session_decision_property_test ${CMAKE_CURRENT_LIST_DIR}/decision_property_test.cpp
     ENVIRONMENT "RC_PARAMS=seed=1")
-  gtest_discover_tests(session_decision_property_test DISCOVERY_TIMEOUT 300 TEST_SUFFIX .random_seed
-    PROPERTIES LABELS known_gap)
+  gtest_discover_tests(session_decision_property_test DISCOVERY_TIMEOUT 300 TEST_SUFFIX .random_seed)
 endif()
 retcon_add_test(session_decision_regression_test ${CMAKE_CURRENT_LIST_DIR}/decision_regression_test.cpp)
+# Late-input detection over other seeds than CI's 24 (an open gap of issue 12, label known_gap:
+# scripts/test runs it without gating; Linux only, as the Windows step gates on all it runs).
+# Seeds 1000-1119 flag honest peers under `mobile` (1056, 1074, 1083, 1107, 1110: 17-22 frames,
+# 2 players at delay 0, right after the two-way 300 ms blackout: the peer's first datagram to
+# get through after it was sent once it had heard our resends, so its acknowledgements look
+# current, as a lag switch's do; docs/NETWORKING.md "Late inputs"), and under `hell` a 1 s hold
+# is not flagged for seeds 1002 and 1006 (LagSwitch.DroppedInputsAreFlaggedWithinASecond).
+if(NOT WIN32)
+  add_test(NAME lateness_seed_sweep COMMAND session_tests "--gtest_filter=Profiles/HonestPeers.*:LagSwitch.*")
+  set_tests_properties(lateness_seed_sweep PROPERTIES LABELS known_gap TIMEOUT 300 ENVIRONMENT
+    "RETCON_LATENESS_FIRST_SEED=1000;RETCON_LATENESS_SEEDS=120;RETCON_LAG_SWITCH_SEEDS=8")
+endif()
 # docs/PROTOCOL.md's state-transfer messages against the codec.
 retcon_add_test(session_state_transfer_doc_test ${CMAKE_CURRENT_LIST_DIR}/state_transfer_doc_test.cpp)
 target_compile_definitions(session_state_transfer_doc_test PRIVATE RETCON_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
