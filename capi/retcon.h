@@ -170,7 +170,8 @@ typedef enum retcon_event_type {
                                              total hold our value and the peer's */
   RETCON_EVENT_SPECTATOR_JOINED = 13,
   RETCON_EVENT_SPECTATOR_LEFT = 14,
-  RETCON_EVENT_CANNOT_CONTINUE = 15,      /* every remote player is gone (or none ever synchronized) */
+  RETCON_EVENT_CANNOT_CONTINUE = 15,      /* every remote player is gone (or none ever synchronized);
+                                           * not while allow_rejoin + state_transfer can take one back */
   RETCON_EVENT_LATE_INPUTS = 20           /* a remote player's inputs arrive later than the network
                                            * explains (lag switch, frozen game): player, frame = the
                                            * newest late frame, count = frames late, total = events

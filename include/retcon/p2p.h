@@ -104,8 +104,10 @@ struct P2PConfig {
   // (event rejoin_requested, `player` the slot it claims) and goes ahead only once the game
   // accepts it (P2PSession::answer_rejoin). With a match key only a holder of the key can ask;
   // without one, the game's answer is the only gate (docs/SECURITY.md). Needs state_transfer
-  // on the machine that hosts the rejoin. Off by default: requests are dropped like any
-  // stranger's datagram.
+  // on the machine that hosts the rejoin. With it (and state_transfer) a running match whose
+  // remote players are all gone is not "cannot_continue": the survivor plays on alone and they
+  // may come back; the game decides how long it waits. Off by default: requests are dropped like
+  // any stranger's datagram.
   bool allow_rejoin = false;
   // This session is a player machine coming back into a running match (its local players'
   // slots): it handshakes with the others, receives a confirmed state and the inputs since,

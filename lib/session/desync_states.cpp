@@ -137,6 +137,7 @@ void DesyncStates::on_message(uint32_t peer, const uint8_t* body, size_t size) n
   const uint32_t k = x.notice_count++;
   x.notices[k] = n;
   x.notice_done[k] = false;
+  x.notice_at[k] = now_us_;
   x.notice_slot[k] = index_of(n.frame);
   pin(x.notice_slot[k]);
   // The peer saw a desync at a frame we have not (its report did not reach us, or came later):
@@ -149,7 +150,10 @@ void DesyncStates::on_channel_event(uint32_t peer, const ChannelEvent& e) noexce
   if (!enabled() || peer >= player_peers_ || e.tag != kDesyncStateTag) return;
   Exchange& x = exchanges_[peer];
   switch (e.type) {
-    case ChannelEventType::blob_received: x.blob_in = true; break;
+    case ChannelEventType::blob_received:
+      x.blob_in = true;
+      x.blob_in_at = now_us_;
+      break;
     case ChannelEventType::blob_sent:
     case ChannelEventType::blob_refused:  // the peer takes no states (off, or ours is too large)
       if (x.sending) {
@@ -169,6 +173,13 @@ void DesyncStates::forget(uint32_t peer) noexcept {
   x.sending = false;
   x.blob_in = false;
   x.gone = true;
+}
+
+void DesyncStates::reconnect(uint32_t peer) noexcept {
+  if (!enabled() || peer >= player_peers_) return;
+  forget(peer);
+  exchanges_[peer] = Exchange{};
+  peers_[peer].channel.set_receive_buffer(receive_memory_.get() + cap_ * peer, cap_);
 }
 
 void DesyncStates::try_send(uint32_t peer, RollbackDriver& driver) noexcept {
@@ -242,7 +253,11 @@ void DesyncStates::try_finish(uint32_t peer, RollbackDriver& driver) noexcept {
   int32_t k = -1;
   for (uint32_t i = 0; i < x.notice_count; ++i)
     if (!x.notice_done[i] && x.notices[i].frame == frame) k = int32_t(i);
-  if (k < 0 && x.notice_count < kPerPeer && !x.gone) return;  // its notice is on its way (a blob may overtake it)
+  // Its notice may be on its way (a blob may overtake it), for a while; one larger than we take
+  // has none (such a notice is refused), though the channel took it (a buffer lent for a rejoin).
+  if (k < 0 && x.notice_count < kPerPeer && !x.gone && size <= cap_ &&
+      now_us_ - x.blob_in_at < kDesyncNoticeTimeoutUs)
+    return;
   x.blob_in = false;
   bool genuine = k >= 0;
   if (genuine) {
@@ -267,8 +282,9 @@ void DesyncStates::try_finish(uint32_t peer, RollbackDriver& driver) noexcept {
   if (k >= 0) unpin(x.notice_slot[k]);
 }
 
-void DesyncStates::poll(RollbackDriver& driver) noexcept {
+void DesyncStates::poll(RollbackDriver& driver, uint64_t now_us) noexcept {
   if (!enabled()) return;
+  now_us_ = now_us;
   for (uint32_t i = 0; i < player_peers_; ++i) {
     if (peers_[i].dropped) {
       if (!exchanges_[i].gone) forget(i);
@@ -276,6 +292,39 @@ void DesyncStates::poll(RollbackDriver& driver) noexcept {
     }
     try_send(i, driver);
     try_finish(i, driver);
+    expire(i, driver);
+  }
+}
+
+// A peer's notices whose state has not started arriving for kDesyncNoticeTimeoutUs are
+// forgotten (their slots unpinned, their places free for a real one): one that announces and
+// never sends cannot hold our slots, or its own exchange, for good. While a blob comes in on
+// that channel (ours, or another transfer it waits behind), they wait.
+void DesyncStates::expire(uint32_t peer, RollbackDriver& driver) noexcept {
+  Exchange& x = exchanges_[peer];
+  const bool arriving = peers_[peer].channel.receiving_blob();
+  for (uint32_t k = 0; k < x.notice_count;) {
+    if (x.notice_done[k]) {
+      ++k;
+      continue;
+    }
+    if (arriving) x.notice_at[k] = now_us_;
+    if (now_us_ - x.notice_at[k] < kDesyncNoticeTimeoutUs) {
+      ++k;
+      continue;
+    }
+    driver.reporter().log(LogLevel::warning, "player %d: its desync state of frame %d never came: forgotten",
+                          int(peers_[peer].players[0]), x.notices[k].frame);
+    ++refused_;
+    unpin(x.notice_slot[k]);
+    for (uint32_t j = k; j + 1 < x.notice_count; ++j) {
+      x.notices[j] = x.notices[j + 1];
+      x.notice_slot[j] = x.notice_slot[j + 1];
+      x.notice_done[j] = x.notice_done[j + 1];
+      x.notice_at[j] = x.notice_at[j + 1];
+    }
+    --x.notice_count;
+    x.notice_slot[x.notice_count] = -1;
   }
 }
 

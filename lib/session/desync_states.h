@@ -13,7 +13,10 @@
 // One exchange per peer (the first desync with it: later ones of a desynced match say nothing
 // new), one blob at a time, paced like every transfer: inputs never wait for it. A state is
 // taken only when its bytes give the checksum the peer announced (and, when we have it, the one
-// it reported in the checksum exchange): anything else is dropped, logged and counted.
+// it reported in the checksum exchange): anything else is dropped, logged and counted. A notice
+// whose state does not start arriving within kDesyncNoticeTimeoutUs (a peer that announces and
+// never sends, or a forgery) is forgotten: it pins no slot and takes no place for longer, and a
+// state that comes without a notice (or larger than the cap) is not held either.
 #pragma once
 
 #include <cstddef>
@@ -48,6 +51,9 @@ struct DesyncStateNotice {
 };
 
 inline constexpr size_t kDesyncNoticeSize = 25;
+// How long a peer's notice waits for its state to start arriving (the state itself may take
+// longer: while it arrives, the notice waits). A state that arrived waits as long for its notice.
+inline constexpr uint64_t kDesyncNoticeTimeoutUs = 10000000;
 
 inline size_t encode_desync_notice(const DesyncStateNotice& n, uint8_t* out) noexcept {
   ByteWriter w(out, kDesyncNoticeSize);
@@ -97,8 +103,13 @@ class DesyncStates {
   void on_message(uint32_t peer, const uint8_t* body, size_t size) noexcept;
   // A channel event of a player peer (events of other tags are not ours: ignored).
   void on_channel_event(uint32_t peer, const ChannelEvent& e) noexcept;
-  // Sends what waits for a free channel and hands complete exchanges to the game.
-  void poll(RollbackDriver& driver) noexcept;
+  // Player peer `peer` has a new connection (it rejoins, session/rejoin.h): the exchange with it
+  // starts over (the old one ended when it left), and its channel takes desync states into our
+  // buffer again (a rejoining machine lent the host's channel its state buffer meanwhile).
+  void reconnect(uint32_t peer) noexcept;
+  // Sends what waits for a free channel, hands complete exchanges to the game, and forgets
+  // notices and states that waited too long (now_us: the session's clock).
+  void poll(RollbackDriver& driver, uint64_t now_us) noexcept;
 
   uint64_t states_received() const noexcept { return received_; }
   uint64_t states_refused() const noexcept { return refused_; }
@@ -125,8 +136,10 @@ class DesyncStates {
     DesyncStateNotice notices[kPerPeer];
     int32_t notice_slot[kPerPeer] = {-1, -1};
     bool notice_done[kPerPeer] = {};
+    uint64_t notice_at[kPerPeer] = {};  // when it came, or its state was last seen arriving
     uint32_t notice_count = 0;
     bool blob_in = false;  // a blob of ours arrived (the channel holds it until released)
+    uint64_t blob_in_at = 0;
     // The peer's checksum reports of the frames that differed (the notice must agree).
     Frame report_frame[kPerPeer] = {kNullFrame, kNullFrame};
     uint64_t report_sum[kPerPeer] = {};
@@ -149,6 +162,7 @@ class DesyncStates {
   void emit(uint32_t peer, const DesyncStateNotice& n, int32_t mine, const uint8_t* data, size_t size,
             RollbackDriver& driver) noexcept;
   void forget(uint32_t peer) noexcept;
+  void expire(uint32_t peer, RollbackDriver& driver) noexcept;
 
   size_t cap_ = 0;
   Peer* peers_ = nullptr;
@@ -157,6 +171,7 @@ class DesyncStates {
   std::unique_ptr<Slot[]> slots_;
   uint32_t slot_count_ = 0;
   uint64_t clock_ = 0;
+  uint64_t now_us_ = 0;  // the session's clock at the last poll
   std::unique_ptr<uint8_t[]> receive_memory_;  // player_peers_ buffers of cap_ bytes
   Exchange exchanges_[kMaxPlayers];
   std::string text_local_, text_remote_;

@@ -203,6 +203,8 @@ class P2PSessionImpl final : public P2PSession {
   void rejoin_catch_up();
   void rejoin_failed(const char* why);
   void tell_rejoined();
+  void tell_spectators_rejoin(PlayerIndex player, Frame cut, Frame state_frame, Frame live_at);
+  bool spectator_knows_rejoins(uint32_t i, Peer& spectator, Frame f);
   bool reports_cut(const Peer& peer, PlayerIndex player) const;
   void emit_rejoin_event(EventType type, PlayerIndex player, Frame frame, const char* message);
 
@@ -314,6 +316,14 @@ class P2PSessionImpl final : public P2PSession {
   int32_t rejoin_host_ = -1;
   uint64_t rejoin_connected_at_ = 0;
   RejoinOffer rejoin_offer_;
+  // Spectators follow a rejoin too: each gets the notice (per player, the newest rejoin) on its
+  // stream 2, and no frame from the live frame on before it acknowledged it.
+  RejoinNotice spectator_notice_[kMaxPlayers];
+  struct SpectatorNotice {
+    bool due = false, sent = false;
+    uint32_t seq = 0;
+  };
+  SpectatorNotice spectator_notices_[kMaxSpectators][kMaxPlayers];
   uint8_t datagram_[kReceiveBufferSize];
 };
 
@@ -503,7 +513,7 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     send_local_inputs();
     stream_to_spectators();
     exchange_checksums();
-    desync_states_.poll(driver_);
+    desync_states_.poll(driver_, now_);
     retire_decisions();
     watch_progress();
     if (rejoin_asker_ >= 0) serve_rejoin();
@@ -631,10 +641,15 @@ void P2PSessionImpl::update_running() {
 }
 
 // Every remote player gone: the game hears it once, whether the match ran or never started.
+// Not while a running match can still take players back (allow_rejoin, and this machine can
+// host a rejoin: state transfer): the lone survivor plays on and the others may come back, so
+// "cannot continue" would be wrong; the game has the disconnected events and decides how long
+// to wait (docs/NETWORKING.md "Rejoin").
 void P2PSessionImpl::check_anyone_left() {
   if (told_nobody_left_ || num_player_peers_ == 0 || failed_) return;
   for (uint32_t i = 0; i < num_player_peers_; ++i)
     if (!peers_[i].dropped) return;
+  if (running_ && allow_rejoin_ && rejoin_buffer_ != nullptr) return;
   told_nobody_left_ = true;
   Event e = Reporter::make(EventType::cannot_continue,
                            running_ ? "every remote player is gone: the match cannot continue"
@@ -772,6 +787,13 @@ void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
   peer.channel.peer_gone();
   if (peer.spectator) {
     emit_peer_event(EventType::spectator_left, peer, "spectator left");
+    return;
+  }
+  // A machine coming back that loses a player machine before it has the state cannot tell
+  // which of its inputs the others have: it gives up (the others cut it before its live frame).
+  if ((rejoin_phase_ == RejoinPhase::asking || rejoin_phase_ == RejoinPhase::loading) && peer.synchronized &&
+      &peer != &peers_[rejoin_host_]) {
+    rejoin_failed("a player machine left while the rejoin's state was on its way");
     return;
   }
   for (uint32_t k = 0; k < peer.player_count; ++k) {
@@ -962,7 +984,7 @@ void P2PSessionImpl::stream_to_spectators() {
     if (spectator.dropped || snapshots_.held(i) || parked_[i]) continue;
     while (next_to_stream_[i] <= last_streamed_) {
       const Frame f = next_to_stream_[i];
-      if (!decisions_.ready_to_stream(i, spectator, f)) {
+      if (!decisions_.ready_to_stream(i, spectator, f) || !spectator_knows_rejoins(i, spectator, f)) {
         if (confirmed - f < kSpectatorHoldFrames - 1) break;
         if (snapshots_.enabled() && !spectator.synchronized) {
           parked_[i] = true;
@@ -1495,6 +1517,7 @@ Result P2PSessionImpl::answer(PlayerIndex player, bool accept) {
   if (e.rng_seed != 0) e.rng_seed ^= 0xd1b54a32d192ed03ull * ++rejoin_connections_;  // a new connection
   if (Result r = peer->endpoint.init(e); r != Result::ok) return r;
   if (Result r = peer->channel.init(player_channel_); r != Result::ok) return r;
+  desync_states_.reconnect(i);
   peer->endpoint.set_channel_sink(peer);
   peer->address = q.from;
   peer->dropped = false;
@@ -1692,6 +1715,7 @@ void P2PSessionImpl::on_rejoin_notice(Peer& peer, const uint8_t* body, size_t si
 // its machine from the state's frame on. A machine not connected here (refused, or gone) is cut
 // again at once, so every machine agrees it never came back.
 void P2PSessionImpl::apply_rejoin(Peer& peer, PlayerIndex player, Frame state_frame, Frame live_at, bool host) {
+  tell_spectators_rejoin(player, local_status_[player].last_frame, state_frame, live_at);
   rejoined_at_[player] = live_at;
   rejoin_told_[player] = false;
   rejoin_untold_ = true;
@@ -1714,6 +1738,39 @@ void P2PSessionImpl::apply_rejoin(Peer& peer, PlayerIndex player, Frame state_fr
   local_status_[player].disconnected = true;
   driver_.disconnect_player(player, live_at - 1, false);
   desync_.invalidate_after(live_at - 1, driver_.frame(), disconnect_settle_frames_);
+}
+
+// Every spectator learns of the rejoin (the notice the players get) before its stream reaches the
+// live frame: it runs the player disconnected up to live_at - 1 and live from live_at, as the
+// players do (session/rejoin.h). Sent by stream_to_spectators, which holds the frames from
+// live_at on until the spectator acknowledged it.
+void P2PSessionImpl::tell_spectators_rejoin(PlayerIndex player, Frame cut, Frame state_frame, Frame live_at) {
+  if (num_spectators_ == 0) return;
+  RejoinNotice& n = spectator_notice_[player];
+  n.player = player;
+  n.cut = cut;
+  n.state_frame = state_frame;
+  n.live_at = live_at;
+  for (uint32_t i = 0; i < num_spectators_; ++i) spectator_notices_[i][player] = SpectatorNotice{true, false, 0};
+}
+
+// Sends spectator `i` the rejoin notices it has not had, as its channel takes them; true when it
+// has acknowledged every one whose live frame is <= f (frame f may go to it).
+bool P2PSessionImpl::spectator_knows_rejoins(uint32_t i, Peer& spectator, Frame f) {
+  bool ready = true;
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    SpectatorNotice& sn = spectator_notices_[i][p];
+    if (!sn.due) continue;
+    if (!sn.sent && spectator.channel.messages_free() > kReservedForTransfer) {
+      uint8_t body[kMaxRejoinMessage];
+      const size_t size = encode_rejoin_notice(spectator_notice_[p], body);
+      const uint32_t seq = spectator.channel.next_message_seq();
+      if (spectator.channel.send_message(ChannelStream::decisions, body, size) == Result::ok) sn = {true, true, seq};
+    }
+    if (sn.sent && spectator.channel.acknowledged_through(sn.seq)) sn.due = false;
+    else if (f >= spectator_notice_[p].live_at) ready = false;
+  }
+  return ready;
 }
 
 // Our local inputs from `from` on, again, on `peer`'s stream (its state is of that frame).
@@ -1835,6 +1892,9 @@ void P2PSessionImpl::take_rejoin_state(Peer& host) {
     return;
   }
   host.channel.release_blob();
+  // Desync states into their own buffer from now on (none without them), not the state's.
+  if (desync_states_.enabled()) desync_states_.reconnect(uint32_t(&host - peers_));
+  else host.channel.set_receive_buffer(nullptr, 0);
   // The decisions before the state are inside it (their digest comes with the offer); those
   // from it on came from their senders, and are judged now against the match's frame (near the
   // live one; our own said nothing while we waited). The delay every machine's local players use now.

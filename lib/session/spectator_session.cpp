@@ -10,6 +10,7 @@
 #include "session/network_security.h"
 #include "session/handshake_mismatch.h"
 #include "session/peer.h"
+#include "session/rejoin.h"
 #include "session/snapshot_client.h"
 #include "session/state_transfer.h"
 
@@ -189,7 +190,10 @@ class SpectatorSessionImpl final : public P2PSession {
     while (!queue_full() && host_.channel.pop_message(&stream, body, &size)) {
       switch (stream) {
         case ChannelStream::state_transfer: snapshot_.on_message(driver_, host_, body, size); break;
-        case ChannelStream::decisions: decisions_.on_message(host_, true, body, size, known_frame()); break;
+        case ChannelStream::decisions:
+          if (size > 0 && body[0] == kRejoinNoticeKind) on_rejoin_notice(body, size);
+          else decisions_.on_message(host_, true, body, size, known_frame());
+          break;
         default: ++host_.channel_messages_dropped; break;
       }
     }
@@ -281,12 +285,75 @@ class SpectatorSessionImpl final : public P2PSession {
     }
   }
 
+  // A player rejoins (the host's notice, session/rejoin.h): disconnected up to live_at - 1, live
+  // from live_at, as on the players' machines. The host streams no frame from live_at on before
+  // we acknowledged the notice, so it is applied before that frame runs (drain_inputs waits for
+  // it when it cannot be applied yet: the live frame beyond the input queue).
+  void on_rejoin_notice(const uint8_t* body, size_t size) {
+    RejoinNotice n;
+    if (!decode_rejoin_notice(body, size, num_players_, &n)) {
+      ++host_.channel_messages_dropped;
+      return;
+    }
+    pending_rejoin_[n.player] = n;
+    apply_rejoins();
+  }
+
+  // The rejoins told and not applied yet, once the state (if any) is loaded. One inside the
+  // state (its live frame before the state's) is already in it.
+  void apply_rejoins() {
+    if (!snapshot_.ready()) return;
+    for (uint32_t p = 0; p < num_players_; ++p) {
+      RejoinNotice& n = pending_rejoin_[p];
+      if (n.player < 0) continue;
+      const PlayerIndex player = n.player;
+      if (n.live_at <= driver_.start_frame()) {
+        n.player = -1;
+        continue;
+      }
+      // A cut not applied yet (the host's status comes with the inputs after it): applied now,
+      // unless frames after it ran (a state of ours after the cut: the gap then starts there).
+      if (!driver_.is_disconnected(player) && driver_.frame() <= n.cut + 1) driver_.disconnect_player(player, n.cut);
+      const Result r = driver_.rejoin_player(player, n.live_at);
+      if (r == Result::input_out_of_window) continue;  // the live frame is beyond the queue: later
+      n.player = -1;
+      if (r != Result::ok) {
+        driver_.reporter().log(LogLevel::error, "player %d: rejoin at frame %d cannot be followed here: %s",
+                               int(player), n.live_at, result_name(r));
+        continue;
+      }
+      // The host's reports of the old cut are old news from now on.
+      host_.endpoint.rejoin_remote_player(player, n.live_at - 1);
+    }
+  }
+
+  // True while a rejoin told for a frame <= f waits to be applied.
+  bool rejoin_pending(Frame f) const {
+    for (uint32_t p = 0; p < num_players_; ++p)
+      if (pending_rejoin_[p].player >= 0 && pending_rejoin_[p].live_at <= f) return true;
+    return false;
+  }
+
   void drain_inputs() {
     Frame frame;
     const uint8_t* blob;
+    apply_rejoins();
     for (;;) {
-      const Frame want = driver_.last_confirmed(0) + 1;
-      if (want > host_.endpoint.last_received_frame() || !driver_.can_accept(0, want)) return;
+      // The next frame of the stream: the lowest one a player still connected waits for (the
+      // queue of a player coming back starts at its live frame; one gone stays at its cut).
+      Frame want = INT32_MAX;
+      PlayerIndex by = 0;
+      for (uint32_t p = 0; p < num_players_; ++p) {
+        if (driver_.is_disconnected(PlayerIndex(p)) || driver_.last_confirmed(PlayerIndex(p)) + 1 >= want) continue;
+        want = driver_.last_confirmed(PlayerIndex(p)) + 1;
+        by = PlayerIndex(p);
+      }
+      if (want == INT32_MAX) want = driver_.last_confirmed(0) + 1;
+      if (want > host_.endpoint.last_received_frame() || !driver_.can_accept(by, want)) return;
+      if (rejoin_pending(want)) {
+        apply_rejoins();
+        if (rejoin_pending(want)) return;
+      }
       if (!host_.endpoint.pop_input(&frame, &blob)) return;
       for (uint32_t p = 0; p < num_players_; ++p)
         driver_.add_remote_input(PlayerIndex(p), frame, blob + size_t(p) * input_size_);
@@ -307,6 +374,7 @@ class SpectatorSessionImpl final : public P2PSession {
   uint64_t notify_delay_us_ = 0, progress_timeout_us_ = 0, first_frame_grace_us_ = 0, handshake_timeout_us_ = 0;
   StallWatch stall_;
   SnapshotClient snapshot_;  // a state from the host instead of a replay from frame 0
+  RejoinNotice pending_rejoin_[kMaxPlayers];  // per player: a rejoin told, not applied (player -1: none)
   uint8_t datagram_[kReceiveBufferSize];
 };
 

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "session/desync_states.h"
+#include "support/channel_insider.h"
 #include "support/match_harness.h"
+#include "support/rejoin_checks.h"
 
 namespace retcon::test {
 namespace {
@@ -42,11 +45,11 @@ void run_and_settle(Match& match) {
 }
 
 // Every machine of a pair that disagrees holds the other's exact bytes of the desync frame.
-void expect_exchanged(Match& match, uint32_t a, uint32_t b, const char* what) {
+void expect_exchanged(Match& match, uint32_t a, uint32_t b, const char* what, Frame frame = kDesyncFrame) {
   for (const auto& [me, other] : {std::pair{a, b}, std::pair{b, a}}) {
     const TestGame::DesyncStatesSeen* s = states_from(match.machine(me), PlayerIndex(other));
     ASSERT_NE(s, nullptr) << what << ": machine " << me << " got no state from machine " << other;
-    EXPECT_EQ(s->frame, kDesyncFrame) << what;
+    EXPECT_EQ(s->frame, frame) << what;
     EXPECT_EQ(s->remote, match.machine(other).game.captured) << what << ": machine " << me << " has machine "
                                                                << other << "'s exact state";
     ASSERT_TRUE(s->has_local) << what;
@@ -162,6 +165,81 @@ TEST(DesyncStates, AStateThatDoesNotMatchItsChecksumIsDroppedAndTheMatchGoesOn) 
   // The states agree (only the checksum function differs): nothing else went wrong.
   for (Frame f = 0; f <= o.frames; ++f)
     ASSERT_EQ(match.machine(0).hashes[size_t(f)], match.machine(1).hashes[size_t(f)]) << f;
+}
+
+// Notices of desync states that never come (a peer that announces and never sends, or an insider
+// forging them in its name) pinned the slots of the frames they name for good. Here machines 2
+// and 3 "announce" (forged) the four frames machine 0 keeps (interval 60: four slots), early in
+// the match; on the old code no later state could be kept, so when machines 0 and 1 really
+// desync at frame 1020, neither got the other's state. The notices are forgotten after
+// kDesyncNoticeTimeoutUs: the real states still arrive.
+TEST(DesyncStates, NoticesWhoseStateNeverComesAreForgottenAndTheRealExchangeHappens) {
+  MatchOptions o = lossy_match(4);
+  o.link.loss = 0.0;
+  o.link.duplicate = o.link.reorder = 0.0;
+  o.desync_interval = 60;
+  o.frames = 1300;
+  constexpr Frame kLater = 1020;  // the desync: about 13 s after the forgeries
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  for (uint32_t m = 0; m < 4; ++m) match.machine(m).game.capture_frame = kLater;
+  match.machine(1).game.diverge_at = kLater - 5;
+  Insider insider(match);
+  int forged = 0;
+  for (int t = 0; t < 6000; ++t) {
+    insider.tap_all();
+    const Frame confirmed = match.machine(0).session->confirmed_frame();
+    if (forged == 0 && confirmed >= 270 && confirmed % 60 == 30) {
+      const Frame newest = confirmed / 60 * 60;
+      for (int k = 0; k < 4; ++k) {
+        detail::DesyncStateNotice n;
+        n.frame = newest - 60 * k;
+        n.size = 100;
+        n.sum = 0x1234;
+        uint8_t body[detail::kDesyncNoticeSize];
+        const size_t size = detail::encode_desync_notice(n, body);
+        if (insider.forge(k < 2 ? 2 : 3, 0, uint8_t(detail::ChannelStream::desync_states), body, size)) ++forged;
+      }
+    }
+    match.tick();
+    bool done = true;
+    for (uint32_t m = 0; m < 4; ++m) done = done && match.machine(m).session->confirmed_frame() >= o.frames;
+    if (done) break;
+  }
+  for (int t = 0; t < 240; ++t) {
+    insider.tap_all();
+    match.tick();
+  }
+  ASSERT_EQ(forged, 4);
+  expect_exchanged(match, 0, 1, "after forged notices", kLater);
+}
+
+// A machine that left and rejoined (session/rejoin.h) exchanges desync states again: on the old
+// code the exchange with it had ended for good when it left, so a desync after its return gave
+// neither machine the other's state.
+TEST(DesyncStates, AMachineThatRejoinedExchangesStatesAgain) {
+  MatchOptions o = lossy_match(2);
+  o.link.loss = 0.03;
+  o.frames = 1300;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.disconnect_timeout_us = 1000000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  crash_and_restart(match, 1, 150, 0);
+  std::vector<size_t> answered;
+  for (int t = 0; t < 2000 && seen(match, 0, 1).rejoined == kNullFrame; ++t) {
+    match.tick();
+    answer_requests(match, answered, true);
+  }
+  const Frame live = seen(match, 0, 1).rejoined;
+  ASSERT_NE(live, kNullFrame) << "it came back";
+  const Frame desync = (live / 10 + 12) * 10;
+  ASSERT_LT(desync + 100, o.frames);
+  for (uint32_t m = 0; m < 2; ++m) match.machine(m).game.capture_frame = desync;
+  match.machine(1).game.diverge_at = desync - 5;
+  run_and_settle(match);
+  expect_exchanged(match, 0, 1, "after a rejoin", desync);
 }
 
 TEST(DesyncStates, ConfigChecks) {

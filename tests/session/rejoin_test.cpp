@@ -10,75 +10,10 @@
 
 #include "support/match_harness.h"
 #include "support/match_keys.h"
+#include "support/rejoin_checks.h"
 
 namespace retcon::test {
 namespace {
-
-struct Seen {
-  Frame cut = kNullFrame;       // the crashed player's agreed cut (disconnected event)
-  Frame rejoining = kNullFrame;
-  Frame rejoined = kNullFrame;
-  size_t requests = 0;
-};
-
-// The events about `player` on machine m.
-Seen seen(Match& match, uint32_t m, PlayerIndex player) {
-  Seen s;
-  for (const Event& e : match.machine(m).game.events) {
-    if (e.player != player) continue;
-    if (e.type == EventType::disconnected && s.cut == kNullFrame) s.cut = e.frame;
-    if (e.type == EventType::player_rejoining) s.rejoining = e.frame;
-    if (e.type == EventType::player_rejoined) s.rejoined = e.frame;
-    if (e.type == EventType::rejoin_requested) ++s.requests;
-  }
-  return s;
-}
-
-// Every rejoin request on every machine is answered with `accept` (as a game's lobby would).
-void answer_requests(Match& match, std::vector<size_t>& answered, bool accept) {
-  answered.resize(match.size(), 0);
-  for (uint32_t m = 0; m < match.size(); ++m) {
-    Machine& me = match.machine(m);
-    if (me.stopped) continue;
-    for (size_t k = answered[m]; k < me.game.events.size(); ++k) {
-      const Event& e = me.game.events[k];
-      if (e.type == EventType::rejoin_requested) {
-        EXPECT_EQ(me.session->answer_rejoin(e.player, accept), Result::ok);
-      }
-    }
-    answered[m] = me.game.events.size();
-  }
-}
-
-// Machine `crash` (player `crash`) crashes once the match reached `crash_at`, the others drop it
-// (agreed cut), then it starts again on a new address and rejoins. Returns the cut.
-Frame crash_and_restart(Match& match, uint32_t crash, Frame crash_at, uint32_t watcher) {
-  while (match.machine(watcher).session->current_frame() < crash_at) match.tick();
-  match.machine(crash).stopped = true;
-  for (int t = 0; t < 2000 && seen(match, watcher, PlayerIndex(crash)).cut == kNullFrame; ++t) match.tick();
-  const Frame cut = seen(match, watcher, PlayerIndex(crash)).cut;
-  EXPECT_NE(cut, kNullFrame) << "the crash is noticed";
-  for (int t = 0; t < 30; ++t) match.tick();
-  EXPECT_TRUE(match.restart_rejoining(crash));
-  return cut;
-}
-
-// Every machine's states of frames it ran (the rejoined one: from its state on) at confirmed
-// frames equal the reference up to `upto`.
-void expect_states_agree(Match& match, const std::vector<uint64_t>& ref, Frame upto) {
-  for (uint32_t m = 0; m < match.size(); ++m) {
-    Machine& me = match.machine(m);
-    if (me.stopped) continue;
-    EXPECT_EQ(me.game.frame_errors, 0) << "machine " << m;
-    const Frame last = std::min({upto, me.session->confirmed_frame() + 1, me.session->current_frame() - 1});
-    EXPECT_GE(last, upto) << "machine " << m << " got that far";
-    Frame first = 0;
-    while (first <= last && me.hashes[size_t(first)] == 0) ++first;
-    for (Frame f = first; f <= last; ++f)
-      ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << "machine " << m << " frame " << f;
-    EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << "machine " << m;
-  }
-}
 
 struct Case {
   uint32_t machines;
@@ -138,6 +73,7 @@ TEST_P(Rejoin, ACrashedPlayerComesBackAtOneFrameAndEveryStateAgrees) {
     for (const Event& e : match.machine(m).game.events)
       late += e.type == EventType::late_inputs && e.player == p;
     EXPECT_EQ(late, 0u) << "coming back is not a lag switch";
+    EXPECT_EQ(match.count_events(m, EventType::cannot_continue), 0u) << "a match that can take it back goes on";
   }
   EXPECT_GT(back.rejoining, cut);
   std::vector<Frame> cuts(c.machines, -2), live(c.machines, -2);
@@ -245,6 +181,63 @@ TEST(RejoinDecisions, EveryDecisionAndDelayChangeReachesTheRejoinerOnItsFrame) {
   std::vector<Frame> cuts = {-2, -2, seen(match, 0, 2).cut}, live = {-2, -2, back.rejoining};
   expect_states_agree(match, match.reference(cuts, live), o.frames);
   EXPECT_EQ(match.errors(), 0u);
+}
+
+// The lone survivor of a two-player match with rejoin allowed: its only opponent crashed, and
+// the match is kept alive for it to come back (not "cannot continue", which a game takes as the
+// end). The survivor plays on alone for seconds, then the crashed machine rejoins and every
+// state agrees. Without a way to host the rejoin (no state transfer here) nothing can come
+// back, and the game is told cannot_continue as before.
+TEST(RejoinLoneSurvivor, TheMatchWaitsForTheOtherToComeBack) {
+  MatchOptions o;
+  o.frames = 1200;
+  o.random_inputs = true;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.disconnect_timeout_us = 1000000;
+  o.link.latency_us = 20000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  while (match.machine(0).session->current_frame() < 150) match.tick();
+  match.machine(1).stopped = true;
+  for (int t = 0; t < 2000 && seen(match, 0, 1).cut == kNullFrame; ++t) match.tick();
+  const Frame cut = seen(match, 0, 1).cut;
+  ASSERT_NE(cut, kNullFrame);
+  // Alone for 5 s: it plays on, and nobody tells the game the match is over.
+  const Frame alone_from = match.machine(0).session->current_frame();
+  for (int t = 0; t < 300; ++t) match.tick();
+  EXPECT_GE(match.machine(0).session->current_frame(), alone_from + 290);
+  EXPECT_EQ(match.count_events(0, EventType::cannot_continue), 0u);
+  ASSERT_TRUE(match.restart_rejoining(1));
+  std::vector<size_t> answered;
+  for (int t = 0; t < 1500; ++t) {
+    match.tick();
+    answer_requests(match, answered, true);
+    if (match.machine(0).session->confirmed_frame() >= o.frames && match.machine(1).session->confirmed_frame() >= o.frames)
+      break;
+  }
+  const Seen host = seen(match, 0, 1), back = seen(match, 1, 1);
+  ASSERT_NE(back.rejoining, kNullFrame) << "it came back";
+  EXPECT_EQ(host.rejoining, back.rejoining);
+  EXPECT_EQ(host.rejoined, back.rejoining);
+  EXPECT_EQ(match.count_events(0, EventType::cannot_continue), 0u);
+  std::vector<Frame> cuts = {-2, cut}, live = {-2, back.rejoining};
+  expect_states_agree(match, match.reference(cuts, live), o.frames);
+}
+
+TEST(RejoinLoneSurvivor, WithoutStateTransferNothingCanComeBackAndTheGameIsTold) {
+  MatchOptions o;
+  o.frames = 400;
+  o.allow_rejoin = true;  // but no state transfer: this machine cannot host a rejoin
+  o.disconnect_timeout_us = 1000000;
+  o.link.latency_us = 20000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  while (match.machine(0).session->current_frame() < 150) match.tick();
+  match.machine(1).stopped = true;
+  for (int t = 0; t < 300; ++t) match.tick();
+  EXPECT_NE(seen(match, 0, 1).cut, kNullFrame);
+  EXPECT_EQ(match.count_events(0, EventType::cannot_continue), 1u);
 }
 
 // The game says no: the slot stays disconnected, the match goes on, the rejoiner never runs.

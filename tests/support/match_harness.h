@@ -104,6 +104,9 @@ struct Machine {
   bool logged(const std::string& text) const {
     return std::any_of(logs.begin(), logs.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
   }
+  // The frames at which its game gave its players' inputs (a machine that rejoined gives none
+  // while it catches up: the reference plays what it really gave).
+  std::vector<Frame> given;
 };
 
 // A timed decision a machine's send_decision accepted (the reference applies it at `frame`).
@@ -186,6 +189,7 @@ class Match {
       machine->hashes.assign(size_t(opt_.frames) + 400, 0);
       machine->game.start_hashes = &machine->hashes;
       machine->game.events.reserve(1 << 16);
+      machine->given.reserve(size_t(opt_.frames) + 400);  // no allocation per frame
       machine->spectator = m >= opt_.machines;
       const size_t k = m - opt_.machines;
       if (machine->spectator && k < opt_.spectator_join.size()) machine->join_at = opt_.spectator_join[k];
@@ -254,6 +258,7 @@ class Match {
     machine->hashes.assign(size_t(opt_.frames) + 400, 0);
     machine->game.start_hashes = &machine->hashes;
     machine->game.events.reserve(1 << 16);
+    machine->given.reserve(size_t(opt_.frames) + 400);
     machine->game.padding = opt_.state_padding;
     machines_[m] = std::move(machine);
     Machine& me = *machines_[m];
@@ -332,6 +337,7 @@ class Match {
       for (uint32_t i = 0; i < opt_.input_size; ++i) in[i] = input_byte(p, f, i);
       const Result r = me.session->add_local_input(PlayerIndex(p), in, opt_.input_size);
       if (r != Result::ok && r != Result::input_already_added) ++errors_;
+      if (r == Result::ok && (me.given.empty() || me.given.back() != f)) me.given.push_back(f);
     }
     const Result a = me.session->advance_frame();
     if (a == Result::ok) me.settled = me.session->confirmed_frame();
@@ -410,13 +416,26 @@ class Match {
         for (uint32_t i = 0; i < opt_.input_size; ++i) given[i] = input_byte(p, f, i);
         played[p].add(f, delay_at(f), given);
       }
+    // A player live again from live[p]: its machine's driver starts that player's inputs there,
+    // the input before it "disconnected" (zeros), and takes what its game gave from then on.
+    std::vector<LocalInputModel> rejoined(players_);
+    for (uint32_t p = 0; p < players_ && p < live.size(); ++p) {
+      if (live[p] == -2) continue;
+      rejoined[p].by_frame.assign(size_t(live[p]), Bytes(opt_.input_size, 0));
+      for (const Frame f : machines_[opt_.owner[p]]->given) {
+        Bytes given(opt_.input_size);
+        for (uint32_t i = 0; i < opt_.input_size; ++i) given[i] = input_byte(p, f, i);
+        rejoined[p].add(f, delay_at(f), given);
+      }
+      while (rejoined[p].by_frame.size() <= size_t(opt_.frames)) rejoined[p].by_frame.push_back(rejoined[p].by_frame.back());
+    }
     for (Frame f = 0; f <= opt_.frames; ++f) {
       out.push_back(ref.hash());
       for (uint32_t p = 0; p < players_; ++p)
         for (uint32_t i = 0; i < opt_.input_size; ++i) {
           const bool back = p < live.size() && live[p] != -2 && f >= live[p];
           const bool gone = p < cut.size() && cut[p] != -2 && f > cut[p] && !back;
-          inputs[p * opt_.input_size + i] = gone ? 0 : played[p].by_frame[size_t(f)][i];
+          inputs[p * opt_.input_size + i] = gone ? 0 : back ? rejoined[p].by_frame[size_t(f)][i] : played[p].by_frame[size_t(f)][i];
         }
       FrameInputs fi{inputs.data(), status.data(), opt_.input_size, players_};
       // Timed decisions of the frame: by sender, then sending order; none of a sender cut

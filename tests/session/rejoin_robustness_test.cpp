@@ -1,0 +1,128 @@
+// Rejoin when more goes wrong (issue 11): spectators of a match in which a player rejoins, the
+// machine sending the state dying mid-rejoin, another machine dropping while a player comes back.
+// What is checked is what players and viewers notice: the match goes on (or the rejoiner is told
+// it cannot), every machine names the same frames, and every state at every confirmed frame equals
+// the lockstep reference. In-memory transport, virtual clock.
+#include <gtest/gtest.h>
+
+#include "support/match_harness.h"
+#include "support/rejoin_checks.h"
+
+namespace retcon::test {
+namespace {
+
+// Ticks (answering every rejoin request) until every player machine not stopped confirmed
+// `frames`, then a little longer so the spectators catch up.
+void play_out(Match& match, std::vector<size_t>& answered, Frame frames, int max_ticks) {
+  for (int t = 0; t < max_ticks; ++t) {
+    match.tick();
+    answer_requests(match, answered, true);
+    bool done = true;
+    for (uint32_t m = 0; m < match.size(); ++m) {
+      Machine& me = match.machine(m);
+      if (!me.stopped && !me.spectator && me.session->confirmed_frame() < frames) done = false;
+    }
+    if (done) break;
+  }
+  for (int t = 0; t < 240; ++t) match.tick();
+}
+
+// Spectators of the match (of machine 0; one watching from the start, one joining mid-match
+// from the host's state, one joining just as the player comes back) follow the rejoin: each runs
+// the player disconnected from its cut and live again from the frame every player machine names,
+// so their states equal the players'. Before, a spectator kept the player disconnected for good
+// and diverged from the live frame on. With and without state transfer to the spectators.
+class RejoinWatched : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RejoinWatched, SpectatorsFollowTheRejoinAndAgree) {
+  MatchOptions o;
+  o.machines = 3;
+  o.spectators = 3;
+  o.spectator_join = {0, 120, 330};
+  o.spectator_state_transfer = GetParam() ? 1 : 0;
+  o.frames = 1200;
+  o.random_inputs = true;
+  o.input_delay = 1;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.disconnect_timeout_us = 1000000;
+  o.notify_delay_us = 300000;
+  o.link.latency_us = 25000;
+  o.link.jitter_us = 4000;
+  o.link.loss = 0.03;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  const Frame cut = crash_and_restart(match, 2, 200, 0);
+  std::vector<size_t> answered;
+  play_out(match, answered, o.frames, 3000);
+  const Seen back = seen(match, 2, 2);
+  ASSERT_NE(back.rejoining, kNullFrame) << "it came back";
+  EXPECT_EQ(seen(match, 0, 2).rejoined, back.rejoining);
+  EXPECT_EQ(seen(match, 1, 2).rejoined, back.rejoining);
+  for (uint32_t k = 0; k < o.spectators; ++k) {
+    Machine& s = match.machine(o.machines + k);
+    SCOPED_TRACE("spectator " + std::to_string(k));
+    ASSERT_TRUE(s.session->running());
+    EXPECT_GE(s.session->confirmed_frame(), o.frames) << "it kept up";
+  }
+  std::vector<Frame> cuts = {-2, -2, cut}, live = {-2, -2, back.rejoining};
+  expect_states_agree(match, match.reference(cuts, live), o.frames);
+  EXPECT_EQ(match.errors(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(StateTransfer, RejoinWatched, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "from_a_state" : "from_frame_0"; });
+
+// The machine sending the state (the host of the rejoin) dies while the state is on its way.
+// The rejoiner is told it cannot continue (never runs a frame); the third machine, which had the
+// notice, cuts the host and the rejoiner where it must and plays on alone; its states agree.
+TEST(RejoinHostDies, MidTransferTheRejoinerIsToldAndTheOtherPlaysOn) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = 1100;
+  o.random_inputs = true;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.state_padding = size_t{256} << 10;
+  o.transfer_bytes_per_second = 64u << 10;  // about 4 s for the state
+  o.disconnect_timeout_us = 1000000;
+  o.link.latency_us = 20000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  const Frame cut = crash_and_restart(match, 2, 150, 0);
+  std::vector<size_t> answered;
+  for (int t = 0; t < 1500 && seen(match, 1, 2).rejoining == kNullFrame; ++t) {
+    match.tick();
+    answer_requests(match, answered, true);
+  }
+  const Frame live = seen(match, 1, 2).rejoining;
+  ASSERT_NE(live, kNullFrame) << "machine 1 had the host's notice";
+  for (int t = 0; t < 30; ++t) match.tick();
+  ASSERT_FALSE(match.machine(2).session->running()) << "the state is still on its way";
+  const Frame host_at = match.machine(0).session->current_frame();
+  match.machine(0).stopped = true;  // the host dies
+  uint64_t told_at = 0;
+  for (int t = 0; t < 2500; ++t) {
+    match.tick();
+    if (told_at == 0 && match.count_events(2, EventType::cannot_continue) > 0) told_at = match.now();
+    if (match.machine(1).session->confirmed_frame() >= o.frames) break;
+  }
+  EXPECT_NE(told_at, 0u) << "the rejoiner is told";
+  EXPECT_FALSE(match.machine(2).session->running());
+  EXPECT_GE(match.machine(1).session->confirmed_frame(), o.frames) << "the survivor plays on";
+  EXPECT_GT(match.machine(1).session->current_frame(), host_at + 500);
+  EXPECT_EQ(match.count_events(1, EventType::cannot_continue), 0u) << "it may still take players back";
+  // Player 2 never played live: cut again just before its live frame.
+  size_t cuts = 0;
+  Frame second = kNullFrame;
+  for (const Event& e : match.machine(1).game.events)
+    if (e.type == EventType::disconnected && e.player == 2 && ++cuts == 2) second = e.frame;
+  EXPECT_EQ(second, live - 1);
+  EXPECT_NE(seen(match, 1, 0).cut, kNullFrame) << "the host is cut";
+  match.machine(2).stopped = true;
+  std::vector<Frame> cuts_at = {seen(match, 1, 0).cut, -2, cut};
+  expect_states_agree(match, match.reference(cuts_at), o.frames);
+}
+
+}  // namespace
+}  // namespace retcon::test
