@@ -874,9 +874,22 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
   InputsWriter writer(datagram_, capacity, next_header(MessageType::inputs), start,
                       last_received_, config_.send_blob_size, local_status_,
                       uint8_t(config_.shape.num_players), reference, riders.empty() ? nullptr : &riders);
-  for (Frame f = start; f <= last_sent_; ++f) {
+  const uint32_t blob = config_.send_blob_size;
+  auto unchanged = [blob](const EncodedDelta& d) { return d.size == d.lead_bytes && d.lead_zeros == blob; };
+  for (Frame f = start; f <= last_sent_;) {
+    const EncodedDelta& delta = encoded_[uint32_t(f) % send_capacity_];
+    if (unchanged(delta)) {
+      // A held input: the frames until it changes go in one go (one zero run).
+      Frame end = f + 1;
+      while (end <= last_sent_ && unchanged(encoded_[uint32_t(end) % send_capacity_])) ++end;
+      if (writer.append_unchanged(uint32_t(end - f))) {
+        f = end;
+        continue;
+      }
+    }
     // Oldest first: the rest goes next time.
-    if (!writer.append_encoded(encoded_[uint32_t(f) % send_capacity_], encoded_slot(f))) break;
+    if (!writer.append_encoded(delta, encoded_slot(f))) break;
+    ++f;
   }
   if (writer.count() == 0) {
     ++stats_.oversized_blobs;

@@ -133,6 +133,14 @@ bool DeltaRunEncoder::append_encoded(const EncodedDelta& delta, const uint8_t* t
   return true;
 }
 
+bool DeltaRunEncoder::append_zeros(size_t size) noexcept {
+  // A token per kMaxToken zero bytes, plus one where the open run is topped up first. Runs
+  // merge across frames (zero_run), so one long run codes like many short ones in a row.
+  if (writer_.overflowed() || writer_.remaining() < size / kMaxToken + 2) return false;
+  zero_run(size);
+  return true;
+}
+
 bool DeltaRunDecoder::next(uint8_t* delta, size_t size) noexcept {
   size_t i = 0;
   while (i < size) {

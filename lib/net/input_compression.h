@@ -40,6 +40,10 @@ class DeltaRunEncoder {
   bool append(const uint8_t* blob, const uint8_t* previous, size_t size) noexcept;
   // The same for a delta coded by encode_delta (`tokens` are its bytes).
   bool append_encoded(const EncodedDelta& delta, const uint8_t* tokens) noexcept;
+  // Appends `size` zero delta bytes (frames whose input did not change) in one go: exactly
+  // what appending those frames' deltas one by one writes. False, with nothing written, when
+  // the worst case might not fit (the caller then appends them one by one).
+  bool append_zeros(size_t size) noexcept;
   long open_run() const noexcept { return open_run_; }
 
  private:

@@ -415,6 +415,13 @@ bool InputsWriter::append_encoded(const EncodedDelta& delta, const uint8_t* toke
   return true;
 }
 
+bool InputsWriter::append_unchanged(uint32_t frames) noexcept {
+  if (writer_.overflowed() || frames > uint32_t(std::numeric_limits<uint16_t>::max() - count_)) return false;
+  if (!encoder_.append_zeros(size_t(frames) * blob_size_)) return false;
+  count_ = uint16_t(count_ + frames);  // previous_ still holds their blob: it did not change
+  return true;
+}
+
 size_t InputsWriter::finish(Seal seal) noexcept {
   if (writer_.overflowed() || count_ == 0) return 0;
   // Write the count's varint and close the room left for a longer one.

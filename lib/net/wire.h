@@ -276,6 +276,10 @@ class InputsWriter {
   // unless `blob` is given (the reference of a later append).
   bool append_encoded(const EncodedDelta& delta, const uint8_t* tokens,
                       const uint8_t* blob = nullptr) noexcept;
+  // `frames` frames whose input did not change (each delta all zeros, as encode_delta codes an
+  // unchanged blob) at once: the same datagram as appending them one by one. False, with
+  // nothing written, when they might not all fit (then append them one by one).
+  bool append_unchanged(uint32_t frames) noexcept;
   uint16_t count() const noexcept { return count_; }
   // Bytes written so far (the count's varint counted at its widest).
   size_t size() const noexcept { return writer_.size(); }

@@ -239,6 +239,53 @@ RC_GTEST_PROP(WireProperty, SplicedDeltasEqualRecodedBlobs, ()) {
   RC_ASSERT(spliced == recoded);
 }
 
+// Held inputs go in one go (append_unchanged: one zero run for the frames until the input
+// changes, as the endpoint splices them): exactly the bytes, and the frames, that appending
+// them one by one gives, whatever the runs (across tokens, longer than a token, cut off by the
+// capacity).
+RC_GTEST_PROP(WireProperty, UnchangedRunsEqualFramesOneByOne, ()) {
+  const auto blob_size = *rc::gen::inRange<size_t>(1, 200);
+  const auto count = *rc::gen::inRange<size_t>(1, 400);
+  const auto blobs = gen_blob_stream(blob_size, count, true);
+  std::vector<uint8_t> reference(blob_size);
+  for (auto& b : reference) b = *rc::gen::arbitrary<uint8_t>();
+  const size_t capacity = *rc::gen::inRange<size_t>(kDataHeaderSize + 20, kMaxDatagramSize + 1);
+
+  std::vector<uint8_t> recoded;
+  const size_t fitted = encode_inputs(blobs, 40, reference, &recoded, capacity);
+
+  std::vector<uint8_t> spliced(capacity, 0);
+  Header h;
+  h.nonce = 9;
+  h.sequence = 3;
+  ConnectStatus status[2] = {{false, 10}, {true, 7}};
+  InputsWriter w(spliced.data(), capacity, h, 40, 5, uint16_t(blob_size), status, 2, reference.data());
+  std::vector<EncodedDelta> deltas;
+  std::vector<std::vector<uint8_t>> tokens;
+  const uint8_t* previous = reference.data();
+  for (const auto& b : blobs) {
+    tokens.emplace_back(max_encoded_delta_size(blob_size));
+    deltas.push_back(encode_delta(b.data(), previous, blob_size, tokens.back().data()));
+    previous = b.data();
+  }
+  auto unchanged = [&](size_t i) { return deltas[i].size == deltas[i].lead_bytes && deltas[i].lead_zeros == blob_size; };
+  for (size_t i = 0; i < blobs.size();) {
+    if (unchanged(i)) {
+      size_t end = i + 1;
+      while (end < blobs.size() && unchanged(end)) ++end;
+      if (w.append_unchanged(uint32_t(end - i))) {
+        i = end;
+        continue;
+      }
+    }
+    if (!w.append_encoded(deltas[i], tokens[i].data())) break;
+    ++i;
+  }
+  RC_ASSERT(w.count() == fitted);
+  spliced.resize(w.finish());
+  RC_ASSERT(spliced == recoded);
+}
+
 // Skipping frames the receiver holds and expanding the rest gives the blobs expanding all does.
 RC_GTEST_PROP(WireProperty, SkippedBlobsLeaveTheRestIntact, ()) {
   const auto blob_size = *rc::gen::inRange<size_t>(1, 200);
