@@ -18,6 +18,20 @@ install(TARGETS retcon retcon_static retcon_cpp EXPORT retconTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT retconTargets NAMESPACE retcon:: DESTINATION ${RETCON_CMAKE_DIR})
 
+# Windows (MinGW): xxHash is compiled into retcon_cpp (XXH_INLINE_ALL), so the static libraries
+# need no xxHash library; libsodium is the static one scripts/windows-libsodium built, which no
+# Windows machine has: installed with retcon (lib/retcon/libsodium.a), and the package and
+# retcon-static.pc name it there.
+set(RETCON_PACKAGE_WINDOWS OFF)
+set(RETCON_PACKAGE_SODIUM OFF)
+if(WIN32)
+  set(RETCON_PACKAGE_WINDOWS ON)
+  if(RETCON_WITH_SODIUM)
+    set(RETCON_PACKAGE_SODIUM ON)
+    install(FILES ${RETCON_SODIUM_DIR}/lib/libsodium.a DESTINATION ${CMAKE_INSTALL_LIBDIR}/retcon)
+  endif()
+endif()
+
 # The installed shared library carries no debug information (the build tree's keeps it, for
 # development): 2.8 MB with it, a few hundred KB without. RETCON_INSTALL_STRIP=OFF keeps it;
 # Debug builds are never stripped.
@@ -48,6 +62,17 @@ foreach(_part IN LISTS _retcon_pc_parts)
     string(APPEND RETCON_PC_TO_PREFIX "/..")
   endif()
 endforeach()
+if(WIN32)
+  set(RETCON_PC_STATIC_REQUIRES "")
+  set(RETCON_PC_STATIC_LIBS "\${libdir}/libretcon_static.a \${libdir}/libretcon_cpp.a")
+  if(RETCON_WITH_SODIUM)
+    string(APPEND RETCON_PC_STATIC_LIBS " \${libdir}/retcon/libsodium.a -ladvapi32")
+  endif()
+  string(APPEND RETCON_PC_STATIC_LIBS " -lstdc++ -lws2_32 -lmswsock")
+else()
+  set(RETCON_PC_STATIC_REQUIRES "Requires: libxxhash libsodium")
+  set(RETCON_PC_STATIC_LIBS "\${libdir}/libretcon.a \${libdir}/libretcon_cpp.a -lstdc++ -lm")
+endif()
 foreach(_pc retcon retcon-static)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/${_pc}.pc.in ${PROJECT_BINARY_DIR}/${_pc}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/${_pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -65,6 +65,13 @@ if(WIN32 AND CMAKE_CROSSCOMPILING_EMULATOR)
             "${windows_static_extra_libs}")
   set_tests_properties(windows_c_consumers PROPERTIES
     PASS_REGULAR_EXPRESSION "OK: C consumers of retcon.dll and of the static library build and run")
+  # The installed package (cmake --install): find_package(retcon) and retcon-static.pc in a
+  # MinGW build, each consumer run under Wine.
+  add_test(NAME windows_install_consumers
+    COMMAND sh ${RETCON_CAPI_TEST_DIR}/windows_install_consumers.sh ${PROJECT_BINARY_DIR}
+            ${RETCON_CAPI_TEST_DIR}/consumers ${CMAKE_TOOLCHAIN_FILE} ${CMAKE_C_COMPILER} ${CMAKE_CROSSCOMPILING_EMULATOR})
+  set_tests_properties(windows_install_consumers PROPERTIES TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "OK: the installed Windows package builds and runs its consumers")
 endif()
 
 # A packaging test: with RETCON_SANITIZE the installed libraries need the sanitizer runtimes,
