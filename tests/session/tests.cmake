@@ -41,11 +41,10 @@ endif()
 retcon_add_test(session_decision_regression_test ${CMAKE_CURRENT_LIST_DIR}/decision_regression_test.cpp)
 # Late-input detection over other seeds than CI's 24 (an open gap of issue 12, label known_gap:
 # scripts/test runs it without gating; Linux only, as the Windows step gates on all it runs).
-# Seeds 1000-1119 flag honest peers under `mobile` (1056, 1074, 1083, 1107, 1110: 17-22 frames,
-# 2 players at delay 0, right after the two-way 300 ms blackout: the peer's first datagram to
-# get through after it was sent once it had heard our resends, so its acknowledgements look
-# current, as a lag switch's do; docs/NETWORKING.md "Late inputs"), and under `hell` a 1 s hold
-# is not flagged for seeds 1002 and 1006 (LagSwitch.DroppedInputsAreFlaggedWithinASecond).
+# Seeds 1000-1119 flag honest peers (protocol 7): under `mobile` seeds 1050 and 1068 (20-21
+# frames), under `hell` 1053 and 1116 (45-51), all 2 players at delay 0, right after a two-way
+# blackout: the peer's first datagram to get through was sent once it had heard our resends, so
+# its acknowledgements look current, as a lag switch's do (docs/NETWORKING.md "Late inputs").
 if(NOT WIN32)
   add_test(NAME lateness_seed_sweep COMMAND session_tests "--gtest_filter=Profiles/HonestPeers.*:LagSwitch.*")
   set_tests_properties(lateness_seed_sweep PROPERTIES LABELS known_gap TIMEOUT 300 ENVIRONMENT
