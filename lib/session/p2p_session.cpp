@@ -309,6 +309,10 @@ class P2PSessionImpl final : public P2PSession {
   std::unique_ptr<uint8_t[]> rejoin_buffer_;
   size_t rejoin_buffer_size_ = 0;
   RejoinHold rejoin_hold_;   // host: inputs from the live frame on wait for the notices
+  // Per player peer coming back: our inputs to it wait until we know the state's frame S
+  // (apply_rejoin restarts the stream there). Frames sent before would be acknowledged against
+  // the rejoiner's stream restarted at S, and encoded against a frame it does not hold.
+  bool stream_waits_[kMaxPlayers] = {};
   int32_t rejoin_asker_ = -1;  // host: the peer whose state request waits to be served
   // The rejoining machine's progress.
   enum class RejoinPhase : uint8_t { off, connecting, asking, loading, playing, failed };
@@ -782,6 +786,7 @@ void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
   if (peer.dropped) return;
   peer.dropped = true;
   peer.rejoining = false;
+  if (!peer.spectator) stream_waits_[&peer - peers_] = false;
   if (!peer.spectator) last_drop_at_ = now_;
   if (tell_peer) peer.endpoint.send_disconnect();
   peer.channel.peer_gone();
@@ -920,7 +925,7 @@ void P2PSessionImpl::send_local_inputs() {
   bool anyone = false;
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     Peer& peer = peers_[i];
-    if (peer.dropped) continue;
+    if (peer.dropped || stream_waits_[i]) continue;
     anyone = true;
     Frame upto = ready;
     Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
@@ -1530,6 +1535,7 @@ Result P2PSessionImpl::answer(PlayerIndex player, bool accept) {
   peer->endpoint.pause_receive();
   peer->endpoint.restart_outgoing_at(last_local_sent_ + 1);
   sent_to_peer_[i] = last_local_sent_;
+  stream_waits_[i] = true;  // until the rejoin's frames are known here (apply_rejoin)
   peer->handshake.start(now_);
   peer->progress.start(now_);
   resend_own_messages(i);
@@ -1728,6 +1734,7 @@ void P2PSessionImpl::apply_rejoin(Peer& peer, PlayerIndex player, Frame state_fr
   if (peer.rejoining && !peer.dropped && peer.endpoint.running()) {
     if (peer.players[0] == player) {
       peer.endpoint.restart_incoming_at(live_at);
+      stream_waits_[&peer - peers_] = false;
       resend_local_inputs(peer, state_frame);
     }
     return;

@@ -124,5 +124,61 @@ TEST(RejoinHostDies, MidTransferTheRejoinerIsToldAndTheOtherPlaysOn) {
   expect_states_agree(match, match.reference(cuts_at), o.frames);
 }
 
+// A machine that accepts the rejoin long before the host stamps it (here the host's game answers
+// a second later): its inputs to the rejoiner must start at the state's frame S, which it learns
+// only from the host's notice. On the old code it streamed from its acceptance on, the rejoiner
+// (its incoming stream restarted at S on the offer) acknowledged S - 1, and when that came before
+// the notice (lost on the way: machine 1 loses 15% of what it receives) the frames from S went
+// out encoded against a frame the rejoiner never had: it decoded other inputs than the machine
+// played, and the two desynced for good. Sixteen seeds; every state at every confirmed frame
+// equals the reference.
+TEST(RejoinStreams, AMachineThatAcceptedEarlyStreamsFromTheStatesFrame) {
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    MatchOptions o;
+    o.seed = seed;
+    o.machines = 3;
+    o.frames = 900;
+    o.random_inputs = true;
+    o.allow_rejoin = true;
+    o.state_transfer = true;
+    o.disconnect_timeout_us = 1000000;
+    o.link.latency_us = 20000;
+    Match match(o);
+    ASSERT_TRUE(match.build());
+    LinkProfile lossy;  // what reaches machine 1: often late, the host's notice too
+    lossy.loss = 0.15;
+    match.machine(1).sim->set_incoming(lossy);
+    const Frame cut = crash_and_restart(match, 2, 150, 0);
+    // Machine 1 answers at once, the host a second after it was asked.
+    bool host_answered = false;
+    uint64_t host_asked_at = 0;
+    size_t answered1 = 0;
+    for (int t = 0; t < 2500; ++t) {
+      match.tick();
+      Machine& one = match.machine(1);
+      for (; answered1 < one.game.events.size(); ++answered1) {
+        if (one.game.events[answered1].type == EventType::rejoin_requested) {
+          EXPECT_EQ(one.session->answer_rejoin(one.game.events[answered1].player, true), Result::ok);
+        }
+      }
+      if (host_asked_at == 0 && match.count_events(0, EventType::rejoin_requested) > 0) host_asked_at = match.now();
+      if (!host_answered && host_asked_at != 0 && match.now() - host_asked_at >= 1000000) {
+        EXPECT_EQ(match.machine(0).session->answer_rejoin(2, true), Result::ok);
+        host_answered = true;
+      }
+      bool done = true;
+      for (uint32_t m = 0; m < 3; ++m) done = done && match.machine(m).session->confirmed_frame() >= o.frames;
+      if (done) break;
+    }
+    ASSERT_TRUE(host_answered);
+    const Seen back = seen(match, 2, 2);
+    ASSERT_NE(back.rejoined, kNullFrame) << "it came back";
+    EXPECT_EQ(seen(match, 1, 2).rejoined, back.rejoined);
+    std::vector<Frame> cuts = {-2, -2, cut}, live = {-2, -2, back.rejoined};
+    expect_states_agree(match, match.reference(cuts, live), o.frames);
+  }
+}
+
 }  // namespace
 }  // namespace retcon::test
