@@ -302,7 +302,9 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     drop(DropReason::bad_nonce);
     return;
   }
-  Message m;
+  // Decoded into a member: a Message is a few hundred bytes that decoding resets anyway, and
+  // a local one would be initialised once more per datagram.
+  Message& m = received_;
   const DecodeError error = auth_.open(data, length, &m, replay_window_.highest());
   if (error != DecodeError::ok) {
     drop(drop_reason_of(error));

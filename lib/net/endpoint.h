@@ -405,6 +405,7 @@ class Endpoint {
   ConnectStatus local_status_[kMaxPlayers];
   bool any_disconnected_ = false;  // some local_status_ entry is disconnected
   ChannelSink* channel_sink_ = nullptr;
+  Message received_;  // the datagram on_datagram is decoding (see there)
   ConnectStatus remote_status_[kMaxPlayers];
   Frame status_floor_[kMaxPlayers] = {};  // see rejoin_remote_player (init: kNullFrame, none)
 
