@@ -1731,7 +1731,9 @@ void P2PSessionImpl::apply_rejoin(Peer& peer, PlayerIndex player, Frame state_fr
   for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].endpoint.rejoin_remote_player(player, live_at - 1);
   emit_rejoin_event(EventType::player_rejoining, player, live_at,
                     "`player` comes back: live from `frame` on every machine");
-  if (peer.rejoining && !peer.dropped && peer.endpoint.running()) {
+  // Its handshake with us may still be finishing (it completes on each side at its own time):
+  // the inputs wait in the endpoint until it runs.
+  if (peer.rejoining && !peer.dropped && peer.endpoint.state() != EndpointState::disconnected) {
     if (peer.players[0] == player) {
       peer.endpoint.restart_incoming_at(live_at);
       stream_waits_[&peer - peers_] = false;

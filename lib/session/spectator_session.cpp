@@ -311,6 +311,9 @@ class SpectatorSessionImpl final : public P2PSession {
         n.player = -1;
         continue;
       }
+      // Not before we hold every real input of the player up to its cut (a spectator that
+      // replays the match from frame 0 may be far behind): its queue starts over at live_at.
+      if (driver_.last_confirmed(player) < n.cut) continue;
       // A cut not applied yet (the host's status comes with the inputs after it): applied now,
       // unless frames after it ran (a state of ours after the cut: the gap then starts there).
       if (!driver_.is_disconnected(player) && driver_.frame() <= n.cut + 1) driver_.disconnect_player(player, n.cut);

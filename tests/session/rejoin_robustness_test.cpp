@@ -73,6 +73,35 @@ TEST_P(RejoinWatched, SpectatorsFollowTheRejoinAndAgree) {
 INSTANTIATE_TEST_SUITE_P(StateTransfer, RejoinWatched, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "from_a_state" : "from_frame_0"; });
 
+// A spectator that replays the match from frame 0 (no state transfer on its side) and starts long
+// after the rejoin was stamped gets the notice while it is still far before the player's cut: it
+// applies the rejoin only once it holds the player's real inputs up to the cut (its queue of that
+// player starts over at the live frame). On the old code it applied it at once and lost them.
+TEST(RejoinWatched, ASpectatorFarBehindKeepsThePlayersInputsBeforeItsCut) {
+  MatchOptions o;
+  o.machines = 2;
+  o.spectators = 1;
+  o.spectator_join = {400};
+  o.spectator_state_transfer = 0;
+  o.frames = 900;
+  o.random_inputs = true;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.disconnect_timeout_us = 1000000;
+  o.link.latency_us = 20000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  const Frame cut = crash_and_restart(match, 1, 40, 0);
+  std::vector<size_t> answered;
+  play_out(match, answered, o.frames, 3000);
+  const Seen back = seen(match, 1, 1);
+  ASSERT_NE(back.rejoined, kNullFrame) << "it came back";
+  ASSERT_LT(back.rejoined, 400) << "the rejoin was stamped before the spectator started";
+  EXPECT_GE(match.machine(2).session->confirmed_frame(), o.frames);
+  std::vector<Frame> cuts = {-2, cut}, live = {-2, back.rejoined};
+  expect_states_agree(match, match.reference(cuts, live), o.frames);
+}
+
 // The machine sending the state (the host of the rejoin) dies while the state is on its way.
 // The rejoiner is told it cannot continue (never runs a frame); the third machine, which had the
 // notice, cuts the host and the rejoiner where it must and plays on alone; its states agree.

@@ -1,0 +1,161 @@
+// Property (issue 11): the P2P property's matches (2-4 players, random inputs per frame, input
+// delays that change mid-match, every save mode, lockstep or rollback, any network: latency 0-250
+// ms, jitter, loss 0-25%, duplicates, reordering, a blackout; spectators joining at random
+// frames, with or without state transfer) in which a player machine leaves at a random frame (it
+// crashes, or machine 0 drops it through the API) and comes back: it restarts from nothing on a
+// new address once every survivor agreed its cut, every machine accepts it, and it rejoins.
+// Checked: every player machine, the one that came back included, names one live frame for the
+// rejoin (player_rejoining and player_rejoined, once each) and the survivors one cut; every
+// machine's state at every confirmed frame it ran (the one that came back: from its state on; a
+// spectator: from its state on) equals the lockstep reference with the player disconnected from
+// its cut up to the live frame and live again from it; no desync; the match finishes.
+//
+// A rejoin may also fail cleanly under a hostile network (the rejoiner is told cannot_continue,
+// the others cut it again just before its live frame): then every survivor names the same
+// frames, and the states agree with the player cut for good. The gating run uses a fixed
+// RapidCheck seed; a run with a fresh seed (label known_gap) keeps exploring (tests.cmake).
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "support/match_harness.h"
+
+namespace retcon::test {
+namespace {
+
+RC_GTEST_PROP(P2PRejoinProperty, ALeaverThatComesBackPlaysFromOneFrameAndEveryStateAgrees, ()) {
+  MatchOptions o;
+  o.machines = *rc::gen::inRange(2u, 5u);
+  o.spectators = *rc::gen::inRange(0u, 3u);
+  for (uint32_t k = 0; k < o.spectators; ++k) o.spectator_join.push_back(*rc::gen::inRange(0, 500));
+  o.spectator_state_transfer = *rc::gen::arbitrary<bool>() ? 1 : 0;
+  o.input_size = *rc::gen::inRange(1u, 9u);
+  o.max_prediction = *rc::gen::inRange(0, 11);
+  o.input_delay = *rc::gen::inRange(0, 4);
+  o.frames = 900;  // the cut's timeout, the new handshake, the state and the catch-up fit
+  o.seed = *rc::gen::arbitrary<uint64_t>();
+  o.desync_interval = *rc::gen::inRange(1, 20);
+  o.random_inputs = true;
+  o.save_mode = *rc::gen::element(SaveMode::automatic, SaveMode::every_frame, SaveMode::sparse);
+  if (*rc::gen::arbitrary<bool>()) o.delay_changes.push_back({*rc::gen::inRange(1, 400), *rc::gen::inRange(0, 6)});
+  if (*rc::gen::arbitrary<bool>()) o.delay_changes.push_back({*rc::gen::inRange(300, 850), *rc::gen::inRange(0, 6)});
+  o.link.latency_us = uint64_t(*rc::gen::inRange(0, 126)) * 1000;  // one way: RTT 0-250 ms
+  o.link.jitter_us = uint64_t(*rc::gen::inRange(0, 51)) * 1000;
+  o.link.loss = *rc::gen::inRange(0, 26) / 100.0;
+  o.link.duplicate = *rc::gen::inRange(0, 11) / 100.0;
+  o.link.reorder = *rc::gen::inRange(0, 11) / 100.0;
+  if (*rc::gen::arbitrary<bool>()) {
+    const uint64_t start = uint64_t(*rc::gen::inRange(500, 3000)) * 1000;
+    o.link.blackouts.push_back({start, start + uint64_t(*rc::gen::inRange(50, 600)) * 1000});
+  }
+  const uint32_t leaver = *rc::gen::inRange(1u, o.machines);  // never the spectators' host
+  const Frame leave_at = *rc::gen::inRange(10, 200);
+  const bool by_api = *rc::gen::arbitrary<bool>();
+  const int restart_after = *rc::gen::inRange(0, 120);  // ticks after every survivor agreed the cut
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  // Long enough that a handshake under 25% loss and a blackout is not cut short.
+  o.notify_delay_us = 500000;
+  o.disconnect_timeout_us = 2500000;
+  Match match(o);
+  RC_ASSERT(match.build());
+  for (int t = 0; t < 30000; ++t) {
+    if (match.machine(leaver).session->current_frame() >= leave_at) break;
+    match.tick();
+  }
+  if (by_api) RC_ASSERT(match.machine(0).session->disconnect_player(PlayerIndex(leaver)) == Result::ok);
+  match.machine(leaver).stopped = true;
+
+  auto events_of = [&](uint32_t m, EventType type) {
+    std::vector<Frame> frames;
+    for (const Event& e : match.machine(m).game.events)
+      if (e.type == type && e.player == PlayerIndex(leaver)) frames.push_back(e.frame);
+    return frames;
+  };
+  auto cut_everywhere = [&] {
+    for (uint32_t m = 0; m < o.machines; ++m)
+      if (m != leaver && events_of(m, EventType::disconnected).empty()) return false;
+    return true;
+  };
+  for (int t = 0; t < 30000 && !cut_everywhere(); ++t) match.tick();
+  RC_ASSERT(cut_everywhere());
+  for (int t = 0; t < restart_after; ++t) match.tick();
+  RC_ASSERT(match.restart_rejoining(leaver));
+
+  // Every rejoin request is accepted (a game's lobby would ask someone).
+  std::vector<size_t> answered(match.size(), 0);
+  bool done = false;
+  for (int t = 0; t < 30000 && !done; ++t) {
+    match.tick();
+    for (uint32_t m = 0; m < o.machines; ++m) {
+      Machine& me = match.machine(m);
+      for (size_t k = answered[m]; k < me.game.events.size(); ++k)
+        if (me.game.events[k].type == EventType::rejoin_requested)
+          RC_ASSERT(me.session->answer_rejoin(me.game.events[k].player, true) == Result::ok);
+      answered[m] = me.game.events.size();
+    }
+    Machine& back = match.machine(leaver);
+    if (!back.stopped && !back.session->running() && match.count_events(leaver, EventType::cannot_continue) > 0)
+      back.stopped = true;  // the rejoin failed: it never ran
+    done = true;
+    for (uint32_t m = 0; m < o.machines; ++m)
+      if (!match.machine(m).stopped && match.machine(m).session->confirmed_frame() < o.frames) done = false;
+  }
+  RC_ASSERT(done);
+  for (int i = 0; i < 240; ++i) match.tick();  // spectators catch up
+  RC_ASSERT(match.errors() == 0u);
+
+  // The survivors name the same frames: the cut, and the rejoin (or its failure).
+  const std::vector<Frame> cuts = events_of(0, EventType::disconnected);
+  const std::vector<Frame> coming = events_of(0, EventType::player_rejoining);
+  const std::vector<Frame> rejoined = events_of(0, EventType::player_rejoined);
+  for (uint32_t m = 1; m < o.machines; ++m) {
+    if (m == leaver) continue;
+    RC_ASSERT(events_of(m, EventType::disconnected) == cuts);
+    RC_ASSERT(events_of(m, EventType::player_rejoined) == rejoined);
+  }
+  RC_ASSERT(!cuts.empty());
+  const bool came_back = !match.machine(leaver).stopped;
+  std::vector<Frame> cut(match.players(), -2), live(match.players(), -2);
+  cut[leaver] = cuts[0];
+  if (came_back) {
+    RC_ASSERT(cuts.size() == 1u);
+    RC_ASSERT(coming.size() == 1u);
+    RC_ASSERT(rejoined.size() == 1u);
+    RC_ASSERT(rejoined[0] == coming[0]);
+    RC_ASSERT(coming[0] > cuts[0]);
+    RC_ASSERT(events_of(leaver, EventType::player_rejoining) == coming);
+    RC_ASSERT(events_of(leaver, EventType::player_rejoined) == rejoined);
+    live[leaver] = coming[0];
+  } else {
+    // Failed: never live anywhere; cut again just before its live frame where it was stamped.
+    RC_ASSERT(rejoined.empty());
+    for (uint32_t m = 1; m < o.machines; ++m)
+      if (m != leaver) RC_ASSERT(events_of(m, EventType::player_rejoining) == coming);
+    if (!coming.empty()) RC_ASSERT(cuts.size() == 2u && cuts[1] == coming[0] - 1);
+  }
+  const std::vector<uint64_t> ref = match.reference(cut, live);
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    Machine& me = match.machine(m);
+    if (me.stopped) continue;
+    RC_ASSERT(me.game.frame_errors == 0);
+    RC_ASSERT(match.count_events(m, EventType::desync_detected) == 0u);
+    const Frame last = std::min({o.frames, me.session->confirmed_frame() + 1, me.session->current_frame() - 1});
+    RC_ASSERT(last >= (me.spectator ? o.frames / 2 : o.frames));
+    // A spectator from a transferred state, and the machine that came back, ran only the frames
+    // from their state's on.
+    Frame first = 0;
+    if (me.spectator || m == leaver)
+      while (first <= last && me.hashes[size_t(first)] == 0) ++first;
+    if (m == leaver) RC_ASSERT(first > cut[leaver]);
+    for (Frame f = first; f <= last; ++f) RC_ASSERT(me.hashes[size_t(f)] == ref[size_t(f)]);
+  }
+  RC_CLASSIFY(came_back, "came back");
+  RC_CLASSIFY(!came_back, "the rejoin failed cleanly");
+  RC_CLASSIFY(o.max_prediction == 0, "lockstep");
+  RC_CLASSIFY(o.link.loss > 0.1, "loss > 10%");
+  RC_CLASSIFY(o.save_mode == SaveMode::sparse, "sparse saving");
+  RC_CLASSIFY(o.spectators > 0, "spectators");
+}
+
+}  // namespace
+}  // namespace retcon::test
