@@ -721,11 +721,6 @@ void Endpoint::rejoin_remote_player(PlayerIndex player, Frame floor) noexcept {
   status_floor_[player] = floor;
 }
 
-const ConnectStatus& Endpoint::remote_connect_status(PlayerIndex player) const noexcept {
-  static constexpr ConnectStatus kNone{};
-  if (player < 0 || player >= kMaxPlayers) return kNone;
-  return remote_status_[player];
-}
 
 void Endpoint::set_local_frame(Frame frame, int32_t frame_advantage) noexcept {
   local_frame_ = frame;

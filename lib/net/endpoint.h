@@ -193,7 +193,12 @@ class Endpoint {
 
   // --- connection status of every player, as this side sees it and as the peer reports it.
   void set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept;
-  const ConnectStatus& remote_connect_status(PlayerIndex player) const noexcept;
+  // Inline: the session asks for every player of every peer each poll.
+  const ConnectStatus& remote_connect_status(PlayerIndex player) const noexcept {
+    static constexpr ConnectStatus kNone{};
+    if (player < 0 || player >= kMaxPlayers) return kNone;
+    return remote_status_[player];
+  }
   // Rejoin: `player` plays again from `floor` + 1. The peer's report of it starts over
   // (connected), and reports of it disconnected before `floor` (its old cut, in datagrams sent
   // before the peer knew) are ignored from now on.
