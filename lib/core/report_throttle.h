@@ -28,4 +28,12 @@ class ReportThrottle {
   uint64_t total_ = 0;
 };
 
+// For a count that grew from `before` to `after`: whether it reached a new power of two (1, 2,
+// 4, 8, ...), the moments a drop that may repeat without end is worth a log line.
+inline bool reached_power_of_two(uint64_t before, uint64_t after) noexcept {
+  for (uint64_t p = 1; p != 0 && p <= after; p <<= 1)
+    if (p > before) return true;
+  return false;
+}
+
 }  // namespace retcon::detail

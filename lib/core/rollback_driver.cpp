@@ -30,7 +30,6 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   // frame.
   const uint32_t queue_frames = std::bit_ceil(uint32_t(2 * history_ + 2 * kMaxInputDelay + 16));
   for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
-  changed();
   frame_inputs_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
   zeros_ = std::make_unique<uint8_t[]>(input_size_);
   memory_budget_ = config.memory_budget;

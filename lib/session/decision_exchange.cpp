@@ -1,10 +1,10 @@
 #include "session/decision_exchange.h"
 
 #include <algorithm>
-#include <bit>
 #include <climits>
 #include <cstring>
 
+#include "core/report_throttle.h"
 #include "net/byte_io.h"
 
 namespace retcon::detail {
@@ -174,7 +174,7 @@ void DecisionExchange::drop_too_far(Frame known) noexcept {
 void DecisionExchange::count_too_far(PlayerIndex sender, Frame frame, Frame known, uint64_t n) noexcept {
   const uint64_t before = stats_.too_far;
   stats_.too_far += n;
-  if (n == 0 || std::bit_width(stats_.too_far) == std::bit_width(before)) return;  // no new power of two
+  if (!detail::reached_power_of_two(before, stats_.too_far)) return;
   driver_->reporter().log(LogLevel::warning,
                           "decision of player %d for frame %d refused: more than %d frames past frame %d, the "
                           "newest known of the match (%llu refused so far)",

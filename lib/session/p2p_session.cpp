@@ -1178,7 +1178,7 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
           if (owns && decision_frame_too_far(change.frame, known)) {
             owns = false;
             const uint64_t n = ++delay_changes_too_far_;
-            if ((n & (n - 1)) == 0)  // the first, then every power of two: no log flood
+            if (detail::reached_power_of_two(n - 1, n))  // the first, then every power of two: no log flood
               driver_.reporter().log(LogLevel::warning, "delay change of player %d for frame %d refused: more than %d "
                                      "frames past frame %d (%llu refused so far)", int(change.sender), change.frame,
                                      int(kMaxReceivedDecisionLead), known, static_cast<unsigned long long>(n));

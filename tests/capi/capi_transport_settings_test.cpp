@@ -16,6 +16,31 @@ namespace {
 
 constexpr uint64_t kTick = 16667;
 
+// A two-player C session on `transport` for `game` (bound to it): this machine is player `me`,
+// the other one is at `remote`. NULL when create refused.
+retcon_session* make_session(ctg_game* game, retcon_transport* transport, int me, const retcon_peer_address& remote,
+                             uint64_t seed) {
+  retcon_session_config s;
+  retcon_session_config_init(&s);
+  s.max_state_size = 256;
+  retcon_game_callbacks cb;
+  retcon_game_callbacks_init(&cb);
+  ctg_bind(game, &cb, 0);
+  retcon_p2p_config c;
+  retcon_p2p_config_init(&c);
+  c.rng_seed = seed;
+  for (int p = 0; p < 2; ++p) c.player_kinds[p] = p == me ? RETCON_PLAYER_LOCAL : RETCON_PLAYER_REMOTE;
+  c.player_addresses[1 - me] = remote;
+  retcon_session* session = nullptr;
+  return retcon_p2p_session_create(&s, &c, &cb, transport, &session) == RETCON_RESULT_OK ? session : nullptr;
+}
+
+retcon_peer_address address_of(const retcon_transport* transport) {
+  retcon_peer_address a;
+  EXPECT_EQ(retcon_transport_address(transport, &a), RETCON_RESULT_OK);
+  return a;
+}
+
 // Two machines, each session on a simulator around its in-memory endpoint.
 struct CPair {
   retcon_memory_network* net = nullptr;
@@ -37,20 +62,8 @@ struct CPair {
       game[m].start_hash_count = hashes[m].size();
     }
     for (int m = 0; m < 2; ++m) {
-      retcon_session_config s;
-      retcon_session_config_init(&s);
-      s.max_state_size = 256;
-      retcon_game_callbacks cb;
-      retcon_game_callbacks_init(&cb);
-      ctg_bind(&game[m], &cb, 0);
-      retcon_p2p_config c;
-      retcon_p2p_config_init(&c);
-      c.rng_seed = 5 + m;
-      for (int p = 0; p < 2; ++p) {
-        c.player_kinds[p] = p == m ? RETCON_PLAYER_LOCAL : RETCON_PLAYER_REMOTE;
-        EXPECT_EQ(retcon_transport_address(wire[p], &c.player_addresses[p]), RETCON_RESULT_OK);
-      }
-      EXPECT_EQ(retcon_p2p_session_create(&s, &c, &cb, sim[m], &session[m]), RETCON_RESULT_OK);
+      session[m] = make_session(&game[m], sim[m], m, address_of(wire[1 - m]), 5 + m);
+      EXPECT_NE(session[m], nullptr);
     }
   }
   ~CPair() {
@@ -252,25 +265,18 @@ TEST(CapiUnknownAddresses, StrangersAndNowhereAreCounted) {
   CPair pair(frames);
   retcon_transport* stranger_wire = nullptr;
   ASSERT_EQ(retcon_memory_network_add_endpoint(pair.net, &stranger_wire), RETCON_RESULT_OK);
-  ctg_game game;
-  ctg_init(&game);
-  retcon_session_config s;
-  retcon_session_config_init(&s);
-  s.max_state_size = 256;
-  retcon_game_callbacks cb;
-  retcon_game_callbacks_init(&cb);
-  ctg_bind(&game, &cb, 0);
-  retcon_p2p_config c;
-  retcon_p2p_config_init(&c);
-  c.player_kinds[1] = RETCON_PLAYER_REMOTE;  // the stranger thinks machine 0 is its opponent
-  ASSERT_EQ(retcon_transport_address(pair.wire[0], &c.player_addresses[1]), RETCON_RESULT_OK);
-  retcon_session* stranger = nullptr;
-  ASSERT_EQ(retcon_p2p_session_create(&s, &c, &cb, stranger_wire, &stranger), RETCON_RESULT_OK);
+  ctg_game game[2];
+  ctg_init(&game[0]);
+  ctg_init(&game[1]);
+  // The stranger thinks machine 0 is its opponent.
+  retcon_session* stranger = make_session(&game[0], stranger_wire, 0, address_of(pair.wire[0]), 1);
+  ASSERT_NE(stranger, nullptr);
   retcon_transport* nowhere_wire = nullptr;  // a session whose opponent's address does not exist
   ASSERT_EQ(retcon_memory_network_add_endpoint(pair.net, &nowhere_wire), RETCON_RESULT_OK);
-  c.player_addresses[1].bytes[0] ^= 0x5a;
-  retcon_session* lost = nullptr;
-  ASSERT_EQ(retcon_p2p_session_create(&s, &c, &cb, nowhere_wire, &lost), RETCON_RESULT_OK);
+  retcon_peer_address nowhere = address_of(pair.wire[0]);
+  nowhere.bytes[0] ^= 0x5a;
+  retcon_session* lost = make_session(&game[1], nowhere_wire, 0, nowhere, 2);
+  ASSERT_NE(lost, nullptr);
 
   for (int t = 0; t < 200 && (pair.confirmed(0) < frames || pair.confirmed(1) < frames); ++t) {
     pair.tick(frames);
@@ -309,18 +315,10 @@ TEST(CapiUdpSettings, ReceiveBudgetSpreadsAFloodOverPolls) {
 
   ctg_game game;
   ctg_init(&game);
-  retcon_session_config s;
-  retcon_session_config_init(&s);
-  s.max_state_size = 256;
-  retcon_game_callbacks cb;
-  retcon_game_callbacks_init(&cb);
-  ctg_bind(&game, &cb, 0);
-  retcon_p2p_config c;
-  retcon_p2p_config_init(&c);
-  c.player_kinds[1] = RETCON_PLAYER_REMOTE;
-  ASSERT_EQ(retcon_ip_address("127.0.0.1", attacker->local_port(), &c.player_addresses[1]), RETCON_RESULT_OK);
-  retcon_session* session = nullptr;
-  ASSERT_EQ(retcon_p2p_session_create(&s, &c, &cb, udp, &session), RETCON_RESULT_OK);
+  retcon_peer_address remote;
+  ASSERT_EQ(retcon_ip_address("127.0.0.1", attacker->local_port(), &remote), RETCON_RESULT_OK);
+  retcon_session* session = make_session(&game, udp, 0, remote, 0);
+  ASSERT_NE(session, nullptr);
 
   retcon_peer_address target;
   ASSERT_EQ(retcon_transport_address(udp, &target), RETCON_RESULT_OK);

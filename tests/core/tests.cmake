@@ -1,6 +1,7 @@
 retcon_add_test(core_tests
   ${CMAKE_CURRENT_LIST_DIR}/input_queue_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/state_ring_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/report_throttle_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rollback_driver_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rollback_property_test.cpp)
 retcon_add_test(no_allocation_tests

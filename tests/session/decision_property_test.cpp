@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "support/arbitrary_link.h"
 #include "support/decision_case.h"
 
 namespace retcon::test {
@@ -31,15 +32,7 @@ RC_GTEST_PROP(DecisionProperty, EveryMachineAppliesEveryDecisionOnItsFrame, ()) 
   o.seed = *rc::gen::arbitrary<uint64_t>();
   o.desync_interval = *rc::gen::inRange(1, 20);
   o.save_mode = *rc::gen::element(SaveMode::automatic, SaveMode::every_frame, SaveMode::sparse);
-  o.link.latency_us = uint64_t(*rc::gen::inRange(0, 126)) * 1000;
-  o.link.jitter_us = uint64_t(*rc::gen::inRange(0, 51)) * 1000;
-  o.link.loss = *rc::gen::inRange(0, 26) / 100.0;
-  o.link.duplicate = *rc::gen::inRange(0, 11) / 100.0;
-  o.link.reorder = *rc::gen::inRange(0, 11) / 100.0;
-  if (*rc::gen::arbitrary<bool>()) {
-    const uint64_t start = uint64_t(*rc::gen::inRange(500, 4000)) * 1000;
-    o.link.blackouts.push_back({start, start + uint64_t(*rc::gen::inRange(50, 600)) * 1000});
-  }
+  o.link = arbitrary_link(4000);
   c.leave = *rc::gen::inRange(0, 4) == 0 && o.machines > 2;
   c.leaver = *rc::gen::inRange(1u, o.machines);
   c.leave_at = *rc::gen::inRange(60, 250);

@@ -228,11 +228,7 @@ TEST(DesyncStates, AMachineThatRejoinedExchangesStatesAgain) {
   ASSERT_TRUE(match.build());
   crash_and_restart(match, 1, 150, 0);
   std::vector<size_t> answered;
-  for (int t = 0; t < 2000 && seen(match, 0, 1).rejoined == kNullFrame; ++t) {
-    match.tick();
-    answer_requests(match, answered, true);
-  }
-  const Frame live = seen(match, 0, 1).rejoined;
+  const Frame live = accept_until_seen(match, answered, 0, 1, &Seen::rejoined, 2000);
   ASSERT_NE(live, kNullFrame) << "it came back";
   const Frame desync = (live / 10 + 12) * 10;
   ASSERT_LT(desync + 100, o.frames);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "support/arbitrary_link.h"
 #include "support/match_harness.h"
 
 namespace retcon::test {
@@ -30,15 +31,7 @@ RC_GTEST_PROP(P2PProperty, EveryConfirmedFrameEqualsLockstepOverAnyNetwork, ()) 
   o.save_mode = *rc::gen::element(SaveMode::automatic, SaveMode::every_frame, SaveMode::sparse);
   if (*rc::gen::arbitrary<bool>()) o.delay_changes.push_back({*rc::gen::inRange(1, 200), *rc::gen::inRange(0, 6)});
   if (*rc::gen::arbitrary<bool>()) o.delay_changes.push_back({*rc::gen::inRange(100, 230), *rc::gen::inRange(0, 6)});
-  o.link.latency_us = uint64_t(*rc::gen::inRange(0, 126)) * 1000;  // one way: RTT 0-250 ms
-  o.link.jitter_us = uint64_t(*rc::gen::inRange(0, 51)) * 1000;
-  o.link.loss = *rc::gen::inRange(0, 26) / 100.0;
-  o.link.duplicate = *rc::gen::inRange(0, 11) / 100.0;
-  o.link.reorder = *rc::gen::inRange(0, 11) / 100.0;
-  if (*rc::gen::arbitrary<bool>()) {
-    const uint64_t start = uint64_t(*rc::gen::inRange(500, 3000)) * 1000;
-    o.link.blackouts.push_back({start, start + uint64_t(*rc::gen::inRange(50, 600)) * 1000});
-  }
+  o.link = arbitrary_link();
   // A player machine (never the spectators' host) that leaves at a random frame: it crashes
   // (the others time it out) or machine 0 drops it through the API first.
   const bool leave = o.machines > 2 ? *rc::gen::arbitrary<bool>() : *rc::gen::inRange(0, 4) == 0;

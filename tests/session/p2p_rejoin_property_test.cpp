@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "support/arbitrary_link.h"
 #include "support/match_harness.h"
 
 namespace retcon::test {
@@ -38,15 +39,7 @@ RC_GTEST_PROP(P2PRejoinProperty, ALeaverThatComesBackPlaysFromOneFrameAndEverySt
   o.save_mode = *rc::gen::element(SaveMode::automatic, SaveMode::every_frame, SaveMode::sparse);
   if (*rc::gen::arbitrary<bool>()) o.delay_changes.push_back({*rc::gen::inRange(1, 400), *rc::gen::inRange(0, 6)});
   if (*rc::gen::arbitrary<bool>()) o.delay_changes.push_back({*rc::gen::inRange(300, 850), *rc::gen::inRange(0, 6)});
-  o.link.latency_us = uint64_t(*rc::gen::inRange(0, 126)) * 1000;  // one way: RTT 0-250 ms
-  o.link.jitter_us = uint64_t(*rc::gen::inRange(0, 51)) * 1000;
-  o.link.loss = *rc::gen::inRange(0, 26) / 100.0;
-  o.link.duplicate = *rc::gen::inRange(0, 11) / 100.0;
-  o.link.reorder = *rc::gen::inRange(0, 11) / 100.0;
-  if (*rc::gen::arbitrary<bool>()) {
-    const uint64_t start = uint64_t(*rc::gen::inRange(500, 3000)) * 1000;
-    o.link.blackouts.push_back({start, start + uint64_t(*rc::gen::inRange(50, 600)) * 1000});
-  }
+  o.link = arbitrary_link();
   const uint32_t leaver = *rc::gen::inRange(1u, o.machines);  // never the spectators' host
   const Frame leave_at = *rc::gen::inRange(10, 200);
   const bool by_api = *rc::gen::arbitrary<bool>();

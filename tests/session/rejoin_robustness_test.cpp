@@ -11,19 +11,10 @@
 namespace retcon::test {
 namespace {
 
-// Ticks (answering every rejoin request) until every player machine not stopped confirmed
-// `frames`, then a little longer so the spectators catch up.
+// Plays the match out (accepting every rejoin request), then a little longer so the spectators
+// catch up.
 void play_out(Match& match, std::vector<size_t>& answered, Frame frames, int max_ticks) {
-  for (int t = 0; t < max_ticks; ++t) {
-    match.tick();
-    answer_requests(match, answered, true);
-    bool done = true;
-    for (uint32_t m = 0; m < match.size(); ++m) {
-      Machine& me = match.machine(m);
-      if (!me.stopped && !me.spectator && me.session->confirmed_frame() < frames) done = false;
-    }
-    if (done) break;
-  }
+  accept_until_confirmed(match, answered, frames, max_ticks);
   for (int t = 0; t < 240; ++t) match.tick();
 }
 
@@ -106,25 +97,13 @@ TEST(RejoinWatched, ASpectatorFarBehindKeepsThePlayersInputsBeforeItsCut) {
 // The rejoiner is told it cannot continue (never runs a frame); the third machine, which had the
 // notice, cuts the host and the rejoiner where it must and plays on alone; its states agree.
 TEST(RejoinHostDies, MidTransferTheRejoinerIsToldAndTheOtherPlaysOn) {
-  MatchOptions o;
-  o.machines = 3;
-  o.frames = 1100;
+  MatchOptions o = slow_transfer_rejoin_options(1100);
   o.random_inputs = true;
-  o.allow_rejoin = true;
-  o.state_transfer = true;
-  o.state_padding = size_t{256} << 10;
-  o.transfer_bytes_per_second = 64u << 10;  // about 4 s for the state
-  o.disconnect_timeout_us = 1000000;
-  o.link.latency_us = 20000;
   Match match(o);
   ASSERT_TRUE(match.build());
   const Frame cut = crash_and_restart(match, 2, 150, 0);
   std::vector<size_t> answered;
-  for (int t = 0; t < 1500 && seen(match, 1, 2).rejoining == kNullFrame; ++t) {
-    match.tick();
-    answer_requests(match, answered, true);
-  }
-  const Frame live = seen(match, 1, 2).rejoining;
+  const Frame live = accept_until_seen(match, answered, 1, 2, &Seen::rejoining, 1500);
   ASSERT_NE(live, kNullFrame) << "machine 1 had the host's notice";
   for (int t = 0; t < 30; ++t) match.tick();
   ASSERT_FALSE(match.machine(2).session->running()) << "the state is still on its way";

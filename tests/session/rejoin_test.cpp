@@ -49,14 +49,7 @@ TEST_P(Rejoin, ACrashedPlayerComesBackAtOneFrameAndEveryStateAgrees) {
   const uint32_t watcher = c.crash == 0 ? 1 : 0;
   const Frame cut = crash_and_restart(match, c.crash, 200, watcher);
   std::vector<size_t> answered;
-  for (int t = 0; t < 2500; ++t) {
-    match.tick();
-    answer_requests(match, answered, true);
-    bool done = true;
-    for (uint32_t m = 0; m < match.size(); ++m)
-      if (match.machine(m).session->confirmed_frame() < o.frames) done = false;
-    if (done) break;
-  }
+  accept_until_confirmed(match, answered, o.frames, 2500);
   const PlayerIndex p = PlayerIndex(c.crash);
   const Seen back = seen(match, c.crash, p);
   ASSERT_NE(back.rejoining, kNullFrame) << "the rejoiner learnt its live frame";
@@ -210,12 +203,7 @@ TEST(RejoinLoneSurvivor, TheMatchWaitsForTheOtherToComeBack) {
   EXPECT_EQ(match.count_events(0, EventType::cannot_continue), 0u);
   ASSERT_TRUE(match.restart_rejoining(1));
   std::vector<size_t> answered;
-  for (int t = 0; t < 1500; ++t) {
-    match.tick();
-    answer_requests(match, answered, true);
-    if (match.machine(0).session->confirmed_frame() >= o.frames && match.machine(1).session->confirmed_frame() >= o.frames)
-      break;
-  }
+  accept_until_confirmed(match, answered, o.frames, 1500);
   const Seen host = seen(match, 0, 1), back = seen(match, 1, 1);
   ASSERT_NE(back.rejoining, kNullFrame) << "it came back";
   EXPECT_EQ(host.rejoining, back.rejoining);
@@ -284,12 +272,7 @@ TEST(RejoinWithAMatchKey, TheKeyHolderComesBack) {
   ASSERT_TRUE(match.build());
   const Frame cut = crash_and_restart(match, 1, 150, 0);
   std::vector<size_t> answered;
-  for (int t = 0; t < 1500; ++t) {
-    match.tick();
-    answer_requests(match, answered, true);
-    if (match.machine(0).session->confirmed_frame() >= o.frames && match.machine(1).session->confirmed_frame() >= o.frames)
-      break;
-  }
+  accept_until_confirmed(match, answered, o.frames, 1500);
   const Seen host = seen(match, 0, 1), back = seen(match, 1, 1);
   ASSERT_NE(back.rejoining, kNullFrame);
   EXPECT_EQ(host.rejoining, back.rejoining);
@@ -318,24 +301,12 @@ TEST(RejoinNotAllowed, RequestsAreDroppedAsAStrangersDatagrams) {
 // wait for its first live input at most a disconnect timeout, cut it again at the frame before
 // its live frame (the same everywhere), and play on; its input was never live.
 TEST(RejoinerDies, MidTransferTheMatchGoesOn) {
-  MatchOptions o;
-  o.machines = 3;
-  o.frames = 1000;
-  o.allow_rejoin = true;
-  o.state_transfer = true;
-  o.state_padding = size_t{256} << 10;
-  o.transfer_bytes_per_second = 64u << 10;  // about 4 s for the state
-  o.disconnect_timeout_us = 1000000;
-  o.link.latency_us = 20000;
+  const MatchOptions o = slow_transfer_rejoin_options(1000);
   Match match(o);
   ASSERT_TRUE(match.build());
   const Frame cut = crash_and_restart(match, 1, 150, 0);
   std::vector<size_t> answered;
-  for (int t = 0; t < 1500 && seen(match, 0, 1).rejoining == kNullFrame; ++t) {
-    match.tick();
-    answer_requests(match, answered, true);
-  }
-  const Frame live = seen(match, 0, 1).rejoining;
+  const Frame live = accept_until_seen(match, answered, 0, 1, &Seen::rejoining, 1500);
   ASSERT_NE(live, kNullFrame);
   for (int t = 0; t < 60; ++t) match.tick();
   match.machine(1).stopped = true;  // mid-transfer

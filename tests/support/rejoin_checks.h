@@ -48,6 +48,47 @@ inline void answer_requests(Match& match, std::vector<size_t>& answered, bool ac
   }
 }
 
+// Ticks, accepting every rejoin request, until machine `watcher` saw `event` (e.g.
+// &Seen::rejoining) about `player` or `max_ticks` passed. Returns that frame (kNullFrame: never).
+inline Frame accept_until_seen(Match& match, std::vector<size_t>& answered, uint32_t watcher, PlayerIndex player,
+                               Frame Seen::*event, int max_ticks) {
+  for (int t = 0; t < max_ticks && seen(match, watcher, player).*event == kNullFrame; ++t) {
+    match.tick();
+    answer_requests(match, answered, true);
+  }
+  return seen(match, watcher, player).*event;
+}
+
+// Ticks, accepting every rejoin request, until every player machine that is not stopped
+// confirmed `frames` or `max_ticks` passed.
+inline void accept_until_confirmed(Match& match, std::vector<size_t>& answered, Frame frames, int max_ticks) {
+  for (int t = 0; t < max_ticks; ++t) {
+    match.tick();
+    answer_requests(match, answered, true);
+    bool done = true;
+    for (uint32_t m = 0; m < match.size(); ++m) {
+      Machine& me = match.machine(m);
+      if (!me.stopped && !me.spectator && me.session->confirmed_frame() < frames) done = false;
+    }
+    if (done) return;
+  }
+}
+
+// Three machines whose rejoin state (256 KiB at 64 KiB/s) takes about 4 s to arrive: long enough
+// for a machine to die while it is on its way.
+inline MatchOptions slow_transfer_rejoin_options(Frame frames) {
+  MatchOptions o;
+  o.machines = 3;
+  o.frames = frames;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.state_padding = size_t{256} << 10;
+  o.transfer_bytes_per_second = 64u << 10;
+  o.disconnect_timeout_us = 1000000;
+  o.link.latency_us = 20000;
+  return o;
+}
+
 // Machine `crash` (player `crash`) crashes once the match reached `crash_at`, the others drop it
 // (agreed cut), then it starts again on a new address and rejoins. Returns the cut.
 inline Frame crash_and_restart(Match& match, uint32_t crash, Frame crash_at, uint32_t watcher) {
