@@ -1,6 +1,7 @@
 // Fuzz target 1: the datagram codec (lib/net/wire.h).
 //
-// Any byte string is handed to decode_message. When it decodes, it must survive a round trip:
+// Any byte string is handed to decode_message (and, as the endpoint decodes, to
+// decode_public_header then decode_message_body into a reused Message: the same result). When it decodes, it must survive a round trip:
 // every message but inputs re-encodes to exactly the same bytes (the format has one encoding
 // per value); an inputs message is expanded with InputsReader, re-encoded with InputsWriter
 // (which may choose other run-length tokens), decoded again, and must give the same fields and
@@ -33,6 +34,49 @@ bool same_status(const InputsBody& a, const InputsBody& b) {
   for (int i = 0; i < kMaxPlayers; ++i)
     if (!(a.status[i] == b.status[i])) return false;
   return true;
+}
+
+// The fields a decoded message of its type has (decode_message_body writes no other body).
+bool same_message(const Message& a, const Message& b) {
+  if (a.header.version != b.header.version || a.header.type != b.header.type ||
+      a.header.nonce != b.header.nonce || a.header.sequence != b.header.sequence)
+    return false;
+  switch (a.header.type) {
+    case MessageType::handshake_request:
+    case MessageType::handshake_reply: return a.handshake == b.handshake;
+    case MessageType::inputs: {
+      const InputsBody& x = a.inputs;
+      const InputsBody& y = b.inputs;
+      return x.start_frame == y.start_frame && x.ack_frame == y.ack_frame && x.count == y.count &&
+             x.blob_size == y.blob_size && same_status(x, y) && same_riders(x.riders, y.riders) &&
+             x.payload == y.payload && x.payload_size == y.payload_size;
+    }
+    case MessageType::input_ack: return a.ack_frame == b.ack_frame;
+    case MessageType::quality_report: return a.quality == b.quality;
+    case MessageType::quality_reply: return a.reply == b.reply;
+    case MessageType::checksum_report: return a.checksum == b.checksum;
+    case MessageType::channel_data:
+    case MessageType::channel_ack: return a.channel_body == b.channel_body && a.channel_size == b.channel_size;
+    case MessageType::keep_alive:
+    case MessageType::disconnect: return true;
+  }
+  return false;
+}
+
+// What the endpoint runs: decode_public_header, then decode_message_body into one Message it
+// reuses for every datagram (here across inputs, so it still holds an earlier input's fields).
+// The same result, and the same fields, as decode_message into a fresh Message.
+void check_body_decode(const uint8_t* data, size_t size, DecodeError expected, const Message& fresh) {
+  static Message reused;
+  Header header;
+  const DecodeError head = decode_public_header(data, size, &header);
+  if (head != DecodeError::ok) {
+    FUZZ_CHECK(head == expected);
+    return;
+  }
+  const DecodeError error = decode_message_body(data, size, header, &reused);
+  FUZZ_CHECK(error == expected);
+  if (error == DecodeError::ok) FUZZ_CHECK(same_message(reused, fresh));
 }
 
 // Expands every blob of `body` (reference: zeros) into `out` (count * blob_size bytes).
@@ -157,11 +201,17 @@ void check_open(const uint8_t* data, size_t size) {
     for (DatagramAuth& a : auths) a.bind(0x11223344, 0x55667788, true);
     return auths;
   }();
+  static Message reused;  // as the endpoint's: holds whatever an earlier input left
   for (int i = 0; i < 3; ++i) {
     Message m;
     const DecodeError error = kAuths[i].open(data, size, &m);
     FUZZ_CHECK(decode_error_name(error) != nullptr);
     if (error == DecodeError::ok) FUZZ_CHECK(m.header.version == kProtocolVersion);
+    // The endpoint's way: the public header read once, then open() with it.
+    Header header;
+    if (decode_public_header(data, size, &header) != DecodeError::ok) continue;
+    FUZZ_CHECK(kAuths[i].open(data, size, header, &reused) == error);
+    if (error == DecodeError::ok) FUZZ_CHECK(same_message(reused, m));
   }
 }
 
@@ -172,6 +222,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Message m;
   const DecodeError error = decode_message(data, size, &m);
   FUZZ_CHECK(decode_error_name(error) != nullptr);
+  check_body_decode(data, size, error, m);
   if (size > kMaxDatagramSize) FUZZ_CHECK(error == DecodeError::oversized);
   if (error == DecodeError::ok) {
     FUZZ_CHECK(size >= header_size(m.header.type) && size <= kMaxDatagramSize);

@@ -226,19 +226,22 @@ DecodeError DatagramAuth::open(const uint8_t* data, size_t size, Message* out,
   if (out == nullptr) return DecodeError::malformed;
   Header header;
   const DecodeError head = decode_public_header(data, size, &header);
-  if (head != DecodeError::ok) {
-    *out = Message{};
-    out->header = header;
-    return head;
-  }
+  *out = Message{};
+  out->header = header;
+  if (head != DecodeError::ok) return head;
+  return open(data, size, header, out, sequence_base);
+}
+
+DecodeError DatagramAuth::open(const uint8_t* data, size_t size, const Header& header, Message* out,
+                               uint32_t sequence_base) noexcept {
+  if (out == nullptr) return DecodeError::malformed;
   const bool handshake = is_handshake(header.type);
   if (!keyed_) {
     Integrity integrity;
     integrity.connection_key = bound_ ? receive_checksum_key_ : 0;
     integrity.sequence_base = sequence_base;
-    return decode_message(data, size, out, integrity);
+    return decode_message_body(data, size, header, out, integrity);
   }
-  *out = Message{};
   out->header = header;
 #if !RETCON_WITH_SODIUM
   (void)handshake;
@@ -277,7 +280,7 @@ DecodeError DatagramAuth::open(const uint8_t* data, size_t size, Message* out,
   Integrity integrity;
   integrity.authenticated = true;
   integrity.sequence_base = sequence_base;
-  return decode_message(plain_, plain_header + body, out, integrity);
+  return decode_message_body(plain_, plain_header + body, header, out, integrity);
 #endif
 }
 

@@ -87,6 +87,11 @@ class DatagramAuth {
   // With a key, `out->inputs.payload` points into this object until the next open().
   DecodeError open(const uint8_t* data, size_t size, Message* out,
                    uint32_t sequence_base = 0) noexcept;
+  // The same for bytes whose public header the caller already read (decode_public_header
+  // returned ok with `header`): the header is not read again, and only `out->header` and the
+  // body its type names are written (decode_message_body).
+  DecodeError open(const uint8_t* data, size_t size, const Header& header, Message* out,
+                   uint32_t sequence_base = 0) noexcept;
 
  private:
   void wipe() noexcept;

@@ -302,10 +302,11 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     drop(DropReason::bad_nonce);
     return;
   }
-  // Decoded into a member: a Message is a few hundred bytes that decoding resets anyway, and
-  // a local one would be initialised once more per datagram.
+  // Decoded into a member, and only the body this type uses is written (the header is not read
+  // again): a Message is a few hundred bytes, and a local one, or a reset of this one, would be
+  // initialised once more per datagram.
   Message& m = received_;
-  const DecodeError error = auth_.open(data, length, &m, replay_window_.highest());
+  const DecodeError error = auth_.open(data, length, header, &m, replay_window_.highest());
   if (error != DecodeError::ok) {
     drop(drop_reason_of(error));
     return;

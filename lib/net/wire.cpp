@@ -145,6 +145,23 @@ static_assert(kMaxRiddenChecksums == 7, "bits 3-5 of the flags count them");
 // report, a quality reply, checksum reports; then the payload, whose decoded length gives the
 // blob size.
 bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
+  // Every field a decoded body has, as InputsBody{} has them, but the riders' unused checksum
+  // slots (their count says which hold one): a reset of what a datagram can leave behind, not of
+  // the whole Message.
+  static constexpr ConnectStatus kConnected[kMaxPlayers] = {};
+  b->start_frame = 0;
+  b->ack_frame = kNullFrame;
+  b->count = 0;
+  b->blob_size = 0;
+  b->disconnected = 0;
+  std::memcpy(b->status, kConnected, sizeof b->status);
+  b->riders.has_report = false;
+  b->riders.report = QualityReport{};
+  b->riders.has_reply = false;
+  b->riders.reply = QualityReply{};
+  b->riders.checksum_count = 0;
+  b->payload = nullptr;
+  b->payload_size = 0;
   uint32_t start = 0, ack_delta = 0, count = 0;
   bool valid = r.varint(&start) && r.varint(&ack_delta) && r.varint(&count);
   const uint8_t flags = r.u8();
@@ -163,9 +180,8 @@ bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
     if (r.failed()) return true;
     if (b->disconnected == 0) return false;  // the flag says someone is: one encoding per value
   }
-  // Nobody disconnected (the usual datagram): every status stays as decode_message reset it.
+  // Nobody disconnected (the usual datagram): every status stays as reset above.
   for (int i = 0; i < kMaxPlayers && b->disconnected != 0; ++i) {
-    b->status[i] = ConnectStatus{};
     if (((b->disconnected >> i) & 1) == 0) continue;
     uint32_t last = 0;
     if (!r.varint(&last)) return false;
@@ -293,11 +309,18 @@ DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
   *out = Message{};
   const DecodeError header = decode_public_header(data, size, &out->header);
   if (header != DecodeError::ok) return header;
-  const bool handshake = is_handshake(out->header.type);
-  if (size < header_size(out->header.type)) return DecodeError::truncated;
-  if (!handshake) out->header.sequence = widen_sequence(uint16_t(out->header.sequence), integrity.sequence_base);
+  return decode_message_body(data, size, out->header, out, integrity);
+}
+
+DecodeError decode_message_body(const uint8_t* data, size_t size, const Header& header, Message* out,
+                                Integrity integrity) noexcept {
+  if (out == nullptr || data == nullptr) return DecodeError::malformed;
+  out->header = header;
+  const bool handshake = is_handshake(header.type);
+  if (size < header_size(header.type)) return DecodeError::truncated;
+  if (!handshake) out->header.sequence = widen_sequence(uint16_t(header.sequence), integrity.sequence_base);
   ByteReader r(data, size);
-  r.skip(public_header_size(out->header.type));
+  r.skip(public_header_size(header.type));
   const uint32_t checksum = r.u32();
   if (!integrity.authenticated) {
     const uint64_t key = handshake ? 0 : integrity.connection_key;
@@ -305,19 +328,31 @@ DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
   }
 
   bool valid = true;
-  switch (out->header.type) {
+  switch (header.type) {
     case MessageType::handshake_request:
-    case MessageType::handshake_reply: valid = read_handshake(r, &out->handshake); break;
+    case MessageType::handshake_reply:
+      out->handshake = Handshake{};
+      valid = read_handshake(r, &out->handshake);
+      break;
     case MessageType::inputs: valid = read_inputs(r, &out->inputs); break;
     case MessageType::input_ack:
       out->ack_frame = r.i32();
       valid = out->ack_frame >= kNullFrame;
       break;
-    case MessageType::quality_report: valid = read_report(r, 0, &out->quality); break;
-    case MessageType::quality_reply: valid = read_reply(r, &out->reply); break;
+    case MessageType::quality_report:
+      out->quality = QualityReport{};
+      valid = read_report(r, 0, &out->quality);
+      break;
+    case MessageType::quality_reply:
+      out->reply = QualityReply{};
+      valid = read_reply(r, &out->reply);
+      break;
     case MessageType::keep_alive:
     case MessageType::disconnect: break;
-    case MessageType::checksum_report: valid = read_checksum(r, 0, &out->checksum); break;
+    case MessageType::checksum_report:
+      out->checksum = ChecksumReport{};
+      valid = read_checksum(r, 0, &out->checksum);
+      break;
     case MessageType::channel_data:
     case MessageType::channel_ack:
       out->channel_size = r.remaining();

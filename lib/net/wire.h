@@ -247,6 +247,14 @@ struct Integrity {
 DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
                            Integrity integrity = {}) noexcept;
 
+// decode_message for bytes whose public header decode_public_header already read as `header`
+// (it returned ok): the same checks and the same result, without reading the header again or
+// resetting the whole Message. Only `out->header` and the body `header.type` names are written;
+// the other bodies keep what they held (for a receiver that decodes every datagram into one
+// Message and reads only the body its type names).
+DecodeError decode_message_body(const uint8_t* data, size_t size, const Header& header, Message* out,
+                                Integrity integrity = {}) noexcept;
+
 // Encodes any message but inputs (use InputsWriter). Returns the datagram size, 0 when it
 // does not fit `capacity` or the type is inputs.
 size_t encode_message(const Message& message, uint8_t* out, size_t capacity) noexcept;
