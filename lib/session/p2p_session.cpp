@@ -206,6 +206,9 @@ class P2PSessionImpl final : public P2PSession {
   void tell_spectators_rejoin(PlayerIndex player, Frame cut, Frame state_frame, Frame live_at);
   bool spectator_knows_rejoins(uint32_t i, Peer& spectator, Frame f);
   bool reports_cut(const Peer& peer, PlayerIndex player) const;
+  bool counts_in_cuts(const Peer& peer) const;
+  bool report_counts(const Peer& peer, Frame last_frame) const;
+  bool cannot_follow_cut(PlayerIndex player) const;
   void emit_rejoin_event(EventType type, PlayerIndex player, Frame frame, const char* message);
 
   RollbackDriver driver_;
@@ -220,6 +223,7 @@ class P2PSessionImpl final : public P2PSession {
   std::unique_ptr<uint8_t[]> blob_;  // scratch: one frame of inputs to send
   ConnectStatus local_status_[kMaxPlayers];
   bool cut_announced_[kMaxPlayers] = {};  // the disconnected event with the agreed cut was given
+  Frame held_at_drop_[kMaxPlayers];       // the newest frame of a dropped player we held (drop_peer)
   DesyncDetector desync_;
   SnapshotServer snapshots_;  // states for spectators that join a running match
   DesyncStates desync_states_;  // both states on a desync (session/desync_states.h)
@@ -381,6 +385,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     rejoin_buffer_size_ = s.max_state_size;
   }
   for (Frame& f : rejoined_at_) f = kNullFrame;
+  for (Frame& f : held_at_drop_) f = kNullFrame;
 
   uint16_t local_mask = 0;
   for (uint32_t p = 0; p < num_players_; ++p) {
@@ -806,6 +811,7 @@ void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
     if (local_status_[p].disconnected) continue;
     local_status_[p].disconnected = true;
     local_status_[p].last_frame = driver_.last_confirmed(p);
+    held_at_drop_[p] = local_status_[p].last_frame;
     // Provisional until every live peer reported its own cut (announce_agreed_cuts).
     driver_.disconnect_player(p, local_status_[p].last_frame, /*agreed=*/false);
     desync_.invalidate_after(local_status_[p].last_frame, driver_.frame(), disconnect_settle_frames_);
@@ -818,18 +824,24 @@ void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
 // over all of them (which agree_on_disconnects applied) is the minimum every machine computes.
 // Only then does the game hear of it, with that frame, the same on every machine.
 void P2PSessionImpl::announce_agreed_cuts() {
+  if (rejoin_phase_ == RejoinPhase::failed) return;  // we left (rejoin_failed): nothing to agree with
   for (uint32_t p = 0; p < num_players_; ++p) {
     if (!local_status_[p].disconnected || cut_announced_[p]) continue;
     bool everyone = true;
     for (uint32_t i = 0; i < num_player_peers_ && everyone; ++i) {
       const Peer& peer = peers_[i];
-      if (!peer.dropped && !peer.rejoining && !reports_cut(peer, PlayerIndex(p))) everyone = false;
+      if (!peer.dropped && report_counts(peer, local_status_[p].last_frame) && !reports_cut(peer, PlayerIndex(p)))
+        everyone = false;
     }
     // No machine can report a cut before "no frame at all": when that is ours, the minimum every
     // machine computes is already known, and waiting a round trip for the others' reports would
     // only make the event late (a peer frozen before its first frame).
     const bool lowest_possible = local_status_[p].last_frame == kNullFrame;
     if (!everyone && !lowest_possible) continue;
+    if (cannot_follow_cut(PlayerIndex(p))) {
+      rejoin_failed("a machine left before our live frame, at a frame we do not hold its inputs of");
+      return;
+    }
     cut_announced_[p] = true;
     driver_.agree_disconnect(PlayerIndex(p));
     Event e = Reporter::make(EventType::disconnected, "player disconnected: `frame` is its last frame, agreed by every peer");
@@ -844,8 +856,7 @@ void P2PSessionImpl::agree_on_disconnects() {
   if (failed_ || (rejoining_ && rejoin_phase_ != RejoinPhase::playing)) return;
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     Peer& peer = peers_[i];
-    // A machine coming back knows the match only from its state: its reports are not counted.
-    if (peer.dropped || peer.rejoining || !peer.synchronized || !peer.endpoint.running()) continue;
+    if (peer.dropped || !counts_in_cuts(peer) || !peer.synchronized || !peer.endpoint.running()) continue;
     for (uint32_t p = 0; p < num_players_; ++p) {
       const ConnectStatus& theirs = peer.endpoint.remote_connect_status(PlayerIndex(p));
       if (!reports_cut(peer, PlayerIndex(p))) continue;
@@ -862,7 +873,7 @@ void P2PSessionImpl::agree_on_disconnects() {
         // Another peer lost this player: we drop the owner too, so all agree who is gone.
         drop_peer(*owner, true);
       }
-      if (theirs.last_frame < local_status_[p].last_frame) {
+      if (theirs.last_frame < local_status_[p].last_frame && report_counts(peer, theirs.last_frame)) {
         local_status_[p].last_frame = theirs.last_frame;
         // Older than any state kept, or than the decisions kept (the frames from the cut on are
         // simulated again with them; decisions outlive the checkpoints, so the first test fails
@@ -1460,6 +1471,43 @@ bool P2PSessionImpl::reports_cut(const Peer& peer, PlayerIndex player) const {
   return rejoined_at_[player] == kNullFrame || theirs.last_frame >= rejoined_at_[player] - 1;
 }
 
+// Whether a peer's reports count in disconnect agreement (and a cut waits for them). A machine
+// coming back counts once its rejoin is stamped here (we know its state's and live frames): it
+// then either loads the state and plays from it, holding the inputs the others sent it since
+// (a cut made before its live frame must be one it can follow), or gives up and leaves. Before,
+// it knows the match only from a state it does not have yet; it reports nothing then anyway (its
+// status rides its inputs, which start at the live frame).
+bool P2PSessionImpl::counts_in_cuts(const Peer& peer) const {
+  return !peer.rejoining || !stream_waits_[&peer - peers_];
+}
+
+// Whether `peer`'s report of a cut at `last_frame` counts (and a cut there waits for it). A
+// machine whose player came back at T ran no frame before T with the others: they confirmed
+// those frames without it, and it holds their inputs only as far as they reached it. A cut it
+// reports before T - 1 is not counted nor waited for (it follows ours, or gives up:
+// cannot_follow_cut); from T - 1 on it counts as anyone's, since nobody confirms T without its
+// input. The same rule on every machine, so every one agrees the same cut.
+bool P2PSessionImpl::report_counts(const Peer& peer, Frame last_frame) const {
+  if (!counts_in_cuts(peer)) return false;
+  const Frame live = peer.player_count > 0 ? rejoined_at_[peer.players[0]] : kNullFrame;
+  return live == kNullFrame || last_frame >= live - 1;
+}
+
+// The other side of report_counts, on the machine that came back at T: a player dropped before
+// T - 1, whose cut the others agree later than the last frame of it we hold, is one we cannot
+// follow (we lack its inputs of frames they confirmed).
+bool P2PSessionImpl::cannot_follow_cut(PlayerIndex player) const {
+  const Frame live = rejoined_at_[local_players_[0]];
+  const Frame held = held_at_drop_[player];
+  if (live == kNullFrame || held == kNullFrame || held >= live - 1 || local_status_[player].last_frame < held)
+    return false;
+  Frame reported = INT32_MAX;
+  for (uint32_t i = 0; i < num_player_peers_; ++i)
+    if (!peers_[i].dropped && reports_cut(peers_[i], player))
+      reported = std::min(reported, peers_[i].endpoint.remote_connect_status(player).last_frame);
+  return reported != INT32_MAX && reported > held;
+}
+
 void P2PSessionImpl::emit_rejoin_event(EventType type, PlayerIndex player, Frame frame, const char* message) {
   Event e = Reporter::make(type, message);
   e.player = player;
@@ -1575,9 +1623,15 @@ bool P2PSessionImpl::on_rejoin_message(Peer& peer, const uint8_t* body, size_t s
       }
       rejoin_offer_ = o;
       rejoin_phase_ = RejoinPhase::loading;
-      // Every machine streams its inputs from the state's frame on.
+      // Every machine streams its inputs from the state's frame on, and takes ours from the live
+      // frame on: its acknowledgements name frames from live_at - 1 on as soon as it has the
+      // notice, which may be long before the state is here (our stream must know that frame, or
+      // it drops every datagram carrying one, and the machine goes silent here).
       for (uint32_t i = 0; i < num_player_peers_; ++i)
-        if (!peers_[i].dropped) peers_[i].endpoint.restart_incoming_at(o.state_frame);
+        if (!peers_[i].dropped) {
+          peers_[i].endpoint.restart_incoming_at(o.state_frame);
+          peers_[i].endpoint.restart_outgoing_at(o.live_at);
+        }
       for (uint32_t p = 0; p < num_players_; ++p)
         if (driver_.is_local(PlayerIndex(p)))
           emit_rejoin_event(EventType::player_rejoining, PlayerIndex(p), o.live_at,
@@ -1987,6 +2041,7 @@ void P2PSessionImpl::rejoin_failed(const char* why) {
     peers_[i].channel.peer_gone();
   }
   told_nobody_left_ = true;
+  running_ = false;  // also once the state is loaded: the others cut us before our live frame
   Event e = Reporter::make(EventType::cannot_continue, why);
   e.frame = driver_.frame();
   driver_.reporter().emit(e);
