@@ -154,7 +154,6 @@ Result Endpoint::init(const EndpointConfig& config) {
   const size_t widest = config.send_blob_size > config.receive_blob_size
                             ? config.send_blob_size : config.receive_blob_size;
   zeros_.assign(widest + 1, 0);
-  scratch_.assign(config.receive_blob_size + 1, 0);
 
   for (int i = 0; i < kMaxPlayers; ++i) {
     local_status_[i] = remote_status_[i] = ConnectStatus{};
@@ -576,15 +575,21 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     want_ack();
     return false;
   }
-  InputsReader reader(body, reference);
-  // Frames we hold already are skipped unexpanded; ours is the next one's reference.
-  if (start <= last_received_ &&
-      !reader.skip(uint16_t(last_received_ - start + 1), received_input(last_received_))) {
-    return true;  // validated by the codec; defensive only
+  // Expanded straight into the receive ring: frames we hold already are skipped unexpanded
+  // (ours is the next one's reference), then each new frame is the slot before it XOR its delta.
+  // The codec validated the payload (exactly count blobs of this size); the checks here are
+  // defensive only. A frame's slot is never its predecessor's (the window is >= 2 frames).
+  DeltaRunDecoder decoder(body.payload, body.payload_size);
+  const size_t blob = config_.receive_blob_size;
+  const uint8_t* previous = reference;
+  if (start <= last_received_) {
+    if (!decoder.discard(size_t(last_received_ - start + 1) * blob)) return true;
+    previous = received_input(last_received_);
   }
   for (Frame f = last_received_ + 1; f <= end && f <= window_end; ++f) {
-    if (!reader.next(scratch_.data())) break;  // validated by the codec; defensive only
-    std::memcpy(receive_slot(f), scratch_.data(), config_.receive_blob_size);
+    uint8_t* slot = receive_slot(f);
+    if (!decoder.apply(slot, previous, blob)) break;
+    previous = slot;
     last_received_ = f;
   }
   remote_estimate_.on_input_progress(now_);  // the peer played at least one more frame

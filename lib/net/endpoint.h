@@ -405,7 +405,6 @@ class Endpoint {
   bool ack_due_ = false;
   uint64_t ack_due_since_ = 0;
   std::vector<uint8_t> zeros_;    // the reference before frame 0
-  std::vector<uint8_t> scratch_;  // one expanded blob
 
   ConnectStatus local_status_[kMaxPlayers];
   bool any_disconnected_ = false;  // some local_status_ entry is disconnected

@@ -141,6 +141,24 @@ bool DeltaRunEncoder::append_zeros(size_t size) noexcept {
   return true;
 }
 
+namespace {
+// Copies a run of unchanged bytes: runs are mostly a few bytes (one input), where a call into
+// memcpy costs more than the copy. Fixed-size copies compile to plain loads and stores.
+inline void copy_run(uint8_t* to, const uint8_t* from, size_t n) noexcept {
+  if (n >= 8 && n <= 16) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + n - 4, from + n - 4, 4);
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; ++i) to[i] = from[i];
+  } else {
+    std::memcpy(to, from, n);
+  }
+}
+}  // namespace
+
 bool DeltaRunDecoder::next(uint8_t* delta, size_t size) noexcept {
   size_t i = 0;
   while (i < size) {
@@ -152,7 +170,7 @@ bool DeltaRunDecoder::next(uint8_t* delta, size_t size) noexcept {
       i += n;
     } else {
       const size_t n = literal_left_ < size - i ? literal_left_ : size - i;
-      const uint8_t* bytes = reader_.skip(n);
+      const uint8_t* bytes = take(n);
       if (bytes == nullptr) return false;
       std::memcpy(delta + i, bytes, n);
       literal_left_ -= n;
@@ -168,12 +186,12 @@ bool DeltaRunDecoder::apply(uint8_t* blob, const uint8_t* previous, size_t size)
     if (!refill()) return false;
     if (zeros_left_ != 0) {
       const size_t n = zeros_left_ < size - i ? zeros_left_ : size - i;
-      std::memcpy(blob + i, previous + i, n);
+      copy_run(blob + i, previous + i, n);
       zeros_left_ -= n;
       i += n;
     } else {
       const size_t n = literal_left_ < size - i ? literal_left_ : size - i;
-      const uint8_t* bytes = reader_.skip(n);
+      const uint8_t* bytes = take(n);
       if (bytes == nullptr) return false;
       for (size_t k = 0; k < n; ++k) blob[i + k] = static_cast<uint8_t>(previous[i + k] ^ bytes[k]);
       literal_left_ -= n;
@@ -186,11 +204,16 @@ bool DeltaRunDecoder::apply(uint8_t* blob, const uint8_t* previous, size_t size)
 bool DeltaRunDecoder::discard(size_t size) noexcept {
   while (size != 0) {
     if (!refill()) return false;
-    size_t& left = zeros_left_ != 0 ? zeros_left_ : literal_left_;
-    const size_t n = left < size ? left : size;
-    if (zeros_left_ == 0 && reader_.skip(n) == nullptr) return false;
-    left -= n;
-    size -= n;
+    if (zeros_left_ != 0) {
+      const size_t n = zeros_left_ < size ? zeros_left_ : size;
+      zeros_left_ -= n;
+      size -= n;
+    } else {
+      const size_t n = literal_left_ < size ? literal_left_ : size;
+      if (take(n) == nullptr) return false;
+      literal_left_ -= n;
+      size -= n;
+    }
   }
   return true;
 }

@@ -56,34 +56,50 @@ class DeltaRunEncoder {
 
 class DeltaRunDecoder {
  public:
-  DeltaRunDecoder(const uint8_t* payload, size_t size) noexcept : reader_(payload, size) {}
+  DeltaRunDecoder(const uint8_t* payload, size_t size) noexcept
+      : at_(payload), end_(payload != nullptr ? payload + size : payload) {}
   // Writes the next `size` bytes of the delta stream. False when the payload ends early.
   bool next(uint8_t* delta, size_t size) noexcept;
-  // Writes previous XOR the next `size` delta bytes into `blob`: one bounds check per token,
-  // whole runs copied at once. False when the payload ends early.
+  // Writes previous XOR the next `size` delta bytes into `blob` (not `previous` itself): one
+  // bounds check per token, whole runs copied at once. False when the payload ends early.
   bool apply(uint8_t* blob, const uint8_t* previous, size_t size) noexcept;
   // Consumes the next `size` delta bytes without writing them.
   bool discard(size_t size) noexcept;
   // True when every token was consumed exactly (no trailing bytes, no unfinished run).
   bool finished() const noexcept {
-    return reader_.remaining() == 0 && !reader_.failed() && zeros_left_ == 0 &&
-           literal_left_ == 0;
+    return at_ == end_ && !failed_ && zeros_left_ == 0 && literal_left_ == 0;
   }
 
  private:
   // Starts the next token when the current one is used up. False at the payload's end.
   bool refill() noexcept {
     if (zeros_left_ != 0 || literal_left_ != 0) return true;
-    const uint8_t* token = reader_.skip(1);
-    if (token == nullptr) return false;
-    if (*token < 0x80) zeros_left_ = size_t{*token} + 1;
-    else literal_left_ = size_t{*token} - 0x80 + 1;
+    if (at_ == end_) {
+      failed_ = true;
+      return false;
+    }
+    const uint8_t token = *at_++;
+    if (token < 0x80) zeros_left_ = size_t{token} + 1;
+    else literal_left_ = size_t{token} - 0x80 + 1;
     return true;
   }
+  // The next `n` literal bytes, or null (and failed) when fewer remain.
+  const uint8_t* take(size_t n) noexcept {
+    if (failed_ || n > size_t(end_ - at_)) {
+      failed_ = true;
+      return nullptr;
+    }
+    const uint8_t* p = at_;
+    at_ += n;
+    return p;
+  }
 
-  ByteReader reader_;
+  // A raw cursor, not a ByteReader: every read is a token or a literal run, each checked once.
+  const uint8_t* at_;
+  const uint8_t* end_;
   size_t zeros_left_ = 0;
   size_t literal_left_ = 0;
+  bool failed_ = false;
 };
 
 // Checks a payload's tokens stand for exactly `delta_bytes` bytes, with no trailing byte and no
