@@ -257,5 +257,116 @@ TEST(DesyncStates, ConfigChecks) {
   EXPECT_NE(validate_p2p_config(c), nullptr) << "without desync detection there is no desync";
 }
 
+// The captured save of `frame` on `m` (TestGame::capture_every), or null.
+const std::vector<uint8_t>* capture_of(const Machine& m, Frame frame) {
+  const TestGame& g = m.game;
+  if (g.capture_every <= 0 || frame % g.capture_every != 0) return nullptr;
+  const size_t k = size_t(frame / g.capture_every);
+  return k < g.captures.size() && !g.captures[k].empty() ? &g.captures[k] : nullptr;
+}
+
+// Matches of 4 to 8 machines (2 players on some, spectators on some, every save mode, 10-20%
+// loss, large states paced slowly on some): `differs(a, b)` says which machines' states differ.
+// Every machine gets, from each machine it disagrees with, that machine's exact bytes of a frame
+// both compared (the first frame whose checksums differed; lost checksum reports may make that
+// 110 rather than 100, and a pair may exchange two frames when each side saw a different one
+// first), with its own bytes beside them; machines that agree exchange nothing.
+template <typename Differs>
+void expect_every_disagreeing_pair_exchanges(Match& match, uint32_t n, Differs differs, const std::string& what) {
+  for (uint32_t me = 0; me < n; ++me) {
+    for (uint32_t other = 0; other < n; ++other) {
+      if (me == other) continue;
+      const TestGame::DesyncStatesSeen* s = states_from(match.machine(me), PlayerIndex(other));
+      if (!differs(me, other)) {
+        EXPECT_EQ(s, nullptr) << what << ": machines " << me << " and " << other << " agree and exchange nothing";
+        continue;
+      }
+      ASSERT_NE(s, nullptr) << what << ": machine " << me << " got no state from machine " << other;
+      // What `other` compared: its final save of the frame when its game is deterministic; else
+      // the copy it kept when it took the checksum (its later re-simulations of the frame differ),
+      // which is what it shows as its own in its event for `me` of the same frame.
+      const std::vector<uint8_t>* theirs = nullptr;
+      if (match.machine(other).game.nondeterministic_from < 0) {
+        theirs = capture_of(match.machine(other), s->frame);
+      } else {
+        for (const auto& back : match.machine(other).game.desync_states)
+          if (back.player == PlayerIndex(me) && back.frame == s->frame) theirs = &back.local;
+      }
+      ASSERT_NE(theirs, nullptr) << what << ": frame " << s->frame;
+      EXPECT_EQ(s->remote, *theirs) << what << ": machine " << me << " has machine " << other << "'s exact state";
+      ASSERT_TRUE(s->has_local) << what;
+      if (match.machine(me).game.nondeterministic_from < 0) {
+        const std::vector<uint8_t>* mine = capture_of(match.machine(me), s->frame);
+        ASSERT_NE(mine, nullptr) << what;
+        EXPECT_EQ(s->local, *mine) << what << ": and its own";
+      }
+      EXPECT_NE(s->local, s->remote) << what;
+    }
+  }
+}
+
+MatchOptions many_machines(uint32_t n, uint64_t seed) {
+  MatchOptions o = lossy_match(n);
+  o.seed = seed;
+  o.save_mode = SaveMode(seed % 3);
+  o.random_inputs = true;
+  o.desync_interval = seed % 2 ? 10 : 30;
+  if (seed % 2 == 0) {  // two players on some machines
+    o.owner.clear();
+    for (uint32_t p = 0; p < std::min(8u, n + 2); ++p) o.owner.push_back(p % n);
+  }
+  o.spectators = seed % 3 == 0 ? 2 : 0;
+  if (seed % 4 == 3) {  // large states, slowly: transfers overlap
+    o.state_padding = 20000;
+    o.transfer_bytes_per_second = 64 << 10;
+    o.link.loss = 0.2;
+  }
+  return o;
+}
+
+// One machine's game is non-deterministic (re-simulated frames differ): it gets every other
+// machine's state, each of them gets its, and the others exchange nothing among themselves.
+TEST(DesyncStates, FourToEightMachinesWithOneNonDeterministicGameEveryPairWithItExchanges) {
+  for (const uint32_t n : {4u, 5u, 8u}) {
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+      const uint32_t bad = uint32_t(seed * 3) % n;
+      MatchOptions o = many_machines(n, seed);
+      Match match(o);
+      ASSERT_TRUE(match.build());
+      for (uint32_t m = 0; m < n; ++m) match.machine(m).game.capture_every = o.desync_interval;
+      match.machine(bad).game.nondeterministic_from = kDivergeAt;
+      run_and_settle(match);
+      EXPECT_EQ(match.errors(), 0u);
+      const std::string what = std::to_string(n) + " machines, seed " + std::to_string(seed) + ", machine " +
+                               std::to_string(bad) + " non-deterministic";
+      expect_every_disagreeing_pair_exchanges(
+          match, n, [bad](uint32_t a, uint32_t b) { return a == bad || b == bad; }, what);
+    }
+  }
+}
+
+// Two groups whose games differ (the first half diverges at frame 95), and machine 0
+// non-deterministic besides: every machine disagrees with several, each pair across the groups
+// and every pair with machine 0 exchanges (in an 8-machine match, 38 states delivered).
+TEST(DesyncStates, EightMachinesInTwoGroupsEveryPairThatDisagreesExchanges) {
+  for (const uint32_t n : {4u, 8u}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      MatchOptions o = many_machines(n, seed);
+      Match match(o);
+      ASSERT_TRUE(match.build());
+      for (uint32_t m = 0; m < n; ++m) {
+        match.machine(m).game.capture_every = o.desync_interval;
+        if (m < n / 2) match.machine(m).game.diverge_at = kDivergeAt;
+      }
+      match.machine(0).game.nondeterministic_from = kDivergeAt;
+      run_and_settle(match);
+      EXPECT_EQ(match.errors(), 0u);
+      const std::string what = std::to_string(n) + " machines in two groups, seed " + std::to_string(seed);
+      expect_every_disagreeing_pair_exchanges(
+          match, n, [n](uint32_t a, uint32_t b) { return a == 0 || b == 0 || (a < n / 2) != (b < n / 2); }, what);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace retcon::test

@@ -44,6 +44,10 @@ class TestGame {
   // once the frame is final this is its final state). -1: none.
   Frame capture_frame = -1;
   std::vector<uint8_t> captured;
+  // The same for every frame that is a multiple of `capture_every` (0: none), indexed by frame /
+  // capture_every: for tests that do not know beforehand which frame a desync is seen at.
+  int32_t capture_every = 0;
+  std::vector<std::vector<uint8_t>> captures;
   // desync_states events, with copies of what their pointers showed.
   struct DesyncStatesSeen {
     PlayerIndex player;
@@ -66,6 +70,11 @@ class TestGame {
     std::memcpy(buffer + offsetof(TestGameState, tail), state.tail.data(), state.tail_length);
     if (padding) std::memset(buffer + need, int(state.chain & 0xff), padding);
     if (frame == capture_frame) captured.assign(buffer, buffer + need + padding);
+    if (capture_every > 0 && frame % capture_every == 0) {
+      const size_t k = size_t(frame / capture_every);
+      if (captures.size() <= k) captures.resize(k + 1);
+      captures[k].assign(buffer, buffer + need + padding);
+    }
     return need + padding;
   }
   void load_state(Frame frame, const uint8_t* buffer, size_t length) {
