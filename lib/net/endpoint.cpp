@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace retcon::detail {
 
@@ -868,15 +869,17 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
   // What waits to ride goes along when it leaves room for the first frame (always, but for
   // blobs of hundreds of bytes); otherwise it goes alone later (send_riders_alone).
   const size_t capacity = auth_.plain_capacity(MessageType::inputs);
-  Riders riders;
+  // Built only when something rides (most datagrams carry none): a Riders is ~140 bytes.
+  std::optional<Riders> riders;
   const size_t first_frame = encoded_[uint32_t(start) % send_capacity_].size;
   if (riders_waiting() && kDataHeaderSize + kInputsFixedSize + kInputsStatusSize * config_.shape.num_players +
                                   riders_size() + first_frame <= capacity) {
-    take_riders(&riders, now_);
+    take_riders(&riders.emplace(), now_);
   }
   InputsWriter writer(datagram_, capacity, next_header(MessageType::inputs), start,
                       last_received_, config_.send_blob_size, local_status_,
-                      uint8_t(config_.shape.num_players), reference, riders.empty() ? nullptr : &riders);
+                      uint8_t(config_.shape.num_players), reference,
+                      riders.has_value() && !riders->empty() ? &*riders : nullptr);
   const uint32_t blob = config_.send_blob_size;
   auto unchanged = [blob](const EncodedDelta& d) { return d.size == d.lead_bytes && d.lead_zeros == blob; };
   for (Frame f = start; f <= last_sent_;) {

@@ -16,6 +16,15 @@ uint8_t delta_at(const uint8_t* blob, const uint8_t* previous, size_t i) noexcep
 }  // namespace
 
 void DeltaRunEncoder::zero_run(size_t length) noexcept {
+  // The usual run (an unchanged input, a few frames of one): the open token has room for it.
+  if (open_run_ >= 0 && length != 0 && !writer_.overflowed()) {
+    uint8_t& token = writer_.data()[open_run_];
+    const size_t have = size_t{token} + 1;
+    if (have + length < kMaxToken) {
+      token = static_cast<uint8_t>(have + length - 1);
+      return;
+    }
+  }
   while (length != 0 && !writer_.overflowed()) {
     if (open_run_ >= 0) {
       uint8_t& token = writer_.data()[open_run_];

@@ -10,6 +10,7 @@
 #endif
 #include <xxhash.h>
 
+#include <bit>
 #include <cstring>
 #include <limits>
 
@@ -23,16 +24,21 @@ constexpr uint8_t kFlagAes256Gcm = 0x02;
 constexpr uint8_t kKnownFlags = kFlagSpectator | kFlagAes256Gcm;
 
 void write_header(ByteWriter& w, const Header& h) noexcept {
+  if (!is_handshake(h.type)) {
+    // A data header in one store (every datagram has one): the low 16 bits of the sequence (the
+    // receiver widens them: widen_sequence), the checksum sealed once the body is written.
+    const uint8_t bytes[kDataHeaderSize] = {kMagic0, kMagic1, h.version, static_cast<uint8_t>(h.type),
+                                            static_cast<uint8_t>(h.sequence),
+                                            static_cast<uint8_t>(h.sequence >> 8), 0, 0, 0, 0};
+    w.bytes(bytes, sizeof bytes);
+    return;
+  }
   w.u8(kMagic0);
   w.u8(kMagic1);
   w.u8(h.version);
   w.u8(static_cast<uint8_t>(h.type));
-  if (is_handshake(h.type)) {
-    w.u32(h.nonce);
-    w.u32(h.sequence);
-  } else {
-    w.u16(static_cast<uint16_t>(h.sequence));  // the receiver widens it (widen_sequence)
-  }
+  w.u32(h.nonce);
+  w.u32(h.sequence);
   w.u32(0);  // checksum, sealed once the body is written
 }
 
@@ -241,7 +247,11 @@ void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key, uint32_t
   else sequence = widen_sequence(ByteReader(data + 4, 2).u16(), sequence_base);
   const uint32_t sum = datagram_checksum(data, size, connection_key, sequence);
   const size_t at = public_header_size(type);
-  for (size_t i = 0; i < 4; ++i) data[at + i] = static_cast<uint8_t>(sum >> (8 * i));
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(data + at, &sum, 4);
+  } else {
+    for (size_t i = 0; i < 4; ++i) data[at + i] = static_cast<uint8_t>(sum >> (8 * i));
+  }
 }
 
 const char* message_type_name(MessageType type) noexcept {
@@ -404,7 +414,7 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
                            Frame start_frame, Frame ack_frame, uint16_t blob_size,
                            const ConnectStatus* status, uint8_t status_count,
                            const uint8_t* reference, const Riders* riders) noexcept
-    : writer_(out, capacity < kMaxDatagramSize ? capacity : kMaxDatagramSize),
+    : writer_(out, writer_capacity(capacity)),
       encoder_(writer_),
       previous_(reference),
       sequence_(header.sequence),
@@ -415,7 +425,7 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
   writer_.varint(uint32_t(start_frame));
   writer_.varint(zigzag(int32_t(int64_t(ack_frame) - start_frame)));
   count_offset_ = writer_.size();
-  for (size_t i = 0; i < kCountRoom; ++i) writer_.u8(0);  // the count, known at finish()
+  writer_.u8(0);  // the count, known at finish(); the room for a longer one is kept apart
   if (status_count > kMaxPlayers) status_count = kMaxPlayers;
   uint8_t disconnected = 0;
   for (uint8_t i = 0; i < status_count; ++i) {
@@ -465,17 +475,21 @@ bool InputsWriter::append_unchanged(uint32_t frames) noexcept {
 
 size_t InputsWriter::finish(Seal seal) noexcept {
   if (writer_.overflowed() || count_ == 0) return 0;
-  // Write the count's varint and close the room left for a longer one.
-  uint8_t count[kCountRoom];
-  ByteWriter cw(count, sizeof count);
-  cw.varint(count_);
   uint8_t* at = writer_.data() + count_offset_;
-  const size_t tail = writer_.size() - count_offset_ - kCountRoom;
-  std::memmove(at + cw.size(), at + kCountRoom, tail);
-  std::memcpy(at, count, cw.size());
-  writer_.truncate(writer_.size() - (kCountRoom - cw.size()));
-  if (seal == Seal::checksum) seal_datagram(writer_.data(), writer_.size(), 0, sequence_);
-  return writer_.size();
+  size_t size = writer_.size();
+  if (count_ < 0x80) {
+    *at = static_cast<uint8_t>(count_);  // the usual count: the one byte kept for it
+  } else {
+    // A longer count's varint takes the room kept beyond the writer's capacity.
+    uint8_t count[kCountRoom];
+    ByteWriter cw(count, sizeof count);
+    cw.varint(count_);
+    std::memmove(at + cw.size(), at + 1, size - count_offset_ - 1);
+    std::memcpy(at, count, cw.size());
+    size += cw.size() - 1;
+  }
+  if (seal == Seal::checksum) seal_datagram(writer_.data(), size, 0, sequence_);
+  return size;
 }
 
 InputsReader::InputsReader(const InputsBody& body, const uint8_t* reference) noexcept

@@ -290,14 +290,21 @@ class InputsWriter {
   bool append_unchanged(uint32_t frames) noexcept;
   uint16_t count() const noexcept { return count_; }
   // Bytes written so far (the count's varint counted at its widest).
-  size_t size() const noexcept { return writer_.size(); }
+  size_t size() const noexcept { return writer_.size() + (kCountRoom - 1); }
   // Finishes the datagram and returns its size (0 if even the header did not fit).
   size_t finish(Seal seal = Seal::checksum) noexcept;
 
  private:
+  static constexpr size_t kCountRoom = 3;  // the longest varint of a 16-bit count
+  // The writer writes a one-byte count and stops kCountRoom - 1 bytes short of the capacity:
+  // what fits is what fits with the count at its widest, and finish() moves nothing unless the
+  // count takes more than a byte (128 frames or more).
+  static size_t writer_capacity(size_t capacity) noexcept {
+    const size_t cap = capacity < kMaxDatagramSize ? capacity : kMaxDatagramSize;
+    return cap > kCountRoom - 1 ? cap - (kCountRoom - 1) : 0;
+  }
   ByteWriter writer_;
   DeltaRunEncoder encoder_;
-  static constexpr size_t kCountRoom = 3;  // the longest varint of a 16-bit count
   const uint8_t* previous_;
   size_t count_offset_ = 0;
   uint32_t sequence_;

@@ -330,6 +330,45 @@ TEST(Wire, UnchangedInputCodesLikeTheGeneralEncoder) {
   }
 }
 
+// A count of 128 frames or more takes two bytes: what fits is what fits with the count at its
+// widest (3 bytes), whichever count it turns out to be, and the datagram is laid out as
+// PROTOCOL.md says (header, start, ack, count, flags, then a literal token and byte per frame).
+TEST(Wire, LongCountsFitAsTheWidestCountAndDecode) {
+  const uint8_t zero[1] = {0};
+  for (size_t capacity = 250; capacity <= 290; ++capacity) {
+    std::vector<uint8_t> blobs(400);
+    for (size_t i = 0; i < blobs.size(); ++i) blobs[i] = uint8_t(i % 2 == 0 ? 0x5A : 0xA5);
+    std::vector<uint8_t> out(capacity, 0xEE);
+    InputsWriter w(out.data(), capacity, Header{}, 0, kNullFrame, 1, nullptr, 0, zero);
+    size_t appended = 0;
+    while (appended < blobs.size() && w.append(&blobs[appended])) ++appended;
+    // header 10, start 0 (1 byte), ack -1 (1), the count at its widest (3), flags (1), 2 per frame
+    const size_t expected = (capacity - 16) / 2;
+    ASSERT_EQ(appended, expected) << capacity;
+    ASSERT_EQ(w.size(), 16 + 2 * expected) << capacity;
+    const size_t n = w.finish();
+    const size_t count_bytes = expected < 128 ? 1 : 2;
+    ASSERT_EQ(n, 10 + 1 + 1 + count_bytes + 1 + 2 * expected) << capacity;
+    ASSERT_LE(n, capacity);
+    EXPECT_EQ(out[12], uint8_t(expected < 128 ? expected : (expected & 0x7F) | 0x80)) << capacity;
+    if (count_bytes == 2) {
+      EXPECT_EQ(out[13], uint8_t(expected >> 7)) << capacity;
+    }
+    EXPECT_EQ(out[12 + count_bytes], 0) << capacity;          // flags
+    EXPECT_EQ(out[13 + count_bytes], 0x80) << capacity;       // a literal of one byte
+    EXPECT_EQ(out[n - 1], uint8_t(0x5A ^ 0xA5)) << capacity;  // the last frame's delta
+    Message m;
+    ASSERT_EQ(decode_message(out.data(), n, &m), DecodeError::ok) << capacity;
+    ASSERT_EQ(m.inputs.count, expected);
+    InputsReader reader(m.inputs, zero);
+    uint8_t blob = 0;
+    for (size_t i = 0; i < expected; ++i) {
+      ASSERT_TRUE(reader.next(&blob));
+      ASSERT_EQ(blob, blobs[i]) << capacity << " " << i;
+    }
+  }
+}
+
 // Seal::none (datagrams an AEAD protects) leaves the checksum field 0; the default seals it.
 TEST(Wire, InputsCanBeLeftUnsealed) {
   const uint8_t blob[2] = {1, 2}, zeros[2] = {};
