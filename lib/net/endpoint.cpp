@@ -529,7 +529,10 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     drop(DropReason::out_of_window);
     return false;
   }
-  const uint32_t players = config_.shape.num_players;
+  // Only disconnected players' statuses travel; a connected one decodes as {false, -1}, which
+  // changes nothing below (a connected player's last frame is never below -1): with nobody
+  // disconnected (the usual datagram) there is nothing to check or take.
+  const uint32_t players = body.disconnected != 0 ? config_.shape.num_players : 0;
   // A disconnected player's last frame is one the peer had: not far beyond what we sent it.
   for (uint32_t i = 0; i < players && config_.send_blob_size != 0; ++i) {
     if (body.status[i].disconnected && body.status[i].last_frame > last_sent_ + kMaxFrameSkew) {
