@@ -10,6 +10,40 @@
 
 namespace retcon::detail {
 
+// Copies and compares of a few bytes (one input, a token run): a call into memcpy or memcmp
+// costs more than the work there. Fixed-size moves compile to plain loads and stores; `to` and
+// `from` do not overlap.
+inline void copy_bytes(uint8_t* to, const uint8_t* from, size_t n) noexcept {
+  if (n >= 8 && n <= 16) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + n - 4, from + n - 4, 4);
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; ++i) to[i] = from[i];
+  } else {
+    std::memcpy(to, from, n);
+  }
+}
+
+inline bool equal_bytes(const uint8_t* a, const uint8_t* b, size_t n) noexcept {
+  if (n >= 4 && n <= 8) {
+    uint32_t a0, a1, b0, b1;
+    std::memcpy(&a0, a, 4);
+    std::memcpy(&b0, b, 4);
+    std::memcpy(&a1, a + n - 4, 4);
+    std::memcpy(&b1, b + n - 4, 4);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+  }
+  if (n < 4) {
+    for (size_t i = 0; i < n; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+  return std::memcmp(a, b, n) == 0;
+}
+
 class ByteWriter {
  public:
   ByteWriter(uint8_t* data, size_t capacity) noexcept : data_(data), capacity_(capacity) {}
@@ -30,7 +64,7 @@ class ByteWriter {
   }
   void bytes(const uint8_t* src, size_t n) noexcept {
     if (!reserve(n)) return;
-    if (n != 0) std::memcpy(data_ + size_, src, n);
+    copy_bytes(data_ + size_, src, n);
     size_ += n;
   }
   // Overwrite 2 bytes already written at `offset` (e.g. a count known only at the end).

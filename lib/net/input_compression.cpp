@@ -90,7 +90,7 @@ bool DeltaRunEncoder::append(const uint8_t* blob, const uint8_t* previous, size_
 EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
                           uint8_t* out) noexcept {
   // Most frames repeat the previous input: one zero-run token, exactly what append() writes.
-  if (size != 0 && size <= kMaxToken && std::memcmp(blob, previous, size) == 0) {
+  if (size != 0 && size <= kMaxToken && equal_bytes(blob, previous, size)) {
     out[0] = static_cast<uint8_t>(size - 1);
     EncodedDelta d;
     d.size = 1;
@@ -150,23 +150,6 @@ bool DeltaRunEncoder::append_zeros(size_t size) noexcept {
   return true;
 }
 
-namespace {
-// Copies a run of unchanged bytes: runs are mostly a few bytes (one input), where a call into
-// memcpy costs more than the copy. Fixed-size copies compile to plain loads and stores.
-inline void copy_run(uint8_t* to, const uint8_t* from, size_t n) noexcept {
-  if (n >= 8 && n <= 16) {
-    std::memcpy(to, from, 8);
-    std::memcpy(to + n - 8, from + n - 8, 8);
-  } else if (n >= 4 && n < 8) {
-    std::memcpy(to, from, 4);
-    std::memcpy(to + n - 4, from + n - 4, 4);
-  } else if (n < 4) {
-    for (size_t i = 0; i < n; ++i) to[i] = from[i];
-  } else {
-    std::memcpy(to, from, n);
-  }
-}
-}  // namespace
 
 bool DeltaRunDecoder::next(uint8_t* delta, size_t size) noexcept {
   size_t i = 0;
@@ -195,7 +178,7 @@ bool DeltaRunDecoder::apply(uint8_t* blob, const uint8_t* previous, size_t size)
     if (!refill()) return false;
     if (zeros_left_ != 0) {
       const size_t n = zeros_left_ < size - i ? zeros_left_ : size - i;
-      copy_run(blob + i, previous + i, n);
+      copy_bytes(blob + i, previous + i, n);
       zeros_left_ -= n;
       i += n;
     } else {
