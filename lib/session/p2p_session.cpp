@@ -205,6 +205,7 @@ class P2PSessionImpl final : public P2PSession {
   void tell_rejoined();
   void tell_spectators_rejoin(PlayerIndex player, Frame cut, Frame state_frame, Frame live_at);
   bool spectator_knows_rejoins(uint32_t i, Peer& spectator, Frame f);
+  const ConnectStatus* status_for_spectator(uint32_t i);
   bool reports_cut(const Peer& peer, PlayerIndex player) const;
   bool counts_in_cuts(const Peer& peer) const;
   bool report_counts(const Peer& peer, Frame last_frame) const;
@@ -330,7 +331,9 @@ class P2PSessionImpl final : public P2PSession {
   struct SpectatorNotice {
     bool due = false, sent = false;
     uint32_t seq = 0;
+    bool report_cut = false;  // it has not seen the player's cut: our status to it keeps it
   };
+  ConnectStatus spectator_status_[kMaxPlayers];  // scratch: the status one spectator gets
   SpectatorNotice spectator_notices_[kMaxSpectators][kMaxPlayers];
   uint8_t datagram_[kReceiveBufferSize];
 };
@@ -1814,7 +1817,16 @@ void P2PSessionImpl::tell_spectators_rejoin(PlayerIndex player, Frame cut, Frame
   n.cut = cut;
   n.state_frame = state_frame;
   n.live_at = live_at;
-  for (uint32_t i = 0; i < num_spectators_; ++i) spectator_notices_[i][player] = SpectatorNotice{true, false, 0};
+  // A spectator that has not acknowledged a frame after the cut yet may never have seen the
+  // player reported disconnected: from now on our status has it live again, and the frames it
+  // has not taken yet (queued for one that has not come, or on their way) would go with that
+  // status, the player's absent inputs taken as real ones. Until it holds the notice, our status
+  // to it still reports the cut (send_due); one that acknowledged a frame after the cut had it.
+  for (uint32_t i = 0; i < num_spectators_; ++i) {
+    const Peer& spectator = peers_[num_player_peers_ + i];
+    const bool saw_cut = spectator.synchronized && spectator.endpoint.last_acked_frame() > cut;
+    spectator_notices_[i][player] = SpectatorNotice{true, false, 0, !saw_cut};
+  }
 }
 
 // Sends spectator `i` the rejoin notices it has not had, as its channel takes them; true when it
@@ -1828,12 +1840,32 @@ bool P2PSessionImpl::spectator_knows_rejoins(uint32_t i, Peer& spectator, Frame 
       uint8_t body[kMaxRejoinMessage];
       const size_t size = encode_rejoin_notice(spectator_notice_[p], body);
       const uint32_t seq = spectator.channel.next_message_seq();
-      if (spectator.channel.send_message(ChannelStream::decisions, body, size) == Result::ok) sn = {true, true, seq};
+      if (spectator.channel.send_message(ChannelStream::decisions, body, size) == Result::ok) {
+        sn.sent = true;
+        sn.seq = seq;
+      }
     }
     if (sn.sent && spectator.channel.acknowledged_through(sn.seq)) sn.due = false;
     else if (f >= spectator_notice_[p].live_at) ready = false;
   }
   return ready;
+}
+
+// Our connect status as spectator `i` gets it: with the cut of a player coming back that it may
+// not have seen, until it holds the notice (tell_spectators_rejoin).
+const ConnectStatus* P2PSessionImpl::status_for_spectator(uint32_t i) {
+  const ConnectStatus* status = local_status_;
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    const SpectatorNotice& sn = spectator_notices_[i][p];
+    if (!sn.due || !sn.report_cut) continue;
+    if (status == local_status_) {
+      std::copy(local_status_, local_status_ + num_players_, spectator_status_);
+      status = spectator_status_;
+    }
+    spectator_status_[p].disconnected = true;
+    spectator_status_[p].last_frame = spectator_notice_[p].cut;
+  }
+  return status;
 }
 
 // Our local inputs from `from` on, again, on `peer`'s stream (its state is of that frame).
@@ -2088,7 +2120,8 @@ void P2PSessionImpl::send_due(bool again) {
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     // Spectators need it too: it tells them which players are gone and from which frame.
-    peer.endpoint.set_local_connect_status(local_status_, num_players_);
+    peer.endpoint.set_local_connect_status(peer.spectator ? status_for_spectator(i - num_player_peers_) : local_status_,
+                                           num_players_);
     if (peer.endpoint.state() == EndpointState::idle) continue;
     const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + 3 * frame_us_;
     peer.endpoint.set_urgent(!peer.spectator && (pressing || slow_trip_us >= cover_us ||

@@ -308,6 +308,13 @@ class SpectatorSessionImpl final : public P2PSession {
       if (n.player < 0) continue;
       const PlayerIndex player = n.player;
       if (n.live_at <= driver_.start_frame()) {
+        // The player is live in our state. The host may have reported its old cut to us before
+        // it knew we would take a state (it does until we hold the notice: we might have been
+        // replaying from frame 0): old news, undone (the stream holds no frame of ours from
+        // live_at on before we acknowledged the notice, so nothing after the state ran yet).
+        Frame after = kNullFrame;
+        if (driver_.is_disconnected(player, &after) && after <= n.cut) driver_.rejoin_player(player, driver_.start_frame());
+        host_.endpoint.rejoin_remote_player(player, n.live_at - 1);
         n.player = -1;
         continue;
       }
