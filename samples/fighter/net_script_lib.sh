@@ -19,6 +19,15 @@ kill_process_tree() {
   kill -KILL "$1" 2>/dev/null
 }
 
+# kill_running_jobs: kill_process_tree on every background job of this shell still running. Not
+# on a list of PIDs kept by hand: a process already waited for has left the job table, and its
+# PID, free again, may by now be another program's (pid_max is 32768 here: a CI run wraps it),
+# e.g. a test running in parallel.
+kill_running_jobs() {
+  local pid
+  for pid in $(jobs -p); do kill_process_tree "$pid"; done
+}
+
 # listening_port FILE PID: the port PID reported ("listening on 127.0.0.1:PORT") in FILE, within
 # 10 s; empty (status 1) when it did not (it died or was too slow).
 listening_port() {

@@ -29,9 +29,8 @@ done
 [ "$victim" = 0 ] || [ "$victim" = 1 ] || { echo "run_net_rejoin: --kill 0 or 1" >&2; exit 2; }
 survivor=$((1 - victim))
 tmp=$(mktemp -d)
-pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill_process_tree "$pid"; done
+  kill_running_jobs
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -47,11 +46,11 @@ progress=(--progress)
 [ "$victim" = 1 ] && progress1=() || progress1=("${progress[@]}")
 "${fighter_net[@]}" --player 0 --local-port 0 --remote "file:$tmp/p1.addr" --allow-rejoin --status-lines "${progress0[@]}" "$@" \
   >"$tmp/p0.out" &
-pid[0]=$!; pids+=("${pid[0]}")
+pid[0]=$!
 port[0]=$(listening_port "$tmp/p0.out" "${pid[0]}") || fail "player 0 did not report its port"
 "${fighter_net[@]}" --player 1 --local-port 0 --remote "127.0.0.1:${port[0]}" --allow-rejoin --status-lines "${progress1[@]}" "$@" \
   >"$tmp/p1.out" &
-pid[1]=$!; pids+=("${pid[1]}")
+pid[1]=$!
 port[1]=$(listening_port "$tmp/p1.out" "${pid[1]}") || fail "player 1 did not report its port"
 write_address "$tmp/p1.addr" "127.0.0.1:${port[1]}"
 
@@ -65,11 +64,10 @@ echo -e "\n[player $victim disconnected on player $survivor's machine: starting 
 
 "${fighter_net[@]}" --player "$victim" --local-port 0 --remote "127.0.0.1:${port[$survivor]}" --rejoin --status-lines "$@" \
   >"$tmp/again.out" 2>"$tmp/again.err" &
-pid_again=$!; pids+=("$pid_again")
+pid_again=$!
 
 wait "${pid[$survivor]}"; status_s=$?
 wait "$pid_again"; status_r=$?
-pids=()
 
 echo "==== player $victim, killed ===="
 grep -v '^status ' "$tmp/p$victim.out"

@@ -22,9 +22,8 @@ if [ "${1:-}" = --join-at ]; then
   shift 2
 fi
 tmp=$(mktemp -d)
-pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill_process_tree "$pid"; done
+  kill_running_jobs
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -35,16 +34,16 @@ fail() {
 }
 
 "${fighter_net[@]}" --spectate "file:$tmp/host.addr" --local-port 0 "$@" >"$tmp/s.out" 2>"$tmp/s.err" &
-pid_s=$!; pids+=("$pid_s")
+pid_s=$!
 port_s=$(listening_port "$tmp/s.out" "$pid_s") || fail "the spectator did not report its port"
 
 "${fighter_net[@]}" --player 0 --local-port 0 --remote "file:$tmp/b.addr" --spectator "127.0.0.1:$port_s" --status-lines \
   --progress "$@" >"$tmp/a.out" &
-pid_a=$!; pids+=("$pid_a")
+pid_a=$!
 port_a=$(listening_port "$tmp/a.out" "$pid_a") || fail "process A did not report its port"
 
 "${fighter_net[@]}" --player 1 --local-port 0 --remote "127.0.0.1:$port_a" "$@" >"$tmp/b.out" 2>"$tmp/b.err" &
-pid_b=$!; pids+=("$pid_b")
+pid_b=$!
 port_b=$(listening_port "$tmp/b.out" "$pid_b") || fail "process B did not report its port"
 write_address "$tmp/b.addr" "127.0.0.1:$port_b"
 
@@ -55,7 +54,6 @@ echo "[spectator joins at A's frame $(sed -n 's/^status [0-9.]* s: frame \([0-9]
 wait "$pid_a"; status_a=$?
 wait "$pid_b"; status_b=$?
 wait "$pid_s"; status_s=$?
-pids=()
 
 echo "==== process A (player 0, streams to the spectator) ===="
 grep -v '^status ' "$tmp/a.out"
