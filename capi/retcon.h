@@ -860,6 +860,16 @@ typedef struct retcon_peer_stats {
   uint64_t lateness_histogram[8];
   int32_t lateness_max_frames;   /* the worst seen */
   uint32_t late_input_events;    /* RETCON_EVENT_LATE_INPUTS raised for this peer */
+  /* Both states on a desync (share_desync_states on this machine; zero otherwise and for
+   * spectators): the peer's states handed to the game (RETCON_EVENT_DESYNC_STATES) and those
+   * refused: larger than our desync_state_max_size; bytes that do not give the checksum the peer
+   * announced or reported; not asked for (no notice, a third notice, a repeated frame, malformed,
+   * or after the peer left); and notices whose state never started arriving within 10 s. */
+  uint64_t desync_states_received;
+  uint64_t desync_states_refused_too_large;
+  uint64_t desync_states_refused_mismatch;
+  uint64_t desync_states_refused_unsolicited;
+  uint64_t desync_notices_expired;
 } retcon_peer_stats;
 
 RETCON_API retcon_result retcon_peer_stats_init(retcon_peer_stats* stats);

@@ -77,6 +77,11 @@ void copy_stats(const retcon::PeerStats& s, retcon_peer_stats* out) noexcept {
     out->lateness_histogram[b] = s.lateness_histogram[b];
   out->lateness_max_frames = s.lateness_max_frames;
   out->late_input_events = s.late_input_events;
+  out->desync_states_received = s.desync_states_received;
+  out->desync_states_refused_too_large = s.desync_states_refused_too_large;
+  out->desync_states_refused_mismatch = s.desync_states_refused_mismatch;
+  out->desync_states_refused_unsolicited = s.desync_states_refused_unsolicited;
+  out->desync_notices_expired = s.desync_notices_expired;
 }
 
 // The checks and the copy shared by the peer and spectator queries; `query` fills a PeerStats.

@@ -148,6 +148,17 @@ struct PeerStats {
   uint64_t lateness_histogram[8];
   int32_t lateness_max_frames;    // the worst seen
   uint32_t late_input_events;     // late_inputs events raised for this peer
+  // Both states on a desync (P2PConfig::share_desync_states on this machine; zero otherwise and
+  // for spectators): the peer's desync states handed to the game (desync_states events), and
+  // those refused, by reason (docs/NETWORKING.md "Both states on a desync"):
+  uint64_t desync_states_received;
+  uint64_t desync_states_refused_too_large;    // larger than our desync_state_max_size: no byte stored
+  uint64_t desync_states_refused_mismatch;     // bytes that do not give the checksum the peer announced
+                                               // or reported: forged, or another checksum function
+  uint64_t desync_states_refused_unsolicited;  // not asked for: a state without its notice (for 10 s),
+                                               // a notice beyond two, of a frame already noticed, or
+                                               // malformed, or once the peer left
+  uint64_t desync_notices_expired;             // notices whose state never started arriving (10 s)
 };
 
 struct DelayChoice {

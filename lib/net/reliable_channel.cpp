@@ -193,6 +193,8 @@ void ReliableChannel::on_chunk(uint32_t id, uint32_t total, uint64_t hash, uint3
       refused_id_ = id;
       in_status_ = kRefused;
       in_status_id_ = id;
+      ++stats_.blobs_refused;
+      push_event({ChannelEventType::incoming_refused, tag, frame, total});
       return;
     }
     if (in_.active && in_.complete && !in_.released) {
@@ -287,6 +289,10 @@ void ReliableChannel::on_data(const uint8_t* body, size_t size, uint64_t now_us)
       return;
     }
     if (chunk_count(total) > max_chunks_) {  // larger than we could ever take: refused
+      if (id != refused_id_) {
+        ++stats_.blobs_refused;
+        push_event({ChannelEventType::incoming_refused, tag, frame, total});
+      }
       refused_id_ = id;
       in_status_ = kRefused;
       in_status_id_ = id;

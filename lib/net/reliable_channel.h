@@ -60,6 +60,9 @@ enum class ChannelEventType : uint8_t {
   blob_sent,      // the receiver confirmed our blob whole
   blob_refused,   // the receiver cannot take our blob (too large for it): given up
   blob_aborted,   // an incoming blob stopped arriving (stall timeout, cancel, or the peer left)
+  // We refused a peer's blob before storing a byte of it (larger than our buffer, or no buffer):
+  // once per blob, with its tag, frame and size, so the owner can count what it turned away.
+  incoming_refused,
 };
 
 struct ChannelEvent {
@@ -73,6 +76,7 @@ struct ChannelStats {
   uint64_t messages_sent = 0, messages_resent = 0, messages_received = 0;
   uint64_t chunks_sent = 0, chunks_resent = 0, chunks_received = 0;
   uint64_t blobs_sent = 0, blobs_received = 0, blobs_failed_hash = 0;
+  uint64_t blobs_refused = 0;  // incoming blobs refused before a byte was stored (incoming_refused)
   uint64_t dropped = 0;  // bodies that were malformed or out of range
 };
 

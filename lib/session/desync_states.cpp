@@ -128,10 +128,13 @@ void DesyncStates::on_message(uint32_t peer, const uint8_t* body, size_t size) n
   if (!enabled() || peer >= player_peers_) return;
   Exchange& x = exchanges_[peer];
   DesyncStateNotice n;
-  bool valid = decode_desync_notice(body, size, &n) && !x.gone && x.notice_count < kPerPeer && n.size <= cap_;
+  const bool decoded = decode_desync_notice(body, size, &n);
+  bool valid = decoded && !x.gone && x.notice_count < kPerPeer && n.size <= cap_;
   for (uint32_t k = 0; valid && k < x.notice_count; ++k) valid = x.notices[k].frame != n.frame;
   if (!valid) {
     ++refused_;
+    // A state larger than we take is counted once, when the channel refuses its blob.
+    if (!decoded || n.size <= cap_) ++counts_[peer].unsolicited;
     return;
   }
   const uint32_t k = x.notice_count++;
@@ -163,6 +166,9 @@ void DesyncStates::on_channel_event(uint32_t peer, const ChannelEvent& e) noexce
       }
       break;
     case ChannelEventType::blob_aborted: break;  // the peer went away: forget() follows
+    case ChannelEventType::incoming_refused:     // larger than our cap: not a byte stored
+      ++counts_[peer].too_large;
+      break;
   }
 }
 
@@ -269,13 +275,26 @@ void DesyncStates::try_finish(uint32_t peer, RollbackDriver& driver) noexcept {
     for (uint32_t r = 0; r < x.report_count; ++r)
       if (x.report_frame[r] == frame && x.report_sum[r] != n.sum) genuine = false;
   }
-  if (genuine) {
+  // A state whose checksum is our own of that frame is no desync (a forged notice in our name
+  // made the peer answer it): nothing to diff, not handed to the game.
+  const int32_t mine = k >= 0 ? x.notice_slot[k] : -1;
+  const bool same_as_ours = genuine && mine >= 0 && slots_[mine].recorded && slots_[mine].state.frame == frame &&
+                            slots_[mine].sum == x.notices[k].sum;
+  if (same_as_ours) {
+    ++refused_;
+    ++counts_[peer].unsolicited;
+    driver.reporter().log(LogLevel::warning, "player %d: its desync state of frame %d equals ours: dropped",
+                          int(p.players[0]), frame);
+  } else if (genuine) {
     ++received_;
+    ++counts_[peer].received;
     emit(peer, x.notices[k], x.notice_slot[k], data, size, driver);
   } else {
     ++refused_;
+    ++(k >= 0 ? counts_[peer].mismatch : counts_[peer].unsolicited);
     driver.reporter().log(LogLevel::warning,
-                          "player %d: its desync state of frame %d does not match the checksum it reported: dropped",
+                          k >= 0 ? "player %d: its desync state of frame %d does not match the checksum it reported: dropped"
+                                 : "player %d: its desync state of frame %d came without a notice: dropped",
                           int(p.players[0]), frame);
   }
   p.channel.release_blob();
@@ -316,6 +335,7 @@ void DesyncStates::expire(uint32_t peer, RollbackDriver& driver) noexcept {
     driver.reporter().log(LogLevel::warning, "player %d: its desync state of frame %d never came: forgotten",
                           int(peers_[peer].players[0]), x.notices[k].frame);
     ++refused_;
+    ++counts_[peer].notices_expired;
     unpin(x.notice_slot[k]);
     for (uint32_t j = k; j + 1 < x.notice_count; ++j) {
       x.notices[j] = x.notices[j + 1];

@@ -113,6 +113,11 @@ class DesyncStates {
 
   uint64_t states_received() const noexcept { return received_; }
   uint64_t states_refused() const noexcept { return refused_; }
+  // Per player peer, for PeerStats (kept across its reconnections).
+  struct Counts {
+    uint64_t received = 0, too_large = 0, mismatch = 0, unsolicited = 0, notices_expired = 0;
+  };
+  const Counts& counts(uint32_t peer) const noexcept { return counts_[peer < kMaxPlayers ? peer : 0]; }
 
  private:
   struct Slot {
@@ -176,6 +181,7 @@ class DesyncStates {
   Exchange exchanges_[kMaxPlayers];
   std::string text_local_, text_remote_;
   uint64_t received_ = 0, refused_ = 0;
+  Counts counts_[kMaxPlayers];
 };
 
 }  // namespace retcon::detail

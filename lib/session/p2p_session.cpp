@@ -97,6 +97,14 @@ class P2PSessionImpl final : public P2PSession {
     const Peer* peer = peer_of(player);
     if (peer == nullptr) return Result::not_found;
     *out = make_peer_stats(*peer, driver_.frame(), now_);
+    if (desync_states_.enabled()) {
+      const DesyncStates::Counts& c = desync_states_.counts(uint32_t(peer - peers_));
+      out->desync_states_received = c.received;
+      out->desync_states_refused_too_large = c.too_large;
+      out->desync_states_refused_mismatch = c.mismatch;
+      out->desync_states_refused_unsolicited = c.unsolicited;
+      out->desync_notices_expired = c.notices_expired;
+    }
     return Result::ok;
   }
   Result spectator_stats(uint32_t spectator, PeerStats* out) const override {

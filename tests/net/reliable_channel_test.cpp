@@ -308,6 +308,20 @@ TEST(ReliableChannel, ABlobTooLargeForTheReceiverIsRefused) {
   }
   EXPECT_TRUE(refused);
   EXPECT_FALSE(p.a.sending_blob());
+  // The receiver says what it turned away, once (its owner counts it: PeerStats'
+  // desync_states_refused_too_large), though every chunk in flight was refused.
+  std::vector<ChannelEvent> b_seen;
+  ASSERT_TRUE(p.has_event(p.b, ChannelEventType::incoming_refused, &b_seen));
+  size_t refusals = 0;
+  for (const ChannelEvent& e : b_seen) {
+    if (e.type != ChannelEventType::incoming_refused) continue;
+    ++refusals;
+    EXPECT_EQ(e.tag, 1u);
+    EXPECT_EQ(e.size, 32u * 1024);
+  }
+  EXPECT_EQ(refusals, 1u);
+  EXPECT_EQ(p.b.stats().blobs_refused, 1u);
+  EXPECT_FALSE(p.has_event(p.b, ChannelEventType::blob_received, &b_seen));
   // Sender-side misuse.
   EXPECT_EQ(p.a.send_blob(1, 1, blob.data(), 64 * 1024 + 1), Result::invalid_argument);
   EXPECT_EQ(p.a.send_blob(1, 1, nullptr, 10), Result::invalid_argument);

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/checksum.h"
 #include "net/datagram_auth.h"
 #include "net/reliable_channel.h"
 #include "net/wire.h"
@@ -41,12 +42,36 @@ class Insider {
     body[5] = stream;
     std::memcpy(body + 6, payload, n);
     ++l.channel_next;
+    return send_body(sender, to, body, 6 + n);
+  }
+  // A whole blob of at most one chunk (kChannelChunkSize bytes), tagged `tag`, from `sender` to
+  // `to` (transfer `id`, which the real sender is not using); false as forge().
+  bool forge_blob(uint32_t sender, uint32_t to, uint32_t id, uint32_t tag, Frame frame, const uint8_t* data, size_t n) {
+    if (!link_[sender][to].seen || !link_[to][sender].seen || n == 0 || n > detail::kChannelChunkSize) return false;
+    uint8_t body[1 + 4 + 4 + 8 + 4 + 4 + 4 + detail::kChannelChunkSize];
+    const uint32_t total = uint32_t(n), index = 0;
+    const uint64_t hash = detail::xxh3_64(data, n);
+    body[0] = 2;  // a chunk
+    std::memcpy(body + 1, &id, 4);
+    std::memcpy(body + 5, &total, 4);
+    std::memcpy(body + 9, &hash, 8);
+    std::memcpy(body + 17, &tag, 4);
+    std::memcpy(body + 21, &frame, 4);
+    std::memcpy(body + 25, &index, 4);
+    std::memcpy(body + 29, data, n);
+    return send_body(sender, to, body, 29 + n);
+  }
+
+ private:
+  // A channel body sealed as `sender`'s next datagram to `to`.
+  bool send_body(uint32_t sender, uint32_t to, const uint8_t* body, size_t n) {
+    Link& l = link_[sender][to];
     detail::Message m;
     m.header.type = detail::MessageType::channel_data;
     m.header.nonce = l.nonce;
     m.header.sequence = ++l.sequence;
     m.channel_body = body;
-    m.channel_size = 6 + n;
+    m.channel_size = n;
     uint8_t d[detail::kMaxDatagramSize];
     const size_t size = detail::encode_message(m, d, sizeof d);
     if (size == 0) return false;
@@ -54,8 +79,6 @@ class Insider {
     match_.machine(sender).wire->send(match_.machine(to).wire->address(), d, size);
     return true;
   }
-
- private:
   struct Link {
     bool seen = false;
     uint32_t nonce = 0, sequence = 0, channel_next = 0;

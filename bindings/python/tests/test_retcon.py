@@ -489,6 +489,11 @@ class Sessions(unittest.TestCase):
             self.assertNotEqual(e.text_local, e.text_remote)
             detected = [e for e in games[i].events if e.type == retcon.EVENT_DESYNC_DETECTED]
             self.assertEqual(detected[0].state_local, saved[i][100])
+            counters = sessions[i].peer_stats(1 - i).counters
+            self.assertEqual(counters["desync_states_received"], 1)
+            for refused in ("desync_states_refused_too_large", "desync_states_refused_mismatch",
+                            "desync_states_refused_unsolicited", "desync_notices_expired"):
+                self.assertEqual(counters[refused], 0, refused)
         for s in sessions:
             s.close()
         for t in links + wires:
@@ -508,6 +513,7 @@ class Sessions(unittest.TestCase):
         self.assertGreater(sum(peer.lateness_histogram), 0)  # the peer's input frames were judged
         self.assertLess(peer.lateness_max_frames, 15)  # an honest peer
         self.assertEqual(peer.late_input_events, 0)
+        self.assertEqual(peer.counters["desync_states_received"], 0)  # share_desync_states is off
         choice = sessions[0].choose_input_delay()
         self.assertEqual(choice.rtt_us[1], peer.ping_us)  # the one remote machine's RTT
         self.assertEqual(choice.median_rtt_us, peer.ping_us)

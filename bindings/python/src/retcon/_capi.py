@@ -256,13 +256,20 @@ PEER_STAT_COUNTERS = (
     "dropped_wrong_state", "send_failures", "dropped_bad_checksum")
 
 
+# Both states on a desync: the peer's states taken and refused (PeerStats.counters too).
+DESYNC_STATE_COUNTERS = (
+    "desync_states_received", "desync_states_refused_too_large", "desync_states_refused_mismatch",
+    "desync_states_refused_unsolicited", "desync_notices_expired")
+
+
 LATENESS_BUCKETS = 8  # frames late beyond the network: 0, 1-2, 3-4, 5-8, 9-15, 16-31, 32-63, 64+
 
 
 class PeerStats(ctypes.Structure):
     _fields_ = [("size", U32), ("state", U32), ("ping_us", U64), ("jitter_us", U64), ("send_queue_length", U32),
                 ("local_frames_ahead", I32), ("remote_frames_ahead", I32)] + [(n, U64) for n in PEER_STAT_COUNTERS] + \
-        [("lateness_histogram", U64 * LATENESS_BUCKETS), ("lateness_max_frames", I32), ("late_input_events", U32)]
+        [("lateness_histogram", U64 * LATENESS_BUCKETS), ("lateness_max_frames", I32), ("late_input_events", U32)] + \
+        [(n, U64) for n in DESYNC_STATE_COUNTERS]
 
 
 class AdaptiveDelayRule(ctypes.Structure):

@@ -45,7 +45,7 @@ class PeerStats:
     send_queue_length: int
     local_frames_ahead: int
     remote_frames_ahead: int
-    counters: Dict[str, int]  # bytes_sent, datagrams_received, dropped_* ...
+    counters: Dict[str, int]  # bytes_sent, datagrams_received, dropped_*, desync_states_* ...
     # Late-input detection: input frames per frames-late bucket (0, 1-2, 3-4, 5-8, 9-15, 16-31,
     # 32-63, 64+), the worst lateness and the late_inputs events raised for this peer.
     lateness_histogram: List[int]
@@ -64,7 +64,7 @@ class DelayChoice:
 
 def _peer_stats(s: c.PeerStats) -> PeerStats:
     return PeerStats(s.state, s.ping_us, s.jitter_us, s.send_queue_length, s.local_frames_ahead,
-                     s.remote_frames_ahead, {n: getattr(s, n) for n in c.PEER_STAT_COUNTERS},
+                     s.remote_frames_ahead, {n: getattr(s, n) for n in c.PEER_STAT_COUNTERS + c.DESYNC_STATE_COUNTERS},
                      list(s.lateness_histogram), s.lateness_max_frames, s.late_input_events)
 
 
