@@ -14,14 +14,19 @@ namespace retcon::detail {
 // costs more than the work there. Fixed-size moves compile to plain loads and stores; `to` and
 // `from` do not overlap.
 inline void copy_bytes(uint8_t* to, const uint8_t* from, size_t n) noexcept {
-  if (n >= 8 && n <= 16) {
-    std::memcpy(to, from, 8);
-    std::memcpy(to + n - 8, from + n - 8, 8);
-  } else if (n >= 4 && n < 8) {
+  if (n < 4) {
+    if (n >= 2) {
+      std::memcpy(to, from, 2);
+      std::memcpy(to + n - 2, from + n - 2, 2);
+    } else if (n == 1) {
+      *to = *from;
+    }
+  } else if (n <= 8) {
     std::memcpy(to, from, 4);
     std::memcpy(to + n - 4, from + n - 4, 4);
-  } else if (n < 4) {
-    for (size_t i = 0; i < n; ++i) to[i] = from[i];
+  } else if (n <= 16) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
   } else {
     std::memcpy(to, from, n);
   }

@@ -99,14 +99,51 @@ EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t s
     d.open_tail = size < kMaxToken ? 0 : -1;
     return d;
   }
-  ByteWriter writer(out, max_encoded_delta_size(size));
-  DeltaRunEncoder encoder(writer);
-  encoder.append(blob, previous, size);  // always fits: at most a token per byte
+  // The tokens append() writes for this delta on its own, written straight into `out` (which
+  // always has room: at most a token per byte), without the writer's checks per byte or the
+  // undo append() keeps. On its own, no run is open when a zero run starts (a literal or the
+  // start precedes it), so each zero run is whole tokens of 128 and its remainder.
+  uint8_t* o = out;
+  long open = -1;  // offset of the last token while it is a zero run shorter than 128
+  uint32_t lead_zeros = 0;
+  size_t i = 0;
+  while (i < size) {
+    if (delta_at(blob, previous, i) == 0) {
+      size_t run = 0;
+      while (i + run < size && delta_at(blob, previous, i + run) == 0) ++run;
+      if (i == 0) lead_zeros = uint32_t(run);
+      i += run;
+      while (run != 0) {
+        const size_t take = run < kMaxToken ? run : kMaxToken;
+        open = take < kMaxToken ? long(o - out) : -1;
+        *o++ = static_cast<uint8_t>(take - 1);
+        run -= take;
+      }
+      continue;
+    }
+    // A literal, as append() cuts it: up to kMaxToken bytes, zero runs shorter than kSplitRun
+    // inside it included, ending before a longer run (or the blob's end, or the token's reach).
+    size_t j = i;
+    while (j < size && j - i < kMaxToken) {
+      if (delta_at(blob, previous, j) != 0) {
+        ++j;
+        continue;
+      }
+      size_t zeros = 0;
+      while (j + zeros < size && delta_at(blob, previous, j + zeros) == 0) ++zeros;
+      if (zeros >= kSplitRun || j + zeros == size || j + zeros - i > kMaxToken) break;
+      j += zeros;
+    }
+    *o++ = static_cast<uint8_t>(0x80 + (j - i) - 1);
+    for (size_t k = i; k < j; ++k) *o++ = delta_at(blob, previous, k);
+    open = -1;
+    i = j;
+  }
   EncodedDelta d;
-  d.size = uint32_t(writer.size());
-  while (d.lead_zeros < size && delta_at(blob, previous, d.lead_zeros) == 0) ++d.lead_zeros;
+  d.size = uint32_t(o - out);
+  d.lead_zeros = lead_zeros;
   d.lead_bytes = uint32_t((d.lead_zeros + kMaxToken - 1) / kMaxToken);
-  d.open_tail = int32_t(encoder.open_run());
+  d.open_tail = int32_t(open);
   return d;
 }
 
@@ -122,11 +159,23 @@ bool DeltaRunEncoder::append_encoded(const EncodedDelta& delta, const uint8_t* t
       return true;
     }
   }
+  // The leading zeros continue an open run exactly as append() would; the rest is verbatim,
+  // since a literal token always follows them and closes the run.
+  const size_t verbatim = delta.size - delta.lead_bytes;
+  if (!writer_.overflowed() && writer_.remaining() >= delta.lead_zeros / kMaxToken + 2 + verbatim) {
+    // Room for the worst case (a token per kMaxToken zeros, one more where the open run is
+    // topped up): nothing can overflow, so nothing needs saving for an undo.
+    if (delta.lead_zeros != 0) zero_run(delta.lead_zeros);
+    if (verbatim != 0) {
+      const size_t at = writer_.size();
+      writer_.bytes(tokens + delta.lead_bytes, verbatim);
+      open_run_ = delta.open_tail >= 0 ? long(at + size_t(delta.open_tail) - delta.lead_bytes) : -1;
+    }
+    return true;
+  }
   const size_t before = writer_.size();
   const long saved_open = open_run_;
   const uint8_t saved_token = saved_open >= 0 ? writer_.data()[saved_open] : 0;
-  // The leading zeros continue an open run exactly as append() would; the rest is verbatim,
-  // since a literal token always follows them and closes the run.
   if (delta.lead_zeros != 0) zero_run(delta.lead_zeros);
   if (delta.size > delta.lead_bytes) {
     const size_t at = writer_.size();
