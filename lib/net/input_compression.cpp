@@ -6,7 +6,7 @@
 namespace retcon::detail {
 
 namespace {
-constexpr size_t kMaxToken = 128;
+constexpr size_t kMaxToken = kDeltaTokenReach;
 // A zero run this long inside changed bytes is cheaper as its own token than as literals.
 constexpr size_t kSplitRun = 3;
 
@@ -15,16 +15,7 @@ uint8_t delta_at(const uint8_t* blob, const uint8_t* previous, size_t i) noexcep
 }
 }  // namespace
 
-void DeltaRunEncoder::zero_run(size_t length) noexcept {
-  // The usual run (an unchanged input, a few frames of one): the open token has room for it.
-  if (open_run_ >= 0 && length != 0 && !writer_.overflowed()) {
-    uint8_t& token = writer_.data()[open_run_];
-    const size_t have = size_t{token} + 1;
-    if (have + length < kMaxToken) {
-      token = static_cast<uint8_t>(have + length - 1);
-      return;
-    }
-  }
+void DeltaRunEncoder::zero_run_tokens(size_t length) noexcept {
   while (length != 0 && !writer_.overflowed()) {
     if (open_run_ >= 0) {
       uint8_t& token = writer_.data()[open_run_];
@@ -147,18 +138,7 @@ EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t s
   return d;
 }
 
-bool DeltaRunEncoder::append_encoded(const EncodedDelta& delta, const uint8_t* tokens) noexcept {
-  // The common frame: the input did not change (its delta is all zeros) and the run before it
-  // is still open with room for it. Only the open token grows; nothing can overflow. The same
-  // byte zero_run() would write, without its loop and the save/restore below.
-  if (delta.size == delta.lead_bytes && open_run_ >= 0 && !writer_.overflowed()) {
-    uint8_t& token = writer_.data()[open_run_];
-    const size_t have = size_t{token} + 1;
-    if (have + delta.lead_zeros < kMaxToken) {
-      token = static_cast<uint8_t>(have + delta.lead_zeros - 1);
-      return true;
-    }
-  }
+bool DeltaRunEncoder::append_encoded_slow(const EncodedDelta& delta, const uint8_t* tokens) noexcept {
   // The leading zeros continue an open run exactly as append() would; the rest is verbatim,
   // since a literal token always follows them and closes the run.
   const size_t verbatim = delta.size - delta.lead_bytes;
@@ -191,15 +171,6 @@ bool DeltaRunEncoder::append_encoded(const EncodedDelta& delta, const uint8_t* t
   return true;
 }
 
-bool DeltaRunEncoder::append_zeros(size_t size) noexcept {
-  // A token per kMaxToken zero bytes, plus one where the open run is topped up first. Runs
-  // merge across frames (zero_run), so one long run codes like many short ones in a row.
-  if (writer_.overflowed() || writer_.remaining() < size / kMaxToken + 2) return false;
-  zero_run(size);
-  return true;
-}
-
-
 bool DeltaRunDecoder::next(uint8_t* delta, size_t size) noexcept {
   size_t i = 0;
   while (i < size) {
@@ -216,44 +187,6 @@ bool DeltaRunDecoder::next(uint8_t* delta, size_t size) noexcept {
       std::memcpy(delta + i, bytes, n);
       literal_left_ -= n;
       i += n;
-    }
-  }
-  return true;
-}
-
-bool DeltaRunDecoder::apply(uint8_t* blob, const uint8_t* previous, size_t size) noexcept {
-  size_t i = 0;
-  while (i < size) {
-    if (!refill()) return false;
-    if (zeros_left_ != 0) {
-      const size_t n = zeros_left_ < size - i ? zeros_left_ : size - i;
-      copy_bytes(blob + i, previous + i, n);
-      zeros_left_ -= n;
-      i += n;
-    } else {
-      const size_t n = literal_left_ < size - i ? literal_left_ : size - i;
-      const uint8_t* bytes = take(n);
-      if (bytes == nullptr) return false;
-      for (size_t k = 0; k < n; ++k) blob[i + k] = static_cast<uint8_t>(previous[i + k] ^ bytes[k]);
-      literal_left_ -= n;
-      i += n;
-    }
-  }
-  return true;
-}
-
-bool DeltaRunDecoder::discard(size_t size) noexcept {
-  while (size != 0) {
-    if (!refill()) return false;
-    if (zeros_left_ != 0) {
-      const size_t n = zeros_left_ < size ? zeros_left_ : size;
-      zeros_left_ -= n;
-      size -= n;
-    } else {
-      const size_t n = literal_left_ < size ? literal_left_ : size;
-      if (take(n) == nullptr) return false;
-      literal_left_ -= n;
-      size -= n;
     }
   }
   return true;

@@ -25,6 +25,9 @@ struct EncodedDelta {
   int32_t open_tail = -1;   // offset of its last token when that is a zero run < 128, else -1
 };
 
+// The most zero (or literal) bytes one token stands for.
+inline constexpr size_t kDeltaTokenReach = 128;
+
 // The most bytes the tokens of one `blob_size`-byte delta take (a token per byte at worst).
 constexpr size_t max_encoded_delta_size(size_t blob_size) noexcept { return 2 * blob_size + 2; }
 
@@ -39,15 +42,44 @@ class DeltaRunEncoder {
   // nothing is written, the writer is restored, and false is returned.
   bool append(const uint8_t* blob, const uint8_t* previous, size_t size) noexcept;
   // The same for a delta coded by encode_delta (`tokens` are its bytes).
-  bool append_encoded(const EncodedDelta& delta, const uint8_t* tokens) noexcept;
+  // Inline (as the other per-frame calls here): a datagram makes several of them.
+  bool append_encoded(const EncodedDelta& delta, const uint8_t* tokens) noexcept {
+    // The common frame: the input did not change (its delta is all zeros) and the run before
+    // it is still open with room for it. Only the open token grows; nothing can overflow.
+    if (delta.size == delta.lead_bytes && open_run_ >= 0 && !writer_.overflowed() &&
+        top_up(delta.lead_zeros))
+      return true;
+    return append_encoded_slow(delta, tokens);
+  }
   // Appends `size` zero delta bytes (frames whose input did not change) in one go: exactly
   // what appending those frames' deltas one by one writes. False, with nothing written, when
   // the worst case might not fit (the caller then appends them one by one).
-  bool append_zeros(size_t size) noexcept;
+  bool append_zeros(size_t size) noexcept {
+    // A token per kMaxToken zero bytes, plus one where the open run is topped up first. Runs
+    // merge across frames (zero_run), so one long run codes like many short ones in a row.
+    if (writer_.overflowed() || writer_.remaining() < size / kMaxToken + 2) return false;
+    zero_run(size);
+    return true;
+  }
   long open_run() const noexcept { return open_run_; }
 
  private:
-  void zero_run(size_t length) noexcept;
+  static constexpr size_t kMaxToken = kDeltaTokenReach;
+  // Grows the open zero-run token by `length` when that stays below a full token.
+  bool top_up(size_t length) noexcept {
+    uint8_t& token = writer_.data()[open_run_];
+    const size_t have = size_t{token} + 1;
+    if (have + length >= kMaxToken) return false;
+    token = static_cast<uint8_t>(have + length - 1);
+    return true;
+  }
+  void zero_run(size_t length) noexcept {
+    // The usual run (an unchanged input, a few frames of one): the open token has room for it.
+    if (open_run_ >= 0 && length != 0 && !writer_.overflowed() && top_up(length)) return;
+    zero_run_tokens(length);
+  }
+  void zero_run_tokens(size_t length) noexcept;
+  bool append_encoded_slow(const EncodedDelta& delta, const uint8_t* tokens) noexcept;
   void literal(const uint8_t* blob, const uint8_t* previous, size_t length) noexcept;
 
   ByteWriter& writer_;
@@ -62,9 +94,44 @@ class DeltaRunDecoder {
   bool next(uint8_t* delta, size_t size) noexcept;
   // Writes previous XOR the next `size` delta bytes into `blob` (not `previous` itself): one
   // bounds check per token, whole runs copied at once. False when the payload ends early.
-  bool apply(uint8_t* blob, const uint8_t* previous, size_t size) noexcept;
+  // Inline: the receiver calls it per frame.
+  bool apply(uint8_t* blob, const uint8_t* previous, size_t size) noexcept {
+    size_t i = 0;
+    while (i < size) {
+      if (!refill()) return false;
+      if (zeros_left_ != 0) {
+        const size_t n = zeros_left_ < size - i ? zeros_left_ : size - i;
+        copy_bytes(blob + i, previous + i, n);
+        zeros_left_ -= n;
+        i += n;
+      } else {
+        const size_t n = literal_left_ < size - i ? literal_left_ : size - i;
+        const uint8_t* bytes = take(n);
+        if (bytes == nullptr) return false;
+        for (size_t k = 0; k < n; ++k) blob[i + k] = static_cast<uint8_t>(previous[i + k] ^ bytes[k]);
+        literal_left_ -= n;
+        i += n;
+      }
+    }
+    return true;
+  }
   // Consumes the next `size` delta bytes without writing them.
-  bool discard(size_t size) noexcept;
+  bool discard(size_t size) noexcept {
+    while (size != 0) {
+      if (!refill()) return false;
+      if (zeros_left_ != 0) {
+        const size_t n = zeros_left_ < size ? zeros_left_ : size;
+        zeros_left_ -= n;
+        size -= n;
+      } else {
+        const size_t n = literal_left_ < size ? literal_left_ : size;
+        if (take(n) == nullptr) return false;
+        literal_left_ -= n;
+        size -= n;
+      }
+    }
+    return true;
+  }
   // True when every token was consumed exactly (no trailing bytes, no unfinished run).
   bool finished() const noexcept {
     return at_ == end_ && !failed_ && zeros_left_ == 0 && literal_left_ == 0;

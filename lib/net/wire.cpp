@@ -457,22 +457,6 @@ bool InputsWriter::append(const uint8_t* blob) noexcept {
   return true;
 }
 
-bool InputsWriter::append_encoded(const EncodedDelta& delta, const uint8_t* tokens,
-                                  const uint8_t* blob) noexcept {
-  if (writer_.overflowed() || count_ == std::numeric_limits<uint16_t>::max()) return false;
-  if (!encoder_.append_encoded(delta, tokens)) return false;
-  if (blob != nullptr) previous_ = blob;
-  ++count_;
-  return true;
-}
-
-bool InputsWriter::append_unchanged(uint32_t frames) noexcept {
-  if (writer_.overflowed() || frames > uint32_t(std::numeric_limits<uint16_t>::max() - count_)) return false;
-  if (!encoder_.append_zeros(size_t(frames) * blob_size_)) return false;
-  count_ = uint16_t(count_ + frames);  // previous_ still holds their blob: it did not change
-  return true;
-}
-
 size_t InputsWriter::finish(Seal seal) noexcept {
   if (writer_.overflowed() || count_ == 0) return 0;
   uint8_t* at = writer_.data() + count_offset_;

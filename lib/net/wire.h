@@ -282,12 +282,24 @@ class InputsWriter {
   // encode_delta (the endpoint does this when a frame is queued): bytes are spliced, not
   // re-coded. Gives the same datagram as append(blob). Do not mix with append() afterwards
   // unless `blob` is given (the reference of a later append).
+  // Inline, as the encoder's per-frame calls: a datagram makes several.
   bool append_encoded(const EncodedDelta& delta, const uint8_t* tokens,
-                      const uint8_t* blob = nullptr) noexcept;
+                      const uint8_t* blob = nullptr) noexcept {
+    if (writer_.overflowed() || count_ == kMaxCount) return false;
+    if (!encoder_.append_encoded(delta, tokens)) return false;
+    if (blob != nullptr) previous_ = blob;
+    ++count_;
+    return true;
+  }
   // `frames` frames whose input did not change (each delta all zeros, as encode_delta codes an
   // unchanged blob) at once: the same datagram as appending them one by one. False, with
   // nothing written, when they might not all fit (then append them one by one).
-  bool append_unchanged(uint32_t frames) noexcept;
+  bool append_unchanged(uint32_t frames) noexcept {
+    if (writer_.overflowed() || frames > uint32_t(kMaxCount - count_)) return false;
+    if (!encoder_.append_zeros(size_t(frames) * blob_size_)) return false;
+    count_ = uint16_t(count_ + frames);  // previous_ still holds their blob: it did not change
+    return true;
+  }
   uint16_t count() const noexcept { return count_; }
   // Bytes written so far (the count's varint counted at its widest).
   size_t size() const noexcept { return writer_.size() + (kCountRoom - 1); }
@@ -296,6 +308,7 @@ class InputsWriter {
 
  private:
   static constexpr size_t kCountRoom = 3;  // the longest varint of a 16-bit count
+  static constexpr uint16_t kMaxCount = 0xFFFF;
   // The writer writes a one-byte count and stops kCountRoom - 1 bytes short of the capacity:
   // what fits is what fits with the count at its widest, and finish() moves nothing unless the
   // count takes more than a byte (128 frames or more).
