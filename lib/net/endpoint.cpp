@@ -913,10 +913,9 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
 // The inputs part of a poll: loss detection, the send policy, resends, and an acknowledgement
 // that waited for an inputs datagram. Running only.
 void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
-  // Reports, replies and checksums ride on the next inputs datagram; once they waited their
-  // patience out, they take one now if frames are unacknowledged (a resend), or go alone
-  // (send_riders_due).
-  const bool riders_late = riders_waiting() && now_us >= riders_waiting_since() + rider_patience_us();
+  // Each test below is worked out only where the decision can depend on it (they are all pure,
+  // so the order changes nothing): this runs in both send passes of every tick, and most of the
+  // time most of it is moot.
   const bool unacked = last_sent_ > last_acked_;
   const bool pending = last_sent_ > last_flushed_;
   // Frames out longer than a round trip (and its jitter, and a frame) without an
@@ -926,16 +925,18 @@ void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, const Peer
     loss_seen_ = true;
     loss_seen_at_ = now_us;
   }
-  SendPolicyInput in;
-  in.now_us = now_us;
-  in.frame_us = frame_us_;
-  in.pending_frames = pending ? uint32_t(last_sent_ - last_flushed_) : 0;
-  in.changed = inputs_dirty_;
-  in.last_inputs_at_us = last_inputs_sent_at_;
-  in.ack_due = ack_due_;
-  in.ack_due_since_us = ack_due_since_;
-  in.urgent = urgent_;
-  const SendDecision decision = decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
+  auto decide = [&] {
+    SendPolicyInput in;
+    in.now_us = now_us;
+    in.frame_us = frame_us_;
+    in.pending_frames = pending ? uint32_t(last_sent_ - last_flushed_) : 0;
+    in.changed = inputs_dirty_;
+    in.last_inputs_at_us = last_inputs_sent_at_;
+    in.ack_due = ack_due_;
+    in.ack_due_since_us = ack_due_since_;
+    in.urgent = urgent_;
+    return decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
+  };
   // Nothing pending but frames unacknowledged: resend them now and then (loss recovery when
   // no new frame is coming, e.g. while the owner waits at its prediction limit). While the
   // owner is stalled, every frame time: after a blackout the first datagram through then
@@ -943,19 +944,41 @@ void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, const Peer
   // While the peer is silent (a blackout: nothing it sends arrives, so most likely nothing we
   // send arrives either) the backlog goes every resend_interval_us only, and at once when the
   // peer speaks again.
-  const uint64_t resend_after = stalled_ && !peer_silent(now_us)
-                                    ? std::min(config_.resend_interval_us, frame_us_ + frame_us_ / 2)
-                                    : config_.resend_interval_us;
-  const bool resend_due = unacked && !pending && (spoke_again_ || now_us >= last_inputs_sent_at_ + resend_after);
-  // A player is disconnected and no frame is on its way: the status alone must still travel,
-  // since peers may be waiting at their prediction limit for exactly that news (to agree on
-  // the player's cut). Repeated as a resend, since the datagram may be lost.
-  const bool status_due = !unacked && any_disconnected_ && last_acked_ >= out_base_ && config_.send_blob_size > 0 &&
-                          now_us >= last_inputs_sent_at_ + resend_after;
-  if (!unacked) spoke_again_ = false;
-  const bool riders_take_inputs = riders_late && unacked && config_.send_blob_size > 0;
-  if ((unacked && ((pending && (decision.inputs || spoke_again_)) || resend_due || riders_take_inputs)) ||
-      status_due) {
+  auto resend_after = [&] {
+    return stalled_ && !peer_silent(now_us) ? std::min(config_.resend_interval_us, frame_us_ + frame_us_ / 2)
+                                            : config_.resend_interval_us;
+  };
+  // Reports, replies and checksums ride on the next inputs datagram; once they waited their
+  // patience out, they take one now if frames are unacknowledged (a resend), or go alone
+  // (send_riders_due).
+  auto riders_late = [&] {
+    return riders_waiting() && now_us >= riders_waiting_since() + rider_patience_us();
+  };
+  bool send = false;
+  bool decided = false;
+  SendDecision decision;
+  if (unacked) {
+    if (pending) {
+      if (spoke_again_) {
+        send = true;
+      } else {
+        decision = decide();
+        decided = true;
+        send = decision.inputs;
+      }
+    } else {
+      send = spoke_again_ || now_us >= last_inputs_sent_at_ + resend_after();  // a resend
+    }
+    if (!send) send = config_.send_blob_size > 0 && riders_late();
+  } else {
+    spoke_again_ = false;
+    // A player is disconnected and no frame is on its way: the status alone must still travel,
+    // since peers may be waiting at their prediction limit for exactly that news (to agree on
+    // the player's cut). Repeated as a resend, since the datagram may be lost.
+    send = any_disconnected_ && last_acked_ >= out_base_ && config_.send_blob_size > 0 &&
+           now_us >= last_inputs_sent_at_ + resend_after();
+  }
+  if (send) {
     if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
     note(result, send_inputs(transport, to));
     spoke_again_ = false;
@@ -965,7 +988,7 @@ void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, const Peer
     last_flushed_ = last_sent_;  // what did not fit follows as the acknowledgements come
   }
   // An acknowledgement waits a little for an inputs datagram to ride on, unless we send none.
-  if (ack_due_ && (config_.send_blob_size == 0 || decision.ack)) {
+  if (ack_due_ && (config_.send_blob_size == 0 || (decided ? decision : decide()).ack)) {
     ack_due_ = false;
     Message m;
     m.header = next_header(MessageType::input_ack);
