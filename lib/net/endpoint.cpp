@@ -718,11 +718,13 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
 
 void Endpoint::set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept {
   if (status == nullptr) return;
-  any_disconnected_ = false;
-  for (uint32_t i = 0; i < count && i < uint32_t(kMaxPlayers); ++i) {
+  const uint32_t n = count < uint32_t(kMaxPlayers) ? count : uint32_t(kMaxPlayers);
+  bool any = false;
+  for (uint32_t i = 0; i < n; ++i) {
     local_status_[i] = status[i];
-    any_disconnected_ = any_disconnected_ || status[i].disconnected;
+    any |= status[i].disconnected;
   }
+  any_disconnected_ = any;
 }
 
 void Endpoint::rejoin_remote_player(PlayerIndex player, Frame floor) noexcept {
