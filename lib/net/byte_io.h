@@ -72,6 +72,14 @@ class ByteWriter {
     copy_bytes(data_ + size_, src, n);
     size_ += n;
   }
+  // A run of fields written straight into the buffer with one check: a pointer to the next
+  // `most` bytes when they fit (then commit() the bytes actually written), else null and
+  // nothing changes (write them field by field instead, which overflows as usual).
+  uint8_t* raw(size_t most) noexcept {
+    if (overflow_ || most > capacity_ - size_) return nullptr;
+    return data_ + size_;
+  }
+  void commit(size_t n) noexcept { size_ += n; }
   // Overwrite 2 bytes already written at `offset` (e.g. a count known only at the end).
   void patch_u16(size_t offset, uint16_t v) noexcept {
     if (offset + 2 <= size_) {
@@ -113,6 +121,16 @@ class ByteWriter {
   size_t size_ = 0;
   bool overflow_ = false;
 };
+
+// The varint ByteWriter::varint writes, at `p` (5 bytes at most); returns the byte after it.
+inline uint8_t* put_varint(uint8_t* p, uint32_t v) noexcept {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
 
 class ByteReader {
  public:

@@ -419,13 +419,6 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
       previous_(reference),
       sequence_(header.sequence),
       blob_size_(blob_size) {
-  Header h = header;
-  h.type = MessageType::inputs;
-  write_header(writer_, h);
-  writer_.varint(uint32_t(start_frame));
-  writer_.varint(zigzag(int32_t(int64_t(ack_frame) - start_frame)));
-  count_offset_ = writer_.size();
-  writer_.u8(0);  // the count, known at finish(); the room for a longer one is kept apart
   if (status_count > kMaxPlayers) status_count = kMaxPlayers;
   uint8_t disconnected = 0;
   for (uint8_t i = 0; i < status_count; ++i) {
@@ -438,11 +431,42 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
   while (riders != nullptr && checksums < riders->checksum_count && checksums < kMaxRiddenChecksums &&
          riders->checksums[checksums].frame >= 0)
     ++checksums;
-  writer_.u8(uint8_t((disconnected != 0 ? kFlagDisconnected : 0) | (report ? kFlagReport : 0) |
-                     (reply ? kFlagReply : 0) | (checksums << kChecksumCountShift)));
-  if (disconnected != 0) writer_.u8(disconnected);
-  for (uint8_t i = 0; i < status_count; ++i) {
-    if (status[i].disconnected) writer_.varint(uint32_t(int64_t(status[i].last_frame) + 1));
+  const uint8_t flags = uint8_t((disconnected != 0 ? kFlagDisconnected : 0) | (report ? kFlagReport : 0) |
+                                (reply ? kFlagReply : 0) | (checksums << kChecksumCountShift));
+  const uint32_t start = uint32_t(start_frame);
+  const uint32_t ack = zigzag(int32_t(int64_t(ack_frame) - start_frame));
+  // Header, start, ack, the count's byte, flags, the mask and the last frames: at most this
+  // many bytes, written with one check when they fit (every datagram but a tiny capacity's).
+  constexpr size_t kMostBeforeRiders = kDataHeaderSize + 5 + 5 + 1 + 1 + 1 + 5 * size_t(kMaxPlayers);
+  if (uint8_t* const at = writer_.raw(kMostBeforeRiders)) {
+    const uint8_t head[kDataHeaderSize] = {kMagic0, kMagic1, header.version, uint8_t(MessageType::inputs),
+                                           static_cast<uint8_t>(header.sequence),
+                                           static_cast<uint8_t>(header.sequence >> 8), 0, 0, 0, 0};
+    std::memcpy(at, head, sizeof head);
+    uint8_t* p = put_varint(at + kDataHeaderSize, start);
+    p = put_varint(p, ack);
+    count_offset_ = writer_.size() + size_t(p - at);
+    *p++ = 0;  // the count, known at finish(); the room for a longer one is kept apart
+    *p++ = flags;
+    if (disconnected != 0) {
+      *p++ = disconnected;
+      for (uint8_t i = 0; i < status_count; ++i)
+        if (status[i].disconnected) p = put_varint(p, uint32_t(int64_t(status[i].last_frame) + 1));
+    }
+    writer_.commit(size_t(p - at));
+  } else {
+    Header h = header;
+    h.type = MessageType::inputs;
+    write_header(writer_, h);
+    writer_.varint(start);
+    writer_.varint(ack);
+    count_offset_ = writer_.size();
+    writer_.u8(0);
+    writer_.u8(flags);
+    if (disconnected != 0) writer_.u8(disconnected);
+    for (uint8_t i = 0; i < status_count; ++i) {
+      if (status[i].disconnected) writer_.varint(uint32_t(int64_t(status[i].last_frame) + 1));
+    }
   }
   if (report) write_report(writer_, riders->report, start_frame);
   if (reply) write_reply(writer_, riders->reply);

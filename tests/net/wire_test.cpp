@@ -366,6 +366,43 @@ TEST(Wire, UnchangedInputCodesLikeTheGeneralEncoder) {
   }
 }
 
+// The writer takes its fixed fields in one go when they surely fit and field by field near a
+// small capacity: the same bytes either way (riders, disconnected players, a large start).
+TEST(Wire, InputsHeadIsTheSameNearAndFarFromTheCapacity) {
+  const ConnectStatus status[4] = {{false, 9}, {true, 300000}, {false, kNullFrame}, {true, kNullFrame}};
+  Riders riders;
+  riders.has_report = true;
+  riders.report = {7, 1000010, -3};
+  riders.has_reply = true;
+  riders.reply = {4, 12345};
+  riders.checksum_count = 1;
+  riders.checksums[0] = {999990, 0x0123456789ABCDEFull};
+  const uint8_t zeros[2] = {}, blobs[3][2] = {{1, 2}, {1, 2}, {5, 2}};
+  Header h;
+  h.sequence = 0x1234;
+  std::vector<uint8_t> first;
+  for (size_t capacity : {size_t{80}, size_t{64}, size_t{65}, size_t{66}, size_t{200}, kMaxDatagramSize}) {
+    std::vector<uint8_t> out(capacity);
+    InputsWriter w(out.data(), capacity, h, 1000000, 999998, 2, status, 4, zeros, &riders);
+    for (const auto& b : blobs) ASSERT_TRUE(w.append(b)) << capacity;
+    out.resize(w.finish());
+    ASSERT_FALSE(out.empty()) << capacity;
+    if (first.empty()) first = out;
+    EXPECT_EQ(out, first) << capacity;
+  }
+  Message m;
+  ASSERT_EQ(decode_message(first.data(), first.size(), &m), DecodeError::ok);
+  EXPECT_EQ(m.inputs.start_frame, 1000000);
+  EXPECT_EQ(m.inputs.ack_frame, 999998);
+  EXPECT_EQ(m.inputs.count, 3);
+  EXPECT_EQ(m.inputs.disconnected, 0x0A);
+  EXPECT_EQ(m.inputs.status[1], (ConnectStatus{true, 300000}));
+  EXPECT_EQ(m.inputs.status[3], (ConnectStatus{true, kNullFrame}));
+  EXPECT_EQ(m.inputs.riders.report, riders.report);
+  EXPECT_EQ(m.inputs.riders.reply, riders.reply);
+  EXPECT_EQ(m.inputs.riders.checksums[0], riders.checksums[0]);
+}
+
 // A count of 128 frames or more takes two bytes: what fits is what fits with the count at its
 // widest (3 bytes), whichever count it turns out to be, and the datagram is laid out as
 // PROTOCOL.md says (header, start, ack, count, flags, then a literal token and byte per frame).
