@@ -706,7 +706,7 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
     const Result grown = grow_send_ring();
     if (grown != Result::ok) return grown;
   }
-  std::memcpy(send_slot(frame), blob, config_.send_blob_size);
+  copy_bytes(send_slot(frame), blob, config_.send_blob_size);  // an input: a few bytes
   encode_queued(frame);
   // A changed input goes out at once; an unchanged one may wait to share a datagram.
   if (encoded_[uint32_t(frame) % send_capacity_].lead_zeros != config_.send_blob_size) {
