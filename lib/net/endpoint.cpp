@@ -709,7 +709,7 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
   copy_bytes(send_slot(frame), blob, config_.send_blob_size);  // an input: a few bytes
   encode_queued(frame);
   // A changed input goes out at once; an unchanged one may wait to share a datagram.
-  if (encoded_[uint32_t(frame) % send_capacity_].lead_zeros != config_.send_blob_size) {
+  if (!encoded_[uint32_t(frame) % send_capacity_].unchanged) {
     inputs_dirty_ = true;
   }
   last_sent_ = frame;
@@ -885,14 +885,12 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
                       last_received_, config_.send_blob_size, local_status_,
                       uint8_t(config_.shape.num_players), reference,
                       riders.has_value() && !riders->empty() ? &*riders : nullptr);
-  const uint32_t blob = config_.send_blob_size;
-  auto unchanged = [blob](const EncodedDelta& d) { return d.size == d.lead_bytes && d.lead_zeros == blob; };
   for (Frame f = start; f <= last_sent_;) {
     const EncodedDelta& delta = encoded_[uint32_t(f) % send_capacity_];
-    if (unchanged(delta)) {
+    if (delta.unchanged) {
       // A held input: the frames until it changes go in one go (one zero run).
       Frame end = f + 1;
-      while (end <= last_sent_ && unchanged(encoded_[uint32_t(end) % send_capacity_])) ++end;
+      while (end <= last_sent_ && encoded_[uint32_t(end) % send_capacity_].unchanged) ++end;
       if (writer.append_unchanged(uint32_t(end - f))) {
         f = end;
         continue;

@@ -88,6 +88,7 @@ EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t s
     d.lead_zeros = uint32_t(size);
     d.lead_bytes = 1;
     d.open_tail = size < kMaxToken ? 0 : -1;
+    d.unchanged = true;
     return d;
   }
   // The tokens append() writes for this delta on its own, written straight into `out` (which
@@ -135,6 +136,7 @@ EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t s
   d.lead_zeros = lead_zeros;
   d.lead_bytes = uint32_t((d.lead_zeros + kMaxToken - 1) / kMaxToken);
   d.open_tail = int32_t(open);
+  d.unchanged = lead_zeros == size;
   return d;
 }
 

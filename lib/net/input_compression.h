@@ -23,6 +23,7 @@ struct EncodedDelta {
   uint32_t lead_zeros = 0;  // zero delta bytes its leading zero-run tokens stand for
   uint32_t lead_bytes = 0;  // bytes of those leading tokens (merged into an open run)
   int32_t open_tail = -1;   // offset of its last token when that is a zero run < 128, else -1
+  bool unchanged = false;   // the delta is all zeros: the input did not change
 };
 
 // The most zero (or literal) bytes one token stands for.

@@ -204,6 +204,7 @@ RC_GTEST_PROP(WireProperty, EncodedDeltaEqualsTheGeneralEncoder, ()) {
   while (lead < size && blob[lead] == previous[lead]) ++lead;
   RC_ASSERT(d.lead_zeros == lead);
   RC_ASSERT(d.lead_bytes == (lead + 127) / 128);
+  RC_ASSERT(d.unchanged == (lead == size));
 }
 #endif
 
@@ -363,6 +364,7 @@ TEST(Wire, UnchangedInputCodesLikeTheGeneralEncoder) {
     EXPECT_EQ(d.lead_zeros, size);
     EXPECT_EQ(d.lead_bytes, d.size) << size;
     EXPECT_EQ(d.open_tail, int32_t(encoder.open_run())) << size;
+    EXPECT_TRUE(d.unchanged) << size;
   }
 }
 
