@@ -130,6 +130,14 @@ void wire_seeds() {
   riders.checksum_count = 7;
   for (uint8_t i = 3; i < 7; ++i) riders.checksums[i] = ChecksumReport{Frame(i), ~uint64_t{i}};
   write("wire", "inputs_with_seven_checksums", inputs(4, 3, 5, 8, 1, &riders));
+  // A silence note riding (late-input detection), beside the others and alone.
+  riders.has_silence = true;
+  riders.silence = SilenceNote{812, 17};
+  write("wire", "inputs_with_silence_and_checksums", inputs(4, 3, 5, 8, 1, &riders));
+  Riders silence_only;
+  silence_only.has_silence = true;
+  silence_only.silence = SilenceNote{kMaxSilenceGapMs, kMaxSilenceAgoMs};
+  write("wire", "inputs_with_silence", inputs(2, 12, 1200, 2, 0, &silence_only));
   Bytes version = checksum;
   version[2] = 2;
   write("wire", "bad_version", version);

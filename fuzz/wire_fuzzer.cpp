@@ -25,6 +25,7 @@ bool same_riders(const Riders& a, const Riders& b) {
   if (a.has_reply && !(a.reply == b.reply)) return false;
   for (uint8_t i = 0; i < a.checksum_count; ++i)
     if (!(a.checksums[i] == b.checksums[i])) return false;
+  if (a.has_silence != b.has_silence || (a.has_silence && !(a.silence == b.silence))) return false;
   return true;
 }
 
@@ -157,6 +158,8 @@ void check_compression(fuzz::FuzzInput& in) {
   riders.reply = QualityReply{in.u8(), uint32_t(in.range(0, kMaxReplyHoldUs))};
   riders.checksum_count = uint8_t(in.range(0, kMaxRiddenChecksums));
   for (uint8_t i = 0; i < riders.checksum_count; ++i) riders.checksums[i] = ChecksumReport{Frame(in.range(0, 200000)), in.u64()};
+  riders.has_silence = in.flag();
+  riders.silence = SilenceNote{uint32_t(in.range(1, kMaxSilenceGapMs)), uint32_t(in.range(0, kMaxSilenceAgoMs))};
   uint8_t out[kMaxDatagramSize];
   const size_t capacity = in.range(0, kMaxDatagramSize + 10);
   InputsWriter writer(out, capacity, header, start, start - 2, blob_size, status, status_count, reference, &riders);

@@ -166,6 +166,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   report_due_ = false;
   report_due_since_ = 0;
   probe_.reset();
+  silences_.reset();
   have_rtt_ = false;
   srtt_us_ = jitter_us_ = 0;
   remote_frame_ = kNullFrame;
@@ -330,6 +331,7 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
   // The peer speaks again after a silence (a blackout): what it may be stalled on goes out at
   // the next poll, not at the next (slowed) resend.
   if (running() && peer_silent(now_us)) spoke_again_ = true;
+  if (running()) silences_.on_received(last_received_at_, now_us);
   last_received_at_ = now_us;
   if (state_ == EndpointState::interrupted) {
     state_ = EndpointState::running;
@@ -507,6 +509,8 @@ void Endpoint::handle_riders(const Riders& riders, uint64_t now_us) noexcept {
   if (riders.has_report) handle_report(riders.report, now_us, true);
   if (riders.has_reply) handle_quality_reply(riders.reply, now_us, true);
   for (uint8_t i = 0; i < riders.checksum_count; ++i) handle_checksum(riders.checksums[i], true);
+  // Taken as said: the lateness monitor believes it only as far as our own silence agrees.
+  if (riders.has_silence) silences_.on_note(riders.silence, now_us);
 }
 
 bool Endpoint::handle_ack(Frame ack) noexcept {
@@ -877,9 +881,14 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
   // Built only when something rides (most datagrams carry none): a Riders is ~140 bytes.
   std::optional<Riders> riders;
   const size_t first_frame = encoded_[uint32_t(start) % send_capacity_].size;
-  if (riders_waiting() && kDataHeaderSize + kInputsFixedSize + kInputsStatusSize * config_.shape.num_players +
-                                  riders_size() + first_frame <= capacity) {
-    take_riders(&riders.emplace(), now_);
+  const size_t fixed = kDataHeaderSize + kInputsFixedSize + kInputsStatusSize * config_.shape.num_players + first_frame;
+  if (riders_waiting() && fixed + riders_size() <= capacity) take_riders(&riders.emplace(), now_);
+  // Our latest silence from the peer, for a while after it ended (a few bytes; never waits).
+  SilenceNote note;
+  if (silences_.note_due(now_, &note) && fixed + (riders ? riders->max_size() : 0) + kSilenceRiderSize <= capacity) {
+    if (!riders) riders.emplace();
+    riders->has_silence = true;
+    riders->silence = note;
   }
   InputsWriter writer(datagram_, capacity, next_header(MessageType::inputs), start,
                       last_received_, config_.send_blob_size, local_status_,

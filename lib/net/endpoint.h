@@ -22,6 +22,7 @@
 #include "net/replay_window.h"
 #include "net/remote_frame_estimator.h"
 #include "net/send_policy.h"
+#include "net/silence_log.h"
 #include "net/wire.h"
 #include "retcon/callbacks.h"
 #include "retcon/result.h"
@@ -224,6 +225,9 @@ class Endpoint {
   uint64_t remote_report_at() const noexcept { return remote_report_at_; }
   // When the last datagram that passed every check arrived (a sign of life of any kind).
   uint64_t last_received_at() const noexcept { return last_received_at_; }
+  // Our latest silence from the peer and the peer's latest note of its own silence from us
+  // (late-input detection: net/silence_log.h).
+  const SilenceLog& silences() const noexcept { return silences_; }
   // The peer's frame now, from what it did: its newest input minus its input delay, plus the
   // one-way trip while its inputs flow (see RemoteFrameEstimator). kNullFrame before a report.
   Frame estimated_remote_frame(uint64_t now_us) const noexcept;
@@ -420,6 +424,7 @@ class Endpoint {
   bool report_due_ = false;         // a quality report waits to go (riding, or alone)
   uint64_t report_due_since_ = 0;
   QualityProbe probe_;              // our reports' ids and times; the reply we owe
+  SilenceLog silences_;             // silences both ways (told on inputs datagrams)
   bool have_rtt_ = false;
   uint64_t srtt_us_ = 0;
   uint64_t jitter_us_ = 0;

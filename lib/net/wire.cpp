@@ -138,17 +138,32 @@ bool read_checksum(ByteReader& r, Frame base, ChecksumReport* c) noexcept {
   return valid;
 }
 
+void write_silence(ByteWriter& w, const SilenceNote& n) noexcept {
+  w.varint(n.gap_ms);
+  w.varint(n.ago_ms);
+}
+
+bool read_silence(ByteReader& r, SilenceNote* n) noexcept {
+  return r.varint(&n->gap_ms) && r.varint(&n->ago_ms) && n->gap_ms >= 1 && n->gap_ms <= kMaxSilenceGapMs &&
+         n->ago_ms <= kMaxSilenceAgoMs;
+}
+
+bool silence_fits(const SilenceNote& n) noexcept {
+  return n.gap_ms >= 1 && n.gap_ms <= kMaxSilenceGapMs && n.ago_ms <= kMaxSilenceAgoMs;
+}
+
 // The flags byte of an inputs body: what follows the count.
 constexpr uint8_t kFlagDisconnected = 0x01;   // the disconnected mask and last frames
 constexpr uint8_t kFlagReport = 0x02;         // a quality report rides
 constexpr uint8_t kFlagReply = 0x04;          // a quality reply rides
 constexpr unsigned kChecksumCountShift = 3;   // bits 3-5: checksum reports riding (0..7)
-constexpr uint8_t kKnownInputsFlags = 0x3F;
+constexpr uint8_t kFlagSilence = 0x40;        // a silence note rides
+constexpr uint8_t kKnownInputsFlags = 0x7F;
 static_assert(kMaxRiddenChecksums == 7, "bits 3-5 of the flags count them");
 
 // Layout in docs/PROTOCOL.md: start_frame, ack_frame - start_frame (zigzag), count, flags, then
 // by the flags the disconnected mask with each disconnected player's last_frame + 1, a quality
-// report, a quality reply, checksum reports; then the payload, whose decoded length gives the
+// report, a quality reply, checksum reports, a silence note; then the payload, whose decoded length gives the
 // blob size.
 bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
   // Every field a decoded body has, as InputsBody{} has them, but the riders' unused checksum
@@ -166,6 +181,8 @@ bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
   b->riders.has_reply = false;
   b->riders.reply = QualityReply{};
   b->riders.checksum_count = 0;
+  b->riders.has_silence = false;
+  b->riders.silence = SilenceNote{};
   b->payload = nullptr;
   b->payload_size = 0;
   uint32_t start = 0, ack_delta = 0, count = 0;
@@ -201,9 +218,11 @@ bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
   if (riders.has_report && !read_report(r, b->start_frame, &riders.report)) return false;
   riders.has_reply = (flags & kFlagReply) != 0;
   if (riders.has_reply && !read_reply(r, &riders.reply)) return false;
-  riders.checksum_count = uint8_t(flags >> kChecksumCountShift);
+  riders.checksum_count = uint8_t((flags >> kChecksumCountShift) & 7u);
   for (uint8_t i = 0; i < riders.checksum_count; ++i)
     if (!read_checksum(r, b->start_frame, &riders.checksums[i])) return false;
+  riders.has_silence = (flags & kFlagSilence) != 0;
+  if (riders.has_silence && !read_silence(r, &riders.silence)) return false;
   if (r.failed()) return true;
   b->payload_size = r.remaining();
   b->payload = r.skip(b->payload_size);
@@ -431,8 +450,10 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
   while (riders != nullptr && checksums < riders->checksum_count && checksums < kMaxRiddenChecksums &&
          riders->checksums[checksums].frame >= 0)
     ++checksums;
+  const bool silence = riders != nullptr && riders->has_silence && silence_fits(riders->silence);
   const uint8_t flags = uint8_t((disconnected != 0 ? kFlagDisconnected : 0) | (report ? kFlagReport : 0) |
-                                (reply ? kFlagReply : 0) | (checksums << kChecksumCountShift));
+                                (reply ? kFlagReply : 0) | (checksums << kChecksumCountShift) |
+                                (silence ? kFlagSilence : 0));
   const uint32_t start = uint32_t(start_frame);
   const uint32_t ack = zigzag(int32_t(int64_t(ack_frame) - start_frame));
   // Header, start, ack, the count's byte, flags, the mask and the last frames: at most this
@@ -471,6 +492,7 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
   if (report) write_report(writer_, riders->report, start_frame);
   if (reply) write_reply(writer_, riders->reply);
   for (uint8_t i = 0; i < checksums; ++i) write_checksum(writer_, riders->checksums[i], start_frame);
+  if (silence) write_silence(writer_, riders->silence);
 }
 
 bool InputsWriter::append(const uint8_t* blob) noexcept {

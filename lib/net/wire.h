@@ -50,9 +50,14 @@ inline constexpr size_t kMaxRiddenChecksums = 7;
 inline constexpr size_t kReportRiderSize = 11;    // id, local frame (zigzag), advantage (zigzag)
 inline constexpr size_t kReplyRiderSize = 6;      // id, hold (varint)
 inline constexpr size_t kChecksumRiderSize = 13;  // frame (zigzag), checksum (8)
+inline constexpr size_t kSilenceRiderSize = 5;    // gap (varint, <= 65535 ms), ago (varint, <= 2000 ms)
 // A quality reply says how long its sender held the report before answering; never more than
 // this (a receiver takes anything longer as malformed).
 inline constexpr uint32_t kMaxReplyHoldUs = 1000000;
+// A silence note: the longest silence it tells (a sender clamps longer ones to this) and how long
+// after a silence ended it is still told.
+inline constexpr uint32_t kMaxSilenceGapMs = 65535;
+inline constexpr uint32_t kMaxSilenceAgoMs = 2000;
 
 enum class MessageType : uint8_t {
   handshake_request = 1,
@@ -162,6 +167,16 @@ struct ChecksumReport {
   bool operator==(const ChecksumReport&) const = default;
 };
 
+// The sender heard nothing from the receiver for `gap_ms`, and that silence ended `ago_ms`
+// before this datagram left (late-input detection: an outage that cut both ways explains inputs
+// that came late; session/lateness_monitor.h). Told on every inputs datagram for
+// kMaxSilenceAgoMs after a silence, so a lost datagram or two do not hide it.
+struct SilenceNote {
+  uint32_t gap_ms = 0;  // 1..kMaxSilenceGapMs
+  uint32_t ago_ms = 0;  // 0..kMaxSilenceAgoMs
+  bool operator==(const SilenceNote&) const = default;
+};
+
 // Reports that ride on an inputs datagram instead of taking a datagram (and its 10-byte
 // header) each. The same fields as the standalone messages; on the wire their frames are
 // relative to the datagram's start frame (one byte instead of two or three).
@@ -172,12 +187,14 @@ struct Riders {
   QualityReply reply;
   uint8_t checksum_count = 0;  // <= kMaxRiddenChecksums
   ChecksumReport checksums[kMaxRiddenChecksums];
-  bool empty() const noexcept { return !has_report && !has_reply && checksum_count == 0; }
+  bool has_silence = false;
+  SilenceNote silence;
+  bool empty() const noexcept { return !has_report && !has_reply && checksum_count == 0 && !has_silence; }
   // The most bytes they take on the wire (at most kReportRiderSize + kReplyRiderSize +
-  // kMaxRiddenChecksums * kChecksumRiderSize = 108).
+  // kMaxRiddenChecksums * kChecksumRiderSize + kSilenceRiderSize = 113).
   size_t max_size() const noexcept {
     return (has_report ? kReportRiderSize : 0) + (has_reply ? kReplyRiderSize : 0) +
-           size_t(checksum_count) * kChecksumRiderSize;
+           size_t(checksum_count) * kChecksumRiderSize + (has_silence ? kSilenceRiderSize : 0);
   }
 };
 

@@ -11,13 +11,23 @@
 // - clock skew, the peer's input delay and batching: a per-peer baseline (the median of recent
 //   lateness, clamped to 0..kMaxBaselineFrames so a peer cannot teach it a lag) is subtracted;
 // - outages: a cut that hits both directions (a blackout, a dead router) delays the peer's
-//   inputs, but it also stops ours reaching the peer. The peer acknowledges our inputs; if it
-//   had not received our input A+1 (first sent at s) when it sent this datagram, it was cut off
-//   from us from s on, so lateness accrued after s is explained.
+//   inputs, but it also stops ours reaching the peer. Two signs of one:
+//   - the peer acknowledges our inputs; if it had not received our input A+1 (first sent at s)
+//     when it sent this datagram, it was cut off from us from s on;
+//   - the peer tells its latest silence from us (net/silence_log.h: "I heard nothing from you
+//     for this long, until this long ago"). After a blackout its first datagram to get through
+//     may leave only once it heard our resends, and then acknowledges everything: the note is
+//     what says it was cut off too. Believed only within our own silence from the peer (while
+//     we heard it, its datagrams were not lost, so the cut was not two-way).
+//   Lateness accrued while cut off both ways is explained: the frames that started from a round
+//   trip before the cut to its end are due one way after it ended (not earlier frames: a switch
+//   that also cuts its incoming traffic for the end of a hold gets only that end excused).
 // A lag switch cuts only the cheater's outgoing traffic: it keeps hearing us (its acknowledgements
-// are current when it releases its inputs), so the whole hold counts. What it cannot catch: a
-// modified client that also holds back its acknowledgements looks like a two-way outage, and a
-// peer whose game froze (a hitch) looks like a hold; the game decides what an event means.
+// are current when it releases its inputs, and it tells no silence), so the whole hold counts.
+// What it cannot catch: a modified client that holds back its acknowledgements or tells a
+// silence it did not have looks like a two-way outage for as long as it really was silent (not
+// longer, and not while it talks), and a peer whose game froze (a hitch) looks like a hold; the
+// game decides what an event means.
 //
 // Sans-IO and allocation-free: the session feeds frames, times and acknowledgements.
 #pragma once
@@ -26,6 +36,7 @@
 #include <array>
 #include <cstdint>
 
+#include "net/silence_log.h"
 #include "retcon/types.h"
 
 namespace retcon::detail {
@@ -157,8 +168,6 @@ class LatenessMonitor {
   static constexpr int32_t kMaxBaselineFrames = LatenessBaseline::kMaxFrames;
   // Samples needed before the monitor judges (start-up skew settles first).
   static constexpr uint32_t kMinSamples = 16;
-  // How long evidence of a two-way outage explains the lateness of the frames around it.
-  static constexpr uint64_t kOutageMemoryUs = 2000000;
 
   struct Link {
     Frame acked_by_peer;    // our newest input frame the peer acknowledged (kNullFrame: none)
@@ -167,6 +176,8 @@ class LatenessMonitor {
     uint64_t rtt_us, jitter_us, frame_us;
     int32_t window;         // the prediction window (the peer's is assumed the same)
     uint32_t peer;          // this peer's index (LocalTimeline::on_outage)
+    Silence heard_nothing;  // our latest silence from the peer (arrival times)
+    PeerSilence told;       // the peer's latest note of its silence from us
   };
 
   // The peer's inputs now reach `newest` (frames after the last call arrived at `now_us`).
@@ -200,6 +211,10 @@ class LatenessMonitor {
       if (unheard_at > deaf_to_us_) deaf_from_us_ = unheard_at;  // a new outage
       deaf_to_us_ = std::max(deaf_to_us_, now_us - one_way);
       outage_ = {deaf_from_us_, deaf_to_us_};
+    }
+    if (link.told.arrived_at_us != 0 && link.told.arrived_at_us != told_seen_) {
+      told_seen_ = link.told.arrived_at_us;
+      note_told_silence(link, one_way, slack);
     }
     if (newest == kNullFrame) return worst;
     // A very long gap (a peer back after a timeout) is judged by its newest frames only.
@@ -275,13 +290,40 @@ class LatenessMonitor {
       if (timeline.confirmed_at(needed, &heard)) due = std::max(due, heard + one_way);
       else if (needed > timeline.newest_confirmed()) return 0;
     }
-    // A two-way outage around the frame: the peer resends what was lost once it is over.
-    if (deaf_to_us_ != 0 && deaf_to_us_ + link.rtt_us + slack >= start && deaf_from_us_ <= start + kOutageMemoryUs)
+    // A two-way outage around the frame: the peer resends what was lost once it is over. Only
+    // frames that started from a round trip (and the slack) before it: the peer sent earlier
+    // ones while it still heard us (until 2 s before the cut counted once, which let a switch
+    // that went deaf for the last moment of a 1 s hold pass).
+    if (deaf_to_us_ != 0 && deaf_to_us_ + link.rtt_us + slack >= start && deaf_from_us_ <= start + link.rtt_us + slack)
       due = std::max(due, deaf_to_us_ + one_way + slack);
     // Other links cut around the frame: the peer may have been waiting for those players too.
     const uint64_t quiet = timeline.others_cut_until(link.peer, start > link.rtt_us ? start - link.rtt_us : 0, now_us);
     if (quiet != 0) due = std::max(due, quiet + one_way + slack);
     return now_us > due ? now_us - due : 0;
+  }
+
+  // The peer's note: it heard nothing from us for gap_us, until ago_us before it sent the
+  // datagram (one way before it arrived). That is an outage both ways only while its own
+  // datagrams were lost too, so the note is believed only within our silence from it: a claim
+  // made while we heard it is no outage, and the excuse never reaches past the end of our
+  // silence (the inputs that ended it are on time, later ones are judged). A lag switch that
+  // withholds only its sends hears us all along and says so (no note, or one of another time).
+  void note_told_silence(const Link& link, uint64_t one_way, uint64_t slack) noexcept {
+    const PeerSilence& t = link.told;
+    const Silence& quiet = link.heard_nothing;
+    if (quiet.to_us == 0) return;
+    // When it heard us again, on our clock (its datagram left one way before it arrived).
+    const uint64_t heard_again = t.arrived_at_us - std::min(t.arrived_at_us, one_way + t.ago_us);
+    // Its sends that were lost: those that would have arrived within our silence.
+    const uint64_t lost_from = quiet.from_us > one_way + slack ? quiet.from_us - one_way - slack : 0;
+    const uint64_t lost_to = (quiet.to_us > one_way ? quiet.to_us - one_way : 0) + slack;
+    const uint64_t from = std::max(heard_again - std::min(heard_again, t.gap_us), lost_from);
+    const uint64_t to = std::min(heard_again, lost_to);
+    if (to <= from) return;
+    if (from > deaf_to_us_) deaf_from_us_ = from;  // a new outage
+    else deaf_from_us_ = std::min(deaf_from_us_, from);
+    deaf_to_us_ = std::max(deaf_to_us_, to);
+    outage_ = {deaf_from_us_, deaf_to_us_};
   }
 
   void note_acks(const Link& link, uint64_t now_us) noexcept {
@@ -307,6 +349,7 @@ class LatenessMonitor {
   bool have_rtt_ = false;
   uint64_t rtt_us_ = 0, jitter_us_ = 0;
   uint64_t datagrams_seen_ = 0;
+  uint64_t told_seen_ = 0;  // the arrival of the last silence note taken
   Gap outage_;
   uint64_t deaf_from_us_ = 0, deaf_to_us_ = 0;      // the latest two-way outage seen
   LatenessBaseline baseline_;

@@ -1456,7 +1456,8 @@ void P2PSessionImpl::watch_lateness(Peer& peer) {
   }
   const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), sent_to_peer_[&peer - peers_],
                                    peer.endpoint.datagrams_received(), peer.endpoint.ping_us(),
-                                   peer.endpoint.jitter_us(), frame_us_, max_prediction_, uint32_t(&peer - peers_)};
+                                   peer.endpoint.jitter_us(), frame_us_, max_prediction_, uint32_t(&peer - peers_),
+                                   peer.endpoint.silences().heard_nothing(), peer.endpoint.silences().told()};
   const uint64_t outage_end = peer.lateness.last_outage().to_us;
   const int32_t worst = peer.lateness.observe(peer.endpoint.last_received_frame(), now_, link, timeline_);
   const LatenessMonitor::Gap outage = peer.lateness.last_outage();

@@ -816,6 +816,65 @@ TEST(Endpoint, StalledResendsSlowDownWhileThePeerIsSilentAndResumeAtOnce) {
   EXPECT_LE(pair.now - heard_at, link.latency_us + 2000) << "resent at once, not at the next 50 ms";
 }
 
+// After a blackout each side tells the other how long it heard nothing (late-input detection:
+// net/silence_log.h), on its inputs datagrams for 2 s, then no more; a gap shorter than 200 ms
+// (a loss or two) is not told.
+TEST(Endpoint, EachSideTellsItsSilenceAfterABlackoutFor2Seconds) {
+  EndpointPair pair(default_config(60), default_config(61));
+  LinkProfile link;
+  link.latency_us = 20000;
+  pair.set_link(link);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  auto& a = pair.a().endpoint;
+  auto& b = pair.b().endpoint;
+  const uint8_t x[2] = {1, 0};
+  Frame next = 0;
+  auto play = [&](uint64_t until) {
+    while (pair.now < until) {
+      (void)a.send_input(next, x);
+      (void)b.send_input(next, x);
+      ++next;
+      for (int i = 0; i < 16 && pair.now < until; ++i) pair.step(1000);
+    }
+  };
+  play(pair.now + 1000000);
+  EXPECT_EQ(a.silences().heard_nothing().to_us, 0u) << "no silence yet";
+  EXPECT_EQ(b.silences().told().arrived_at_us, 0u) << "nothing told";
+  const uint64_t dark_from = pair.now, dark_to = dark_from + 500000;
+  link.blackouts.push_back({dark_from, dark_to});
+  pair.set_link(link);
+  play(dark_to + 200000);
+  for (auto* side : {&a, &b}) {
+    const detail::Silence& heard = side->silences().heard_nothing();
+    EXPECT_GE(heard.to_us - heard.from_us, 500000u);
+    EXPECT_LE(heard.to_us - heard.from_us, 500000u + 60000u) << "the blackout and a resend at most";
+  }
+  // Each side's note is the other's silence, told from one way after it ended.
+  for (auto [teller, hearer] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    const detail::Silence& heard = teller->silences().heard_nothing();
+    const detail::PeerSilence& told = hearer->silences().told();
+    ASSERT_NE(told.arrived_at_us, 0u);
+    EXPECT_NEAR(double(told.gap_us), double(heard.to_us - heard.from_us), 1000.0);
+    EXPECT_NEAR(double(told.arrived_at_us - link.latency_us - told.ago_us), double(heard.to_us), 1000.0);
+  }
+  // Told for 2 s after the silence ended, then no more.
+  const uint64_t ended = a.silences().heard_nothing().to_us;
+  play(ended + 1900000);
+  EXPECT_GE(b.silences().told().arrived_at_us, ended + 1800000) << "still told";
+  play(ended + 2600000);
+  const uint64_t last_told = b.silences().told().arrived_at_us;
+  EXPECT_LE(last_told, ended + detail::SilenceLog::kToldForUs + link.latency_us + 1000);
+  play(pair.now + 1000000);
+  EXPECT_EQ(b.silences().told().arrived_at_us, last_told) << "not told after 2 s";
+  // Loss of a datagram or two (60 ms of silence at most) is no silence.
+  link.blackouts.push_back({pair.now, pair.now + 60000});
+  pair.set_link(link);
+  const uint64_t before = a.silences().heard_nothing().to_us;
+  play(pair.now + 500000);
+  EXPECT_EQ(a.silences().heard_nothing().to_us, before);
+}
+
 }  // namespace
 }  // namespace retcon::test
 

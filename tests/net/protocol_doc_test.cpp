@@ -118,6 +118,34 @@ TEST(ProtocolDoc, RidersExampleMatchesTheCodec) {
   EXPECT_EQ(m.inputs.riders.checksums[0], riders.checksums[0]);
 }
 
+// The same frames after a blackout, with A's silence note: it heard nothing from B for 812 ms,
+// until 17 ms before this datagram left.
+TEST(ProtocolDoc, SilenceNoteExampleMatchesTheCodec) {
+  Header h;
+  h.sequence = 9;
+  const uint8_t reference[2] = {0, 0};
+  const uint8_t blobs[4][2] = {{1, 0}, {1, 0}, {1, 0}, {3, 0}};
+  Riders riders;
+  riders.has_silence = true;
+  riders.silence = {812, 17};
+  uint8_t buffer[kMaxDatagramSize];
+  InputsWriter writer(buffer, sizeof buffer, h, 100, 98, 2, nullptr, 0, reference, &riders);
+  for (const auto& blob : blobs) ASSERT_TRUE(writer.append(blob));
+  const size_t n = writer.finish();
+  Integrity a_to_b;
+  a_to_b.connection_key = connection_checksum_key(kNonceA, kNonceB);
+  seal_datagram(buffer, n, a_to_b.connection_key);
+  const auto doc = doc_example("inputs_with_silence");
+  EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc) << "inputs_with_silence is: " << test::doc_hex({buffer, buffer + n});
+  Message m;
+  ASSERT_EQ(decode_message(doc.data(), doc.size(), &m, a_to_b), DecodeError::ok);
+  EXPECT_EQ(m.inputs.start_frame, 100);
+  EXPECT_EQ(m.inputs.count, 4);
+  EXPECT_FALSE(m.inputs.riders.has_report || m.inputs.riders.has_reply || m.inputs.riders.checksum_count != 0);
+  ASSERT_TRUE(m.inputs.riders.has_silence);
+  EXPECT_EQ(m.inputs.riders.silence, riders.silence);
+}
+
 TEST(ProtocolDoc, SealedExamplesMatchTheAead) {
   RETCON_SKIP_WITHOUT_MATCH_KEYS(true);
   uint8_t key[kMatchKeySize];

@@ -592,6 +592,66 @@ TEST(Wire, RidersRoundTripBesideTheInputs) {
   EXPECT_TRUE(m.inputs.riders.empty());
 }
 
+// A silence note (flag bit 6) rides after the checksum reports, alone or beside the others,
+// and is range-checked: gap 1..65535 ms, ago 0..2000 ms (anything else is malformed, and the
+// writer leaves out a note the wire cannot hold).
+TEST(Wire, SilenceNoteRidesAndIsRangeChecked) {
+  std::vector<uint8_t> out(kMaxDatagramSize);
+  const uint8_t zeros[2] = {}, blob[2] = {1, 0};
+  auto with = [&](const Riders& r) {
+    InputsWriter w(out.data(), out.size(), Header{}, 300, 299, 2, nullptr, 0, zeros, &r);
+    w.append(blob);
+    return w.finish();
+  };
+  Message m;
+  for (const bool others : {false, true}) {
+    for (const SilenceNote note : {SilenceNote{1, 0}, SilenceNote{812, 17}, SilenceNote{kMaxSilenceGapMs, kMaxSilenceAgoMs}}) {
+      Riders r = others ? some_riders() : Riders{};
+      r.has_silence = true;
+      r.silence = note;
+      const size_t n = with(r);
+      ASSERT_EQ(decode_message(out.data(), n, &m), DecodeError::ok) << note.gap_ms;
+      ASSERT_TRUE(m.inputs.riders.has_silence);
+      EXPECT_EQ(m.inputs.riders.silence, note);
+      EXPECT_EQ(m.inputs.riders.has_report, others);
+      EXPECT_EQ(m.inputs.riders.checksum_count, others ? 2 : 0);
+      EXPECT_EQ(m.inputs.count, 1);
+      EXPECT_LE(n, with(others ? some_riders() : Riders{}) + kSilenceRiderSize);
+    }
+  }
+  // Alone: flags 0x40, then gap 812 (ac 06) and ago 17 (11), then the payload.
+  Riders alone;
+  alone.has_silence = true;
+  alone.silence = {812, 17};
+  const size_t n = with(alone);
+  const size_t flags_at = kDataHeaderSize + 4;  // start (ac 02), ack, count
+  ASSERT_EQ(out[flags_at], 0x40);
+  ASSERT_EQ(out[flags_at + 1], 0xac);
+  ASSERT_EQ(out[flags_at + 2], 0x06);
+  ASSERT_EQ(out[flags_at + 3], 0x11);
+  auto patched = [&](std::vector<uint8_t> note) {
+    std::vector<uint8_t> d(out.begin(), out.begin() + long(n));
+    d.erase(d.begin() + long(flags_at) + 1, d.begin() + long(flags_at) + 4);
+    d.insert(d.begin() + long(flags_at) + 1, note.begin(), note.end());
+    seal_datagram(d.data(), d.size());
+    return decode_message(d.data(), d.size(), &m);
+  };
+  EXPECT_EQ(patched({0xac, 0x06, 0x11}), DecodeError::ok);
+  EXPECT_EQ(patched({0x00, 0x11}), DecodeError::malformed) << "a silence of 0 ms";
+  EXPECT_EQ(patched({0x80, 0x80, 0x04, 0x11}), DecodeError::malformed) << "65,536 ms";
+  EXPECT_EQ(patched({0xac, 0x06, 0xd1, 0x0f}), DecodeError::malformed) << "told 2,001 ms after";
+  EXPECT_EQ(patched({0xac, 0x06, 0xd0, 0x0f}), DecodeError::ok) << "told 2,000 ms after";
+  // What the wire cannot hold is not written.
+  for (const SilenceNote bad : {SilenceNote{0, 5}, SilenceNote{kMaxSilenceGapMs + 1, 5}, SilenceNote{100, kMaxSilenceAgoMs + 1}}) {
+    Riders r;
+    r.has_silence = true;
+    r.silence = bad;
+    const size_t k = with(r);
+    ASSERT_EQ(decode_message(out.data(), k, &m), DecodeError::ok);
+    EXPECT_FALSE(m.inputs.riders.has_silence);
+  }
+}
+
 // The blob size is not on the wire: a payload of count blobs says it, and one that does not
 // split into count equal blobs of 1..1024 bytes is malformed.
 TEST(Wire, TheBlobSizeIsThePayloadOverTheCount) {
@@ -629,6 +689,15 @@ std::vector<std::vector<uint8_t>> valid_datagrams() {
   encode_inputs(blobs, 10, {1, 2, 3, 4}, &d);
   all.push_back(d);
   all.push_back(inputs_with_riders());
+  std::vector<uint8_t> silent(kMaxDatagramSize);
+  Riders note;
+  note.has_silence = true;
+  note.silence = {812, 17};
+  const uint8_t zeros[2] = {}, three[3][2] = {{1, 0}, {1, 0}, {3, 0}};  // no shorter payload decodes
+  InputsWriter w(silent.data(), silent.size(), Header{}, 300, 299, 2, nullptr, 0, zeros, &note);
+  for (const auto& b : three) w.append(b);
+  silent.resize(w.finish());
+  all.push_back(silent);
   return all;
 }
 
@@ -679,11 +748,11 @@ TEST(Wire, ClassesOfBadInput) {
   seal_datagram(d.data(), d.size());  // ...and by the field check when the checksum matches
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   // inputs body: start 10, ack delta -5 (zigzag 9), count 3, flags 0x01, mask 0x02, ...
-  const auto inputs = good[good.size() - 2];
+  const auto inputs = good[good.size() - 3];
   ASSERT_EQ(inputs[kDataHeaderSize + 2], 3);
   ASSERT_EQ(inputs[kDataHeaderSize + 3], 0x01);
   d = inputs;              // inputs: a flag bit no version defines
-  d[kDataHeaderSize + 3] = 0x41;
+  d[kDataHeaderSize + 3] = 0x81;
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = inputs;              // inputs: "someone is disconnected" with an empty mask

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <random>
+#include <string>
 
 #include "session/lateness_monitor.h"
 #include "support/match_harness.h"
@@ -19,6 +20,8 @@ namespace {
 using detail::LatenessBaseline;
 using detail::LatenessMonitor;
 using detail::LocalTimeline;
+using detail::PeerSilence;
+using detail::Silence;
 using test::Match;
 using test::MatchOptions;
 
@@ -95,7 +98,7 @@ TEST(LatenessMonitor, BucketsMatchTheDocumentedBounds) {
 TEST(LatenessMonitor, AHoldWhileHearingUsIsLate) {
   LocalTimeline timeline;
   LatenessMonitor monitor;
-  LatenessMonitor::Link base{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0};
+  LatenessMonitor::Link base{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0, {}, {}};
   uint64_t now = 1000000;
   for (Frame f = 0; f < 100; ++f) {
     timeline.on_frame(f, now);
@@ -135,7 +138,7 @@ TEST(LatenessMonitor, ATwoWayOutageIsExplained) {
   LocalTimeline timeline;
   LatenessMonitor monitor;
   uint64_t now = 1000000;
-  LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0};
+  LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0, {}, {}};
   for (Frame f = 0; f < 100; ++f) {
     timeline.on_frame(f, now);
     timeline.on_sent(f, now);
@@ -155,6 +158,81 @@ TEST(LatenessMonitor, ATwoWayOutageIsExplained) {
   link.datagrams_received = 1000;
   EXPECT_LT(monitor.observe(160, now + 20000, link, timeline), 3);
   EXPECT_FALSE(monitor.should_report(0, 15, now));
+}
+
+// The false positive of issue 12 in small: after a blackout that cut both ways, the peer's first
+// datagram to get through left only once it had heard our resends, so it acknowledges
+// everything, like a lag switch's. Its silence note (it heard nothing from us for ~1 s, until
+// just before it sent this) within our own silence from it says the cut was two-way.
+struct Blackout {
+  LocalTimeline timeline;
+  LatenessMonitor monitor;
+  LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0, {}, {}};
+  uint64_t now = 1000000;
+  uint64_t last_heard = 0;  // when the peer's last datagram before the silence arrived
+  Blackout() {
+    for (Frame f = 0; f < 100; ++f) {
+      timeline.on_frame(f, now);
+      timeline.on_sent(f, now);
+      timeline.on_confirmed(f - 3, now);
+      link.acked_by_peer = f - 3;
+      link.last_local_sent = f;
+      link.datagrams_received = uint64_t(f + 1);
+      last_heard = now + 20000;
+      EXPECT_EQ(monitor.observe(f, last_heard, link, timeline), 0) << f;
+      now += kTick;
+    }
+    // Frames 100..160 start; nothing of the peer's arrives.
+    for (Frame f = 100; f <= 160; ++f) {
+      timeline.on_frame(f, now);
+      timeline.on_sent(f, now);
+      now += kTick;
+    }
+    timeline.on_confirmed(160, now);
+  }
+  // The peer's frames up to 160 arrive at `now + 20 ms` acknowledging all of ours, with `note`
+  // (none when gap_us is 0), while our silence from it was `quiet`.
+  int32_t release(uint64_t gap_us, uint64_t ago_us, Silence quiet) {
+    const uint64_t at = now + 20000;
+    link.acked_by_peer = 160;
+    link.last_local_sent = 160;
+    link.datagrams_received = 1000;
+    link.heard_nothing = quiet;
+    if (gap_us != 0) link.told = PeerSilence{gap_us, ago_us, at};
+    return monitor.observe(160, at, link, timeline);
+  }
+};
+
+TEST(LatenessMonitor, ASilenceNoteWithinOurSilenceExplainsATwoWayOutage) {
+  Blackout b;
+  EXPECT_GE(Blackout().release(0, 0, Silence{b.last_heard, b.now + 20000}), 55) << "without the note: flagged";
+  // The peer heard our frame 99 at last_heard (one way after we sent it) and our resends at
+  // `now` (one way before its datagram arrived).
+  const uint64_t gap = b.now - b.last_heard;
+  EXPECT_LT(b.release(gap, 0, Silence{b.last_heard, b.now + 20000}), 3);
+  EXPECT_FALSE(b.monitor.should_report(0, 15, b.now));
+  EXPECT_EQ(b.monitor.last_outage().to_us, b.now) << "the outage ends when the peer heard us";
+}
+
+// A modified client may tell a silence it did not have. While we heard it (its datagrams kept
+// coming, its inputs held back inside them), the note is no outage: the hold counts.
+TEST(LatenessMonitor, ASilenceNoteWhileWeHeardThePeerExcusesNothing) {
+  Blackout b;
+  const uint64_t gap = b.now - b.last_heard;
+  EXPECT_GE(b.release(gap, 0, Silence{}), 55) << "we never heard nothing from it";
+  Blackout old;
+  EXPECT_GE(old.release(gap, 0, Silence{200000, 500000}), 55) << "our silence was long before";
+}
+
+// ... and a note longer than our silence is believed only for our silence: a peer that talked
+// to us (old frames only) until 300 ms before the release, then went quiet, gets at most those
+// 300 ms (and a round trip before them) excused, however long it says it heard nothing.
+TEST(LatenessMonitor, ASilenceNoteIsBelievedOnlyAsFarAsOurSilence) {
+  Blackout b;
+  const int32_t worst = b.release(5000000, 0, Silence{b.now + 20000 - 300000, b.now + 20000});
+  EXPECT_GE(worst, 30);
+  EXPECT_TRUE(b.monitor.should_report(worst, 15, b.now));
+  EXPECT_GE(b.monitor.last_outage().from_us, b.now - 300000 - 40000) << "clipped to our silence";
 }
 
 // ------------------------------------------------------------------------------ whole matches
@@ -196,6 +274,17 @@ const uint64_t kFirstSeed = env_or("RETCON_LATENESS_FIRST_SEED", 1);
 const uint64_t kSeeds = env_or("RETCON_LATENESS_SEEDS", 24);
 const uint64_t kHoldSeeds = env_or("RETCON_LAG_SWITCH_SEEDS", 3);
 
+// 2..4 players, delay 0..2, 20 s (four hell blackouts), by seed.
+MatchOptions honest_match(const Profile& p, uint64_t seed) {
+  MatchOptions o;
+  o.machines = 2 + uint32_t(seed % 3);
+  o.frames = 1200;
+  o.link = link_of(p);
+  o.seed = seed;
+  o.input_delay = int32_t(seed % 3);
+  return o;
+}
+
 class HonestPeers : public ::testing::TestWithParam<Profile> {};
 
 TEST_P(HonestPeers, AreNeverFlagged) {
@@ -203,13 +292,7 @@ TEST_P(HonestPeers, AreNeverFlagged) {
   int32_t worst = 0;
   uint64_t judged = 0;
   for (uint64_t seed = kFirstSeed; seed < kFirstSeed + kSeeds; ++seed) {
-    MatchOptions o;
-    o.machines = 2 + uint32_t(seed % 3);  // 2..4 players
-    o.frames = 1200;                       // 20 s: four hell blackouts
-    o.link = link_of(p);
-    o.seed = seed;
-    o.input_delay = int32_t(seed % 3);
-    const LateRun r = run_match(o, 6000);
+    const LateRun r = run_match(honest_match(p, seed), 6000);
     EXPECT_EQ(r.events, 0u) << p.name << " seed " << seed << ": worst lateness " << r.max_lateness;
     worst = std::max(worst, r.max_lateness);
     judged += r.judged;
@@ -222,6 +305,22 @@ TEST_P(HonestPeers, AreNeverFlagged) {
 INSTANTIATE_TEST_SUITE_P(Profiles, HonestPeers, ::testing::ValuesIn(kProfiles),
                          [](const ::testing::TestParamInfo<Profile>& param_info) { return std::string(param_info.param.name); });
 
+// Issue 12's false positives (protocol 7, before silence notes): 2 players at delay 0, a
+// blackout cut both ways, and the peer's first datagram through acknowledged our resends, so the
+// inputs the blackout held looked held by the peer (mobile seeds 1050, 1068: 20-21 frames; hell
+// 1053, 1116: 45-51).
+TEST(LatenessRegression, AfterATwoWayBlackoutHonestPeersAreNotFlagged) {
+  const std::pair<const Profile*, uint64_t> cases[] = {
+      {&kProfiles[3], 1050}, {&kProfiles[3], 1068}, {&kProfiles[4], 1053}, {&kProfiles[4], 1116}};
+  for (const auto& [p, seed] : cases) {
+    const LateRun r = run_match(honest_match(*p, seed), 6000);
+    EXPECT_TRUE(r.finished) << p->name << " seed " << seed;
+    EXPECT_GT(r.judged, 1000u) << p->name << " seed " << seed;
+    EXPECT_EQ(r.events, 0u) << p->name << " seed " << seed << ": worst lateness " << r.max_lateness;
+    EXPECT_LT(r.max_lateness, 15) << p->name << " seed " << seed;
+  }
+}
+
 enum class Hold { drop, buffer };
 
 // Machine 1 holds everything it sends for a second from 5 s on: dropped (the endpoint resends
@@ -233,7 +332,12 @@ struct HoldResult {
   size_t events_on_1 = 0;
 };
 
-HoldResult lag_switch(Hold hold, const Profile& p, uint64_t seed, uint32_t machines = 2) {
+// Where the switch also cuts the cheater's incoming traffic (so its own endpoint truthfully tells
+// a silence): for the first or the last `deaf_us` of the hold.
+enum class Deaf { none, head, tail };
+
+HoldResult lag_switch(Hold hold, const Profile& p, uint64_t seed, uint32_t machines = 2, Deaf deaf = Deaf::none,
+                      uint64_t deaf_us = 250000) {
   HoldResult h;
   MatchOptions o;
   o.machines = machines;
@@ -247,6 +351,13 @@ HoldResult lag_switch(Hold hold, const Profile& p, uint64_t seed, uint32_t machi
   LinkProfile held = o.link;
   if (hold == Hold::drop) held.blackouts.push_back({kStart, kEnd});
   match.machine(1).sim->set_outgoing(held);
+  if (deaf != Deaf::none) {
+    LinkProfile to_cheater = o.link;
+    to_cheater.blackouts.push_back(deaf == Deaf::head ? BlackoutWindow{kStart, kStart + deaf_us}
+                                                      : BlackoutWindow{kEnd - deaf_us, kEnd});
+    for (uint32_t m = 0; m < machines; ++m)
+      if (m != 1) match.machine(m).sim->set_outgoing(to_cheater);
+  }
   for (int t = 0; t < 900 && !h.flagged; ++t) {
     const uint64_t next = match.now() + kTick;
     if (hold == Hold::buffer) {
@@ -312,6 +423,37 @@ TEST(LagSwitch, FlaggedAmongHonestPlayers) {
     const HoldResult h = lag_switch(Hold::drop, kProfiles[2], seed, 3);
     EXPECT_TRUE(h.flagged) << "seed " << seed;
     EXPECT_LE(h.flagged_after_release_us, 1000000u) << "seed " << seed;
+  }
+}
+
+// The attacker a silence note invites: a switch that cuts the cheater's incoming traffic too,
+// for part of its 1 s hold, so that its client truthfully tells a silence (up to ~300 ms) that
+// our own silence (the whole second) contains. Only the two-way part is excused.
+// - Deaf at the end: the frames of the hold's first 700 ms still count. (A two-way outage used
+//   to excuse every frame that started up to 2 s before it; with notes, that let this switch
+//   pass on lan.)
+// - Deaf at the start: what the cheater held after it heard us again counts. That is 750 ms
+//   less the trip, which `hell`'s allowance (twice a jitter of ~140 ms, and as many frames)
+//   nearly explains: flagged at 16-18 frames in 2 of 3 seeds there, so only lan and
+//   transatlantic gate.
+// Flagged within a second either way, dropped or buffered.
+TEST(LagSwitch, CuttingBothWaysForPartOfTheHoldIsStillFlagged) {
+  for (const Deaf deaf : {Deaf::tail, Deaf::head}) {
+    for (const Hold hold : {Hold::drop, Hold::buffer}) {
+      for (const Profile& p : {kProfiles[0], kProfiles[2], kProfiles[4]}) {
+        if (deaf == Deaf::head && std::string(p.name) == "hell") continue;
+        for (uint64_t seed = kFirstSeed; seed < kFirstSeed + kHoldSeeds; ++seed) {
+          const HoldResult h = lag_switch(hold, p, seed, 2, deaf);
+          const char* what = deaf == Deaf::tail ? "last" : "first";
+          EXPECT_TRUE(h.flagged) << p.name << " seed " << seed << ", deaf the " << what << " 250 ms";
+          EXPECT_LE(h.flagged_after_release_us, 1000000u) << p.name << " seed " << seed;
+          EXPECT_EQ(h.events_on_1, 0u) << "machine 0 was honest";
+          std::printf("[lateness] hold 1 s (%s), deaf the %s 250 ms, %s seed %llu: flagged %llu ms after release, %d frames late\n",
+                      hold == Hold::drop ? "dropped" : "buffered", what, p.name, static_cast<unsigned long long>(seed),
+                      static_cast<unsigned long long>(h.flagged_after_release_us / 1000), h.worst);
+        }
+      }
+    }
   }
 }
 
