@@ -30,6 +30,7 @@ struct MatchOptions {
   int32_t input_delay = 0;          // every local player's delay: its input of frame f plays at f + delay
   uint32_t input_size = 2;
   int32_t max_prediction = 8;
+  std::vector<int32_t> max_prediction_of;  // optional: machine m's own window (missing: max_prediction)
   Frame frames = 600;
   LinkProfile link;                 // applied to every machine's outgoing traffic
   uint64_t seed = 1;
@@ -81,9 +82,30 @@ inline void test_match_key(uint8_t key[32], bool other = false) {
   for (int i = 0; i < 32; ++i) key[i] = uint8_t(0xA0 + i + (other ? 1 : 0));
 }
 
+// Between a machine's simulator and its wire: what it sends to a blocked address is lost (a
+// one-way outage of one link, e.g. a machine that misses a leaver's last datagrams).
+class CuttableTransport final : public Transport {
+ public:
+  explicit CuttableTransport(Transport& inner) : inner_(inner) {}
+  std::vector<PeerAddress> blocked;
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override {
+    for (const PeerAddress& b : blocked)
+      if (b == to) return Result::ok;
+    return inner_.send(to, data, length);
+  }
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
+    return inner_.receive(from, buffer, capacity, length);
+  }
+  void flush() override { inner_.flush(); }
+
+ private:
+  Transport& inner_;
+};
+
 struct Machine {
   TestGame game;
   InMemoryTransport* wire = nullptr;
+  std::unique_ptr<CuttableTransport> cut;  // between sim and wire (Match::block)
   std::unique_ptr<NetworkSimulator> sim;
   std::unique_ptr<P2PSession> session;
   std::vector<uint64_t> hashes;     // state hash at the start of each frame (last simulation)
@@ -184,7 +206,8 @@ class Match {
     for (uint32_t m = 0; m < total; ++m) {
       auto machine = std::make_unique<Machine>();
       machine->wire = net_.add_endpoint();
-      machine->sim = std::make_unique<NetworkSimulator>(*machine->wire, opt_.seed * 7919 + m);
+      machine->cut = std::make_unique<CuttableTransport>(*machine->wire);
+      machine->sim = std::make_unique<NetworkSimulator>(*machine->cut, opt_.seed * 7919 + m);
       machine->sim->set_outgoing(opt_.link);
       machine->hashes.assign(size_t(opt_.frames) + 400, 0);
       machine->game.start_hashes = &machine->hashes;
@@ -200,7 +223,7 @@ class Match {
       SessionConfig s;
       s.num_players = players_;
       s.input_size = opt_.input_size;
-      s.max_prediction = opt_.max_prediction;
+      s.max_prediction = m < opt_.max_prediction_of.size() ? opt_.max_prediction_of[m] : opt_.max_prediction;
       s.max_state_size = 256 + opt_.state_padding;
       me.game.padding = opt_.state_padding;
       s.save_mode = opt_.save_mode;
@@ -252,7 +275,8 @@ class Match {
   bool restart_rejoining(uint32_t m) {
     auto machine = std::make_unique<Machine>();
     machine->wire = net_.add_endpoint();
-    machine->sim = std::make_unique<NetworkSimulator>(*machine->wire, opt_.seed * 7919 + m + 1000);
+    machine->cut = std::make_unique<CuttableTransport>(*machine->wire);
+    machine->sim = std::make_unique<NetworkSimulator>(*machine->cut, opt_.seed * 7919 + m + 1000);
     machine->sim->set_outgoing(opt_.link);
     machine->sim->set_time(now_);
     machine->hashes.assign(size_t(opt_.frames) + 400, 0);
@@ -265,7 +289,7 @@ class Match {
     SessionConfig s;
     s.num_players = players_;
     s.input_size = opt_.input_size;
-    s.max_prediction = opt_.max_prediction;
+    s.max_prediction = m < opt_.max_prediction_of.size() ? opt_.max_prediction_of[m] : opt_.max_prediction;
     s.max_state_size = 256 + opt_.state_padding;
     s.save_mode = opt_.save_mode;
     s.callbacks = bind_game(me.game);
@@ -285,6 +309,14 @@ class Match {
     for (uint32_t p = 0; p < players_; ++p)
       if (opt_.owner[p] == m && me.session->set_input_delay(PlayerIndex(p), opt_.input_delay) != Result::ok) return false;
     return true;
+  }
+
+  // What machine `from` sends to machine `to` is lost from now on (`on`), or delivered again.
+  void block(uint32_t from, uint32_t to, bool on = true) {
+    std::vector<PeerAddress>& b = machines_[from]->cut->blocked;
+    const PeerAddress a = machines_[to]->wire->address();
+    b.erase(std::remove(b.begin(), b.end(), a), b.end());
+    if (on) b.push_back(a);
   }
 
   // One tick of 1/60 s on every machine. `obey_timesync`: skip frames when advised to wait.
