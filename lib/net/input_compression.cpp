@@ -78,19 +78,8 @@ bool DeltaRunEncoder::append(const uint8_t* blob, const uint8_t* previous, size_
   return true;
 }
 
-EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
-                          uint8_t* out) noexcept {
-  // Most frames repeat the previous input: one zero-run token, exactly what append() writes.
-  if (size != 0 && size <= kMaxToken && equal_bytes(blob, previous, size)) {
-    out[0] = static_cast<uint8_t>(size - 1);
-    EncodedDelta d;
-    d.size = 1;
-    d.lead_zeros = uint32_t(size);
-    d.lead_bytes = 1;
-    d.open_tail = size < kMaxToken ? 0 : -1;
-    d.unchanged = true;
-    return d;
-  }
+EncodedDelta encode_changed_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
+                                  uint8_t* out) noexcept {
   // The tokens append() writes for this delta on its own, written straight into `out` (which
   // always has room: at most a token per byte), without the writer's checks per byte or the
   // undo append() keeps. On its own, no run is open when a zero run starts (a literal or the

@@ -33,8 +33,24 @@ inline constexpr size_t kDeltaTokenReach = 128;
 constexpr size_t max_encoded_delta_size(size_t blob_size) noexcept { return 2 * blob_size + 2; }
 
 // Codes blob XOR previous (`size` bytes each) into `out` (max_encoded_delta_size(size) bytes).
-EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
-                          uint8_t* out) noexcept;
+// encode_delta for any delta; inline for the frame that repeats the previous input (most do).
+EncodedDelta encode_changed_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
+                                  uint8_t* out) noexcept;
+inline EncodedDelta encode_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
+                                 uint8_t* out) noexcept {
+  // One zero-run token, exactly what DeltaRunEncoder::append() writes for it.
+  if (size != 0 && size <= kDeltaTokenReach && equal_bytes(blob, previous, size)) {
+    out[0] = static_cast<uint8_t>(size - 1);
+    EncodedDelta d;
+    d.size = 1;
+    d.lead_zeros = uint32_t(size);
+    d.lead_bytes = 1;
+    d.open_tail = size < kDeltaTokenReach ? 0 : -1;
+    d.unchanged = true;
+    return d;
+  }
+  return encode_changed_delta(blob, previous, size, out);
+}
 
 class DeltaRunEncoder {
  public:
