@@ -112,7 +112,7 @@ bool DecisionExchange::resend_own(uint32_t i, Peer& peer, PlayerIndex me) noexce
   return all;
 }
 
-Frame DecisionExchange::hold_from(const Peer* peers, uint32_t player_peers, uint32_t i) const noexcept {
+Frame DecisionExchange::hold_from_active(const Peer* peers, uint32_t player_peers, uint32_t i) const noexcept {
   if (i >= player_peers || i >= uint32_t(kMaxPlayers)) return INT32_MAX;
   const Peer& peer = peers[i];
   if (peer.dropped || own_active_ == 0) return INT32_MAX;
@@ -226,8 +226,7 @@ bool DecisionExchange::ready_to_stream(uint32_t i, const Peer& spectator, Frame 
   return true;
 }
 
-void DecisionExchange::retire(Frame before, Frame confirmed) noexcept {
-  queue_.retire_before(before);
+void DecisionExchange::forget_own_before(Frame confirmed) noexcept {
   // Own decisions stay in flight until every receiver retired them too: a receiver's confirmed
   // frame trails ours by at most its window and input delay.
   const Frame gone = confirmed - retention_ - driver_->max_prediction() - kMaxInputDelay;

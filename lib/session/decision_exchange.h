@@ -78,7 +78,10 @@ class DecisionExchange {
               Frame earliest_frame) noexcept;
   // The first frame whose local input must not go to player peer `i` yet: its first own
   // decision that peer has not acknowledged (INT32_MAX: none held).
-  Frame hold_from(const Peer* peers, uint32_t player_peers, uint32_t i) const noexcept;
+  Frame hold_from(const Peer* peers, uint32_t player_peers, uint32_t i) const noexcept {
+    if (own_active_ == 0) return INT32_MAX;  // asked per peer every send: usually none in flight
+    return hold_from_active(peers, player_peers, i);
+  }
 
   // A new connection to player peer `i` (a rejoining machine, session/rejoin.h): every own
   // decision still kept goes to it again, in sending order, and the hold counts only these
@@ -105,7 +108,10 @@ class DecisionExchange {
 
   // Drops what no rollback, comparison or spectator stream needs any more (frames before
   // `before`), and forgets own decisions whose frame is far enough behind `confirmed`.
-  void retire(Frame before, Frame confirmed) noexcept;
+  void retire(Frame before, Frame confirmed) noexcept {
+    queue_.retire_before(before);
+    if (own_active_ != 0) forget_own_before(confirmed);  // every frame: usually none in flight
+  }
 
   uint64_t digest_before(Frame f) const noexcept { return queue_.digest_before(f); }
   bool any() const noexcept { return queue_.any_ever(); }
@@ -113,6 +119,8 @@ class DecisionExchange {
   DecisionQueue& queue() noexcept { return queue_; }
 
  private:
+  Frame hold_from_active(const Peer* peers, uint32_t player_peers, uint32_t i) const noexcept;
+  void forget_own_before(Frame confirmed) noexcept;
   struct Own {
     bool active = false;
     Frame frame = kNullFrame;

@@ -55,7 +55,7 @@ Result DecisionQueue::insert(PlayerIndex sender, Frame frame, const uint8_t* byt
   return Result::ok;
 }
 
-uint32_t DecisionQueue::for_frame(Frame frame, const Decision** out) noexcept {
+uint32_t DecisionQueue::for_frame_queued(Frame frame, const Decision** out) noexcept {
   uint32_t n = 0;
   for (uint32_t i = 0; i < count_; ++i) {
     const Entry& e = pool_[order_[i]];
@@ -89,8 +89,7 @@ uint64_t DecisionQueue::digest_before(Frame frame) const noexcept {
   return d;
 }
 
-void DecisionQueue::retire_before(Frame frame) noexcept {
-  if (frame <= retired_before_) return;
+void DecisionQueue::retire_queued_before(Frame frame) noexcept {
   uint32_t gone = 0;
   while (gone < count_ && pool_[order_[gone]].frame < frame) {
     const Entry& e = pool_[order_[gone]];

@@ -47,13 +47,27 @@ class DecisionQueue {
   Result insert(PlayerIndex sender, Frame frame, const uint8_t* bytes, size_t size) noexcept;
 
   // The decisions that apply at `frame`, as views valid until the next insert or retire.
-  uint32_t for_frame(Frame frame, const Decision** out) noexcept;
+  uint32_t for_frame(Frame frame, const Decision** out) noexcept {
+    // Asked for every frame simulated; almost always nothing is queued.
+    if (count_ == 0) {
+      *out = nullptr;
+      return 0;
+    }
+    return for_frame_queued(frame, out);
+  }
   // Digest of every applying decision before `frame` (0 when there is none): mixed into the
   // checksums peers compare, so the same decisions on the same frames are part of "in sync".
   // Frames at or after the retire point only.
   uint64_t digest_before(Frame frame) const noexcept;
   // Entries before `frame` will never be simulated or compared again: fold and free them.
-  void retire_before(Frame frame) noexcept;
+  void retire_before(Frame frame) noexcept {
+    if (frame <= retired_before_) return;
+    if (count_ == 0) {  // every frame, nearly always: nothing queued to fold
+      retired_before_ = frame;
+      return;
+    }
+    retire_queued_before(frame);
+  }
   // A rejoining machine's queue once its state (of `frame`) is loaded: entries before `frame`
   // are inside the state (freed, not folded), and `digest` is the host's digest_before(frame).
   void restart_at(Frame frame, uint64_t digest) noexcept;
@@ -75,6 +89,8 @@ class DecisionQueue {
   bool any_ever() const noexcept { return digest_ != 0 || count_ != 0; }
 
  private:
+  void retire_queued_before(Frame frame) noexcept;
+  uint32_t for_frame_queued(Frame frame, const Decision** out) noexcept;
   static uint64_t fold(uint64_t digest, const Entry& e) noexcept;
 
   std::unique_ptr<Entry[]> pool_;
