@@ -1006,10 +1006,6 @@ void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, const Peer
   }
 }
 
-bool Endpoint::riders_waiting() const noexcept {
-  return report_due_ || probe_.reply_due() || outgoing_checksum_count_ > 0;
-}
-
 uint64_t Endpoint::riders_waiting_since() const noexcept {
   uint64_t since = std::numeric_limits<uint64_t>::max();
   if (report_due_) since = std::min(since, report_due_since_);
@@ -1077,8 +1073,8 @@ Result Endpoint::send_riders_alone(Transport& transport, const PeerAddress& to, 
 }
 
 // What did not fit (or found no inputs datagram) and waited long enough goes alone.
-void Endpoint::send_riders_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
-  if (riders_waiting() && now_us >= riders_waiting_since() + rider_patience_us())
+void Endpoint::send_late_riders(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
+  if (now_us >= riders_waiting_since() + rider_patience_us())
     note(result, send_riders_alone(transport, to, now_us));
 }
 

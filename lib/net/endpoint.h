@@ -294,7 +294,9 @@ class Endpoint {
   void handle_riders(const Riders& riders, uint64_t now_us) noexcept;
   // Riders waiting to go (a report, a reply, checksums), when the oldest began to wait, and how
   // long they may wait for an inputs datagram before they go alone.
-  bool riders_waiting() const noexcept;
+  bool riders_waiting() const noexcept {
+    return report_due_ || probe_.reply_due() || outgoing_checksum_count_ > 0;
+  }
   uint64_t riders_waiting_since() const noexcept;
   uint64_t rider_patience_us() const noexcept;
   // What is waiting, up to what one datagram carries; taken (no longer waiting) once written.
@@ -313,7 +315,11 @@ class Endpoint {
   Result send_message(Transport& transport, const PeerAddress& to, const Message& message);
   Result send_inputs(Transport& transport, const PeerAddress& to);
   void send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
-  void send_riders_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
+  // Both polls of every tick ask; riders rarely wait.
+  void send_riders_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
+    if (riders_waiting()) send_late_riders(now_us, transport, to, result);
+  }
+  void send_late_riders(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
   void remember_poll(uint64_t now_us) noexcept;
   Result grow_send_ring();
   uint8_t* send_slot(Frame frame) noexcept;

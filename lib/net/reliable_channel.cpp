@@ -103,7 +103,7 @@ Result ReliableChannel::send_message(ChannelStream stream, const uint8_t* data, 
   return Result::ok;
 }
 
-bool ReliableChannel::pop_message(ChannelStream* stream, uint8_t* out, size_t* size) noexcept {
+bool ReliableChannel::pop_waiting_message(ChannelStream* stream, uint8_t* out, size_t* size) noexcept {
   InMessage& m = in_msgs_[in_msg_next_ % kChannelMessageWindow];
   if (!m.present || stream == nullptr || out == nullptr || size == nullptr) return false;
   std::memcpy(out, m.data, m.size);
@@ -410,7 +410,7 @@ bool ReliableChannel::send_chunk(ChannelOutput& out, uint32_t index) noexcept {
   return out.send(MessageType::channel_data, scratch_, w.size());
 }
 
-void ReliableChannel::poll(uint64_t now_us, uint64_t rtt_us, ChannelOutput& out) noexcept {
+void ReliableChannel::poll_busy(uint64_t now_us, uint64_t rtt_us, ChannelOutput& out) noexcept {
   if (!initialized_) return;
   if (in_.active && !in_.complete && now_us > in_.last_chunk_at + config_.stall_timeout_us) {
     push_event({ChannelEventType::blob_aborted, in_.tag, in_.frame, in_.total});

@@ -91,7 +91,10 @@ class ReliableChannel {
   Result send_message(ChannelStream stream, const uint8_t* data, size_t size) noexcept;
   // The next message in order into `out` (capacity >= kMaxChannelMessage), with its stream;
   // false when none. The owner dispatches by stream.
-  bool pop_message(ChannelStream* stream, uint8_t* out, size_t* size) noexcept;
+  // Inline test first: asked every poll, and a message is rarely waiting.
+  bool pop_message(ChannelStream* stream, uint8_t* out, size_t* size) noexcept {
+    return has_message() && pop_waiting_message(stream, out, size);
+  }
   bool has_message() const noexcept { return in_msgs_[in_msg_next_ % kChannelMessageWindow].present; }
   uint32_t messages_unacknowledged() const noexcept { return out_msg_next_ - out_msg_base_; }
   uint32_t messages_free() const noexcept { return kChannelMessageWindow - messages_unacknowledged(); }
@@ -121,7 +124,15 @@ class ReliableChannel {
   void on_datagram(MessageType type, const uint8_t* body, size_t size, uint64_t now_us) noexcept;
   // Sends acknowledgements, messages and (paced) chunks that are due. `rtt_us`: the
   // connection's smoothed round trip (0 when unknown), for the resend timeout.
-  void poll(uint64_t now_us, uint64_t rtt_us, ChannelOutput& out) noexcept;
+  // Inline for the usual poll (nothing to send, no blob coming in): what poll_busy() comes to.
+  void poll(uint64_t now_us, uint64_t rtt_us, ChannelOutput& out) noexcept {
+    if (initialized_ && !in_.active && idle()) {
+      tokens_at_ = now_us;
+      tokens_ = 0;
+      return;
+    }
+    poll_busy(now_us, rtt_us, out);
+  }
   // The peer is gone: transfers in either direction end (blob_aborted for an incoming one).
   void peer_gone() noexcept;
 
@@ -129,6 +140,8 @@ class ReliableChannel {
   const ChannelStats& stats() const noexcept { return stats_; }
 
  private:
+  bool pop_waiting_message(ChannelStream* stream, uint8_t* out, size_t* size) noexcept;
+  void poll_busy(uint64_t now_us, uint64_t rtt_us, ChannelOutput& out) noexcept;
   struct OutMessage {
     uint32_t seq = 0;
     uint8_t stream = 0;
