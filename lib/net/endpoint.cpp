@@ -748,19 +748,9 @@ bool Endpoint::loss_recent(uint64_t now_us) const noexcept {
   return loss_seen_ && now_us < loss_seen_at_ + uint64_t(config_.loss_hold_frames) * frame_us_;
 }
 
-Frame Endpoint::estimated_remote_frame(uint64_t now_us) const noexcept {
-  return remote_estimate_.estimate(last_received_, now_us, srtt_us_ / 2, input_patience_us(), frame_us_);
-}
-
 bool Endpoint::peer_silent(uint64_t now_us) const noexcept {
   // In play the peer sends every frame or two; this long without a word is an outage.
   return now_us > last_received_at_ + config_.resend_interval_us + 4 * frame_us_ + 2 * jitter_us_;
-}
-
-uint64_t Endpoint::input_patience_us() const noexcept {
-  // Inputs may pause a batch, a lost datagram until the next and the jitter before the peer
-  // counts as stalled.
-  return (config_.input_batch_frames + 2) * frame_us_ + 2 * jitter_us_;
 }
 
 Result Endpoint::send_checksum(Frame frame, uint64_t checksum) {

@@ -230,7 +230,10 @@ class Endpoint {
   const SilenceLog& silences() const noexcept { return silences_; }
   // The peer's frame now, from what it did: its newest input minus its input delay, plus the
   // one-way trip while its inputs flow (see RemoteFrameEstimator). kNullFrame before a report.
-  Frame estimated_remote_frame(uint64_t now_us) const noexcept;
+  // Inline: the session asks every send pass and every frame.
+  Frame estimated_remote_frame(uint64_t now_us) const noexcept {
+    return remote_estimate_.estimate(last_received_, now_us, srtt_us_ / 2, input_patience_us(), frame_us_);
+  }
 
   // --- checksum reports (unreliable: sent once; a lost one only skips one comparison).
   Result send_checksum(Frame frame, uint64_t checksum);
@@ -306,7 +309,11 @@ class Endpoint {
   void want_ack() noexcept;
   bool handle_ack(Frame ack) noexcept;
   void handle_rtt_sample(uint64_t rtt_us) noexcept;
-  uint64_t input_patience_us() const noexcept;
+  uint64_t input_patience_us() const noexcept {
+    // Inputs may pause a batch, a lost datagram until the next and the jitter before the peer
+    // counts as stalled.
+    return (config_.input_batch_frames + 2) * frame_us_ + 2 * jitter_us_;
+  }
   bool peer_silent(uint64_t now_us) const noexcept;
   Handshake local_hello(uint64_t challenge) const noexcept;
   Header next_header(MessageType type) noexcept;
