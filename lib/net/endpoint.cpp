@@ -505,7 +505,7 @@ bool Endpoint::handle_checksum(const ChecksumReport& report, bool riding) noexce
 // After the frames they came with (a report's frame is judged against the inputs just taken,
 // as when it came in its own datagram right after them). A bad rider is counted
 // (riders_dropped); the inputs stand.
-void Endpoint::handle_riders(const Riders& riders, uint64_t now_us) noexcept {
+void Endpoint::handle_waiting_riders(const Riders& riders, uint64_t now_us) noexcept {
   if (riders.has_report) handle_report(riders.report, now_us, true);
   if (riders.has_reply) handle_quality_reply(riders.reply, now_us, true);
   for (uint8_t i = 0; i < riders.checksum_count; ++i) handle_checksum(riders.checksums[i], true);
@@ -638,15 +638,6 @@ uint8_t* Endpoint::receive_slot(Frame frame) noexcept {
          size_t(uint32_t(frame) % config_.receive_window_frames) * config_.receive_blob_size;
 }
 
-const uint8_t* Endpoint::received_input(Frame frame) const noexcept {
-  if (frame < in_base_ || frame > last_received_ ||
-      frame <= last_received_ - Frame(config_.receive_window_frames)) {
-    return nullptr;
-  }
-  return receive_ring_.data() +
-         size_t(uint32_t(frame) % config_.receive_window_frames) * config_.receive_blob_size;
-}
-
 // A stream that starts at `frame` (a state transfer: the receiver loads that frame's state):
 // both sides take `frame` as the first frame, delta-coded against zeros as frame 0 is. What was
 // queued before is dropped. The receiver pauses first (pause_receive), so that no datagram of
@@ -665,14 +656,6 @@ void Endpoint::restart_incoming_at(Frame frame) noexcept {
   last_received_ = frame - 1;
   next_pop_ = frame;
   receive_paused_ = false;
-}
-
-bool Endpoint::pop_input(Frame* frame, const uint8_t** blob) noexcept {
-  if (next_pop_ > last_received_ || frame == nullptr || blob == nullptr) return false;
-  *frame = next_pop_;
-  *blob = received_input(next_pop_);
-  ++next_pop_;
-  return true;
 }
 
 Result Endpoint::grow_send_ring() {
@@ -718,17 +701,6 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
   }
   last_sent_ = frame;
   return Result::ok;
-}
-
-void Endpoint::set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept {
-  if (status == nullptr) return;
-  const uint32_t n = count < uint32_t(kMaxPlayers) ? count : uint32_t(kMaxPlayers);
-  bool any = false;
-  for (uint32_t i = 0; i < n; ++i) {
-    local_status_[i] = status[i];
-    any |= status[i].disconnected;
-  }
-  any_disconnected_ = any;
 }
 
 void Endpoint::rejoin_remote_player(PlayerIndex player, Frame floor) noexcept {

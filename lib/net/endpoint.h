@@ -181,9 +181,22 @@ class Endpoint {
   // --- incoming inputs, in order, each frame once.
   Frame last_received_frame() const noexcept { return last_received_; }
   // The blob of `frame` while it is held (the newest receive_window_frames), else null.
-  const uint8_t* received_input(Frame frame) const noexcept;
+  const uint8_t* received_input(Frame frame) const noexcept {
+    if (frame < in_base_ || frame > last_received_ ||
+        frame <= last_received_ - Frame(config_.receive_window_frames)) {
+      return nullptr;
+    }
+    return receive_ring_.data() +
+           size_t(uint32_t(frame) % config_.receive_window_frames) * config_.receive_blob_size;
+  }
   // The next frame not yet popped. `*blob` stays valid until the next on_datagram().
-  bool pop_input(Frame* frame, const uint8_t** blob) noexcept;
+  bool pop_input(Frame* frame, const uint8_t** blob) noexcept {
+    if (next_pop_ > last_received_ || frame == nullptr || blob == nullptr) return false;
+    *frame = next_pop_;
+    *blob = received_input(next_pop_);
+    ++next_pop_;
+    return true;
+  }
   // State transfer, receiving side: pause_receive() before asking for a state (no frame is
   // stored or acknowledged, so the peer's old stream never moves past frame 0), then
   // restart_incoming_at(frame) when the peer says where its new stream starts (or at 0 to take
@@ -193,7 +206,17 @@ class Endpoint {
   void restart_incoming_at(Frame frame) noexcept;
 
   // --- connection status of every player, as this side sees it and as the peer reports it.
-  void set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept;
+  // Inline, as the two above: the session calls them per frame and per send pass.
+  void set_local_connect_status(const ConnectStatus* status, uint32_t count) noexcept {
+    if (status == nullptr) return;
+    const uint32_t n = count < uint32_t(kMaxPlayers) ? count : uint32_t(kMaxPlayers);
+    bool any = false;
+    for (uint32_t i = 0; i < n; ++i) {
+      local_status_[i] = status[i];
+      any |= status[i].disconnected;
+    }
+    any_disconnected_ = any;
+  }
   // Inline: the session asks for every player of every peer each poll.
   const ConnectStatus& remote_connect_status(PlayerIndex player) const noexcept {
     static constexpr ConnectStatus kNone{};
@@ -294,7 +317,10 @@ class Endpoint {
   bool handle_report(const QualityReport& report, uint64_t now_us, bool riding) noexcept;
   bool handle_quality_reply(const QualityReply& reply, uint64_t now_us, bool riding) noexcept;
   bool handle_checksum(const ChecksumReport& report, bool riding) noexcept;
-  void handle_riders(const Riders& riders, uint64_t now_us) noexcept;
+  void handle_riders(const Riders& riders, uint64_t now_us) noexcept {
+    if (!riders.empty()) handle_waiting_riders(riders, now_us);  // most datagrams carry none
+  }
+  void handle_waiting_riders(const Riders& riders, uint64_t now_us) noexcept;
   // Riders waiting to go (a report, a reply, checksums), when the oldest began to wait, and how
   // long they may wait for an inputs datagram before they go alone.
   bool riders_waiting() const noexcept {
