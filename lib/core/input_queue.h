@@ -93,18 +93,7 @@ class InputQueue {
   uint8_t* slot(Frame frame) const noexcept {
     return ring_.get() + size_t(uint32_t(frame) & mask_) * input_size_;
   }
-  // Inline: every simulated frame predicts the remote players it has no input for yet.
-  const uint8_t* predict(Frame frame, const Predictor& predictor) noexcept {
-    uint8_t* dst = slot(frame);
-    const uint8_t* last = last_confirmed_ == kNullFrame ? nullptr : slot(last_confirmed_);
-    if (predictor.predict) {
-      predictor.predict(predictor.user, player_, frame, last, dst, input_size_);
-    } else {
-      copy_input(dst, last ? last : zeros_.get(), input_size_);
-    }
-    if (frame > last_predicted_) last_predicted_ = frame;
-    return dst;
-  }
+  const uint8_t* predict(Frame frame, const Predictor& predictor) noexcept;
 
   std::unique_ptr<uint8_t[]> ring_;
   std::unique_ptr<uint8_t[]> zeros_;  // the "last input" before any was confirmed
