@@ -238,13 +238,6 @@ void RollbackDriver::compute_horizons() const noexcept {
   horizons_valid_ = true;
 }
 
-Frame RollbackDriver::oldest_needed() const noexcept {
-  Frame oldest = std::min(confirmed_frame() + 1, frame_ - history_);
-  if (checkpoints_.enabled()) oldest = std::min(oldest, frame_ - checkpoints_.depth() - 1);
-  if (save_mode_ == SaveMode::sparse && last_saved_ != kNullFrame) oldest = std::min(oldest, last_saved_);
-  return std::max<Frame>(oldest, 0);
-}
-
 Result RollbackDriver::check_local_inputs() const noexcept {
   for (uint32_t i = 0; i < num_players_; ++i) {
     const Player& p = players_[i];

@@ -6,6 +6,7 @@
 // to f loads slot f and re-runs f, f+1, ... frame_-1.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -187,7 +188,13 @@ class RollbackDriver {
   }
   void compute_horizons() const noexcept;
   bool should_save(Frame frame) const noexcept;
-  Frame oldest_needed() const noexcept;
+  // Inline: asked for every input added (and by the session before each remote one).
+  Frame oldest_needed() const noexcept {
+    Frame oldest = std::min(confirmed_frame() + 1, frame_ - history_);
+    if (checkpoints_.enabled()) oldest = std::min(oldest, frame_ - checkpoints_.depth() - 1);
+    if (save_mode_ == SaveMode::sparse && last_saved_ != kNullFrame) oldest = std::min(oldest, last_saved_);
+    return std::max<Frame>(oldest, 0);
+  }
   void note_mispredicted(Frame frame) noexcept {
     if (frame < frame_ && (first_incorrect_ == kNullFrame || frame < first_incorrect_))
       first_incorrect_ = frame;
