@@ -138,10 +138,13 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   p.added_this_frame = true;
   // Delay was lowered: frames up to `last` already have inputs; this sample has no frame.
   if (last >= target) return Result::ok;
+  // Exact: the horizons are usually valid here (the frame's first input computes them for the
+  // others), so the lower bound would only add work.
   if (!p.queue.fits(target, oldest_needed())) return Result::input_out_of_window;
   // A local input never bounds the window, and moves the confirmed frame only when this player
-  // held it back (below the simulated frames, the lowest: the start, a raised delay).
-  if (!horizons_valid_ || p.disconnected || (last < frame_ - 1 && last <= horizons_.confirmed)) changed();
+  // held it back (below the simulated frames, the lowest: the start, a raised delay): either way
+  // it can only raise the horizons.
+  if (!horizons_valid_ || p.disconnected || (last < frame_ - 1 && last <= horizons_.confirmed)) rose();
   // Delay was raised (or this is the first input): repeat the last input over the gap so
   // every frame has exactly one input.
   while (last + 1 < target) {
@@ -159,9 +162,9 @@ Result RollbackDriver::add_remote_input(PlayerIndex player, Frame frame, const u
   Player& p = players_[player];
   const Frame last = p.queue.last_confirmed();
   if (frame <= last) return Result::ok;  // a duplicate of a confirmed frame
-  if (frame != last + 1 || !p.queue.fits(frame, oldest_needed())) return Result::input_out_of_window;
+  if (frame != last + 1 || !fits_window(p.queue, frame)) return Result::input_out_of_window;
   if (p.disconnected && frame > p.disconnected_after) return Result::ok;
-  changed();
+  rose();  // a newest input only moves up (reaching a cut only ends that player's bound)
   if (p.queue.add_confirmed(frame, input)) note_mispredicted(frame);
   return Result::ok;
 }
@@ -312,7 +315,7 @@ void RollbackDriver::step(Frame frame, uint32_t flags) noexcept {
 
 void RollbackDriver::finish_frame() noexcept {
   ++frame_;
-  changed();
+  rose();
   ++stats_.frames_advanced;
   for (uint32_t i = 0; i < num_players_; ++i) players_[i].added_this_frame = false;
 }

@@ -106,7 +106,7 @@ class RollbackDriver {
   bool probes_checksums() const noexcept { return probe_interval_ > 0; }
   // True when add_remote_input(player, frame) would be stored now (next in order, in window).
   bool can_accept(PlayerIndex player, Frame frame) const noexcept {
-    return frame == players_[player].queue.last_confirmed() + 1 && players_[player].queue.fits(frame, oldest_needed());
+    return frame == players_[player].queue.last_confirmed() + 1 && fits_window(players_[player].queue, frame);
   }
 
   // ---- state transfer: the match goes on from another machine's saved state of `frame`
@@ -181,7 +181,16 @@ class RollbackDriver {
     Frame confirmed = kNullFrame;
     bool window_full = false;
   };
-  void changed() noexcept { horizons_valid_ = false; }
+  void changed() noexcept {
+    horizons_valid_ = false;
+    horizons_rose_only_ = false;
+  }
+  // A change that can only raise them (an input added, the frame advanced): the horizons as
+  // last computed stay a lower bound until the next changed() (fits_window uses that).
+  void rose() noexcept {
+    if (horizons_valid_) horizons_rose_only_ = true;
+    horizons_valid_ = false;
+  }
   const Horizons& horizons() const noexcept {
     if (!horizons_valid_) compute_horizons();
     return horizons_;
@@ -189,8 +198,17 @@ class RollbackDriver {
   void compute_horizons() const noexcept;
   bool should_save(Frame frame) const noexcept;
   // Inline: asked for every input added (and by the session before each remote one).
-  Frame oldest_needed() const noexcept {
-    Frame oldest = std::min(confirmed_frame() + 1, frame_ - history_);
+  Frame oldest_needed() const noexcept { return oldest_needed_from(confirmed_frame()); }
+  // Whether `frame` fits the queue's window. Against the horizons as last computed first, when
+  // only rises happened since: their oldest needed frame is at most today's, so a frame that
+  // fits there fits, without rescanning every player after each input; else exactly.
+  bool fits_window(const InputQueue& queue, Frame frame) const noexcept {
+    if (!horizons_valid_ && horizons_rose_only_ && queue.fits(frame, oldest_needed_from(horizons_.confirmed)))
+      return true;
+    return queue.fits(frame, oldest_needed());
+  }
+  Frame oldest_needed_from(Frame confirmed) const noexcept {
+    Frame oldest = std::min(confirmed + 1, frame_ - history_);
     if (checkpoints_.enabled()) oldest = std::min(oldest, frame_ - checkpoints_.depth() - 1);
     if (save_mode_ == SaveMode::sparse && last_saved_ != kNullFrame) oldest = std::min(oldest, last_saved_);
     return std::max<Frame>(oldest, 0);
@@ -224,6 +242,7 @@ class RollbackDriver {
   Frame last_saved_ = kNullFrame;
   mutable Horizons horizons_;
   mutable bool horizons_valid_ = false;
+  bool horizons_rose_only_ = false;  // see rose()
   uint64_t memory_budget_ = 0;
   uint64_t committed_bytes_ = 0;
   int32_t probe_interval_ = 0;
