@@ -110,8 +110,12 @@ size_t forge(MessageType type, uint32_t nonce, uint32_t sequence, std::mt19937_6
   if (type == MessageType::inputs) {
     detail::Header h = m.header;
     const uint8_t zeros[2] = {0, 0}, blob[2] = {0xEE, 0xEE};
+    // "I heard nothing from you for a minute": a claim that would excuse late inputs.
+    detail::Riders riders;
+    riders.has_silence = true;
+    riders.silence = {uint32_t(1 + rng() % detail::kMaxSilenceGapMs), uint32_t(rng() % (detail::kMaxSilenceAgoMs + 1))};
     detail::InputsWriter w(out, detail::kMaxDatagramSize, h, Frame(rng() % 400),
-                           Frame(rng() % 400), 2, nullptr, 0, zeros);
+                           Frame(rng() % 400), 2, nullptr, 0, zeros, &riders);
     w.append(blob);
     return w.finish();
   }
@@ -162,6 +166,7 @@ TEST_P(Modes, BlindSpoofingOfEveryTypeNeverStopsTheConnection) {
     EXPECT_TRUE(e->running());
     EXPECT_FALSE(saw(*e, EndpointEventType::disconnected));
     EXPECT_EQ(e->remote_frame_advantage(), 0);  // forged advice never taken
+    EXPECT_EQ(e->silences().told().arrived_at_us, 0u) << "a forged silence note never taken";
     EXPECT_LE(e->remote_frame(), 600);
     // With a key, forgeries shorter than a sealed datagram's tag (most standalone reports since
     // protocol 7) are truncated before any check.
