@@ -10,7 +10,8 @@
 //   retcon_perf local STATE_BYTES             local session, every frame saved
 //   retcon_perf synctest D N STATE_BYTES      sync test, check_distance D, check_interval N
 //   retcon_perf raw STATE_BYTES               1 save + 1 load + 1 XXH3 + 1 step per frame, no retcon
-//   retcon_perf udp PEERS FRAMES              real UDP on loopback, paced at 60 fps
+//   retcon_perf udp PEERS FRAMES [calls]      real UDP on loopback, paced at 60 fps (calls: the
+//                                             recvmmsg receive path, not the completion ring)
 //   retcon_perf time REPS STATE_BYTES D       interleaved timing: sync test d=D vs raw (median, spread)
 //
 // Instruction counts. Collection is off until the measured frames start (run callgrind with
@@ -564,15 +565,18 @@ int run_auth_time(int reps) {
 
 // ---------------------------------------------------------------------------------------------
 // Real UDP on loopback, paced at 60 fps. Library time = thread CPU time inside poll,
-// add_local_input and advance_frame (the game's step is a few additions).
+// add_local_input and advance_frame (the game's step is a few additions); thread time = all of
+// the thread's CPU time over the measured ticks, the sleeps included (the completion ring's
+// kernel work can run when the pacing sleep ends, outside the library's calls).
 
-int run_udp(uint32_t peers, int frames) {
+int run_udp(uint32_t peers, int frames, bool batched_calls) {
+  const auto path = batched_calls ? UdpTransport::ReceivePath::batched_calls : UdpTransport::ReceivePath::completion_ring;
   std::vector<std::unique_ptr<UdpTransport>> sockets(peers);
   std::vector<std::unique_ptr<Game>> games;
   std::vector<std::unique_ptr<P2PSession>> sessions(peers);
   std::vector<Pad> pads;
   for (uint32_t m = 0; m < peers; ++m) {
-    if (UdpTransport::open("127.0.0.1", 0, &sockets[m]) != Result::ok) return 1;
+    if (UdpTransport::open("127.0.0.1", 0, &sockets[m], path) != Result::ok) return 1;
     games.push_back(std::make_unique<Game>(64));
     pads.emplace_back(1000 + m);
   }
@@ -597,6 +601,7 @@ int run_udp(uint32_t peers, int frames) {
   uint64_t advanced = 0, total_advanced = 0;
   double library_ns = 0;
   std::vector<double> per_rep;
+  double thread_start_ns = 0;
   int tick = 0;
   for (; tick < 600 + frames; ++tick) {
     const bool measured = tick >= 600;
@@ -617,7 +622,7 @@ int run_udp(uint32_t peers, int frames) {
       }
     }
     if (measured) library_ns += thread_cpu_ns() - t0;
-    if (tick == 599) std::printf("udp_measure_start\n"), std::fflush(stdout);
+    if (tick == 599) std::printf("udp_measure_start\n"), std::fflush(stdout), thread_start_ns = thread_cpu_ns();
     // Pace at 60 fps: sleep until the next tick's deadline.
     std::this_thread::sleep_until(start + std::chrono::microseconds(uint64_t(tick + 1) * kTickUs));
   }
@@ -627,11 +632,18 @@ int run_udp(uint32_t peers, int frames) {
       return 1;
     }
   }
+  const double thread_ns = thread_cpu_ns() - thread_start_ns;
   uint64_t calls = 0;
-  for (auto& sock : sockets) calls += sock->system_calls();
-  char extra[160];
-  std::snprintf(extra, sizeof extra, "library_ns_per_peer_frame=%.1f total_frames=%llu system_calls=%llu",
-                advanced ? library_ns / double(advanced) : 0.0,
+  bool ring = true;
+  for (auto& sock : sockets) {
+    calls += sock->system_calls();
+    ring &= sock->receive_path() == UdpTransport::ReceivePath::completion_ring;
+  }
+  char extra[240];
+  std::snprintf(extra, sizeof extra,
+                "receive_path=%s library_ns_per_peer_frame=%.1f thread_ns_per_peer_frame=%.1f total_frames=%llu system_calls=%llu",
+                ring ? "completion_ring" : "batched_calls", advanced ? library_ns / double(advanced) : 0.0,
+                advanced ? thread_ns / double(advanced) : 0.0,
                 static_cast<unsigned long long>(total_advanced),
                 static_cast<unsigned long long>(calls));
   print_result("udp", advanced, 0, extra);
@@ -652,7 +664,7 @@ int main(int argc, char** argv) {
   if (mode == "aead")
     return run_aead(argc > 2 && std::strcmp(argv[2], "aes") == 0, size_t(arg(3, 40)), int(arg(4, 10000)));
   if (mode == "authtime") return run_auth_time(int(arg(2, 15)));
-  if (mode == "udp") return run_udp(uint32_t(arg(2, 2)), int(arg(3, 600)));
+  if (mode == "udp") return run_udp(uint32_t(arg(2, 2)), int(arg(3, 600)), argc > 4 && std::strcmp(argv[4], "calls") == 0);
   if (mode == "time") return run_time(int(arg(2, 9)), size_t(arg(3, 1 << 20)), int32_t(arg(4, 1)));
   std::fprintf(stderr, "usage: retcon_perf p2p|local|synctest|raw|aead|authtime|udp|time ... (see perf_counts.cpp)\n");
   return 2;

@@ -256,6 +256,19 @@ class UdpTransport final : public Transport {
   // port). Result::invalid_argument for a host that does not parse, Result::transport_error
   // when the socket cannot be opened or bound. Never throws.
   static Result open(const char* host, uint16_t port, std::unique_ptr<UdpTransport>* out) noexcept;
+
+  // How receive() learns of datagrams. completion_ring (Linux, where the build found
+  // <linux/io_uring.h> and the kernel allows io_uring, 6.0 or later): the kernel posts each
+  // datagram into memory shared with the process, so a poll that finds nothing makes no
+  // system call; where io_uring is refused (seccomp in many containers, the
+  // kernel.io_uring_disabled sysctl) or missing, batched_calls: one recvmmsg per poll.
+  // single_calls: one receive_from per datagram (Windows and other systems).
+  enum class ReceivePath : uint8_t { completion_ring, batched_calls, single_calls };
+  // Opens with `preferred` where this system has it, else the next path down (batched_calls
+  // keeps Linux on recvmmsg, e.g. to compare or to test that path).
+  static Result open(const char* host, uint16_t port, std::unique_ptr<UdpTransport>* out,
+                     ReceivePath preferred) noexcept;
+  ReceivePath receive_path() const noexcept;
   ~UdpTransport() override;
   UdpTransport(const UdpTransport&) = delete;
   UdpTransport& operator=(const UdpTransport&) = delete;

@@ -8,6 +8,10 @@ list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/network_simulator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/udp_socket_errors.cpp
   ${CMAKE_CURRENT_LIST_DIR}/udp_transport.cpp)
+# UdpTransport's io_uring receive path (Linux; lib/CMakeLists.txt says whether it is built in).
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  list(APPEND RETCON_SOURCES ${CMAKE_CURRENT_LIST_DIR}/udp_completion_ring.cpp)
+endif()
 list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/input_compression.cpp
   ${CMAKE_CURRENT_LIST_DIR}/wire.cpp

@@ -2,7 +2,10 @@
 // used, so no io_context ever runs and no thread is started. Every call takes an error_code:
 // no asio exception can escape into the game.
 //
-// System calls. On Linux, datagrams are received in batches with recvmmsg and the datagrams of
+// System calls. On Linux, where the build has io_uring and the kernel allows it, datagrams are
+// received through a completion ring (udp_completion_ring.h): a poll that finds nothing makes no
+// system call. Otherwise (refused by seccomp, an old kernel, ReceivePath::batched_calls asked
+// for), datagrams are received in batches with recvmmsg. The datagrams of
 // a tick are sent together with sendmmsg at flush() (the sessions flush once per tick; until
 // the first flush(), every send is its own send_to, so direct callers need no flush). A
 // batch shorter than the batch size means nothing more was waiting, so the next receive()
@@ -30,6 +33,8 @@
 #if defined(__linux__)
 #include <sys/socket.h>
 #include <cerrno>
+
+#include "net/udp_completion_ring.h"
 #endif
 
 #include "net/ip_address.h"
@@ -98,8 +103,13 @@ struct UdpTransport::Impl {
   // caller that never calls flush() keeps one send_to per send, as before.
   bool batching = false;
 
+  // Declared after the socket, so it goes first: its receive is cancelled before the socket
+  // closes.
+  detail::UdpCompletionRing ring;
+
   int fd() noexcept { return socket.native_handle(); }
   bool receive_batch() noexcept;
+  bool receive_from_ring(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) noexcept;
   void send_batch() noexcept;
 #endif
 };
@@ -125,6 +135,29 @@ bool UdpTransport::Impl::receive_batch() noexcept {
     }
     return n == 0 ? detail::SocketOutcome::nothing_waiting : errno_outcome();
   }, &receive_errors);
+}
+
+bool UdpTransport::Impl::receive_from_ring(PeerAddress* from, uint8_t* buffer, size_t capacity,
+                                           size_t* length) noexcept {
+  if (handed_out % 32 == 0 && out_of_time()) return stop_poll();
+  detail::UdpCompletionRing::Datagram d;
+  if (!ring.next(&d, &receive_errors)) {
+    handed_out = 0;
+    return false;
+  }
+  if (handed_out == 0 && receive_time_budget_us != 0) poll_started = std::chrono::steady_clock::now();
+  const size_t n = d.length < capacity ? d.length : capacity;  // truncated, as UDP would
+  std::memcpy(buffer, d.data, n);
+  asio::ip::udp::endpoint sender;
+  if (from != nullptr && d.name_length <= sender.capacity()) {
+    std::memcpy(sender.data(), d.name, d.name_length);
+    sender.resize(d.name_length);
+    *from = detail::to_peer_address(sender);
+  }
+  ring.release();
+  *length = n;
+  ++handed_out;
+  return true;
 }
 
 void UdpTransport::Impl::send_batch() noexcept {
@@ -156,6 +189,11 @@ UdpTransport::~UdpTransport() {
 
 Result UdpTransport::open(const char* host, uint16_t port,
                           std::unique_ptr<UdpTransport>* out) noexcept {
+  return open(host, port, out, ReceivePath::completion_ring);
+}
+
+Result UdpTransport::open(const char* host, uint16_t port, std::unique_ptr<UdpTransport>* out,
+                          ReceivePath preferred) noexcept {
   if (host == nullptr || out == nullptr) return Result::invalid_argument;
   out->reset();
   std::error_code ec;
@@ -190,6 +228,11 @@ Result UdpTransport::open(const char* host, uint16_t port,
     impl->port = bound.port();
     impl->v6 = ip.is_v6();
     impl->local = detail::to_peer_address(bound);
+#if defined(__linux__)
+    if (preferred == ReceivePath::completion_ring) (void)impl->ring.open(impl->fd());
+#else
+    (void)preferred;  // one receive_from per datagram here
+#endif
     out->reset(new UdpTransport(std::move(impl)));
     return Result::ok;
   } catch (const std::bad_alloc&) {
@@ -203,7 +246,21 @@ uint16_t UdpTransport::local_port() const noexcept { return impl_->port; }
 PeerAddress UdpTransport::local_address() const noexcept { return impl_->local; }
 uint64_t UdpTransport::send_errors() const noexcept { return impl_->send_errors; }
 uint64_t UdpTransport::receive_errors() const noexcept { return impl_->receive_errors; }
-uint64_t UdpTransport::system_calls() const noexcept { return impl_->system_calls; }
+uint64_t UdpTransport::system_calls() const noexcept {
+#if defined(__linux__)
+  return impl_->system_calls + impl_->ring.system_calls();
+#else
+  return impl_->system_calls;
+#endif
+}
+
+UdpTransport::ReceivePath UdpTransport::receive_path() const noexcept {
+#if defined(__linux__)
+  return impl_->ring.active() ? ReceivePath::completion_ring : ReceivePath::batched_calls;
+#else
+  return ReceivePath::single_calls;
+#endif
+}
 uint64_t UdpTransport::receive_budget_stops() const noexcept { return impl_->budget_stops; }
 
 Result UdpTransport::set_receive_budget(uint32_t datagrams) noexcept {
@@ -269,6 +326,7 @@ bool UdpTransport::receive(PeerAddress* from, uint8_t* buffer, size_t capacity, 
 #if defined(__linux__)
   // Anything queued outside a session's tick goes out before we read the replies.
   if (s.out_count != 0) s.send_batch();
+  if (s.ring.active()) return s.receive_from_ring(from, buffer, capacity, length);
   if (s.in_next == s.in_count) {
     if (s.out_of_time()) return s.stop_poll();
     if (s.in_drained) {

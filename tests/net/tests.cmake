@@ -3,7 +3,16 @@ retcon_add_test(net_wire_test ${CMAKE_CURRENT_LIST_DIR}/wire_test.cpp)
 retcon_add_test(net_endpoint_test ${CMAKE_CURRENT_LIST_DIR}/endpoint_test.cpp)
 retcon_add_test(net_transport_test ${CMAKE_CURRENT_LIST_DIR}/transport_test.cpp)
 # UdpTransport on loopback, and its socket-error rules with the platform's own error values.
-retcon_add_test(net_udp_test ${CMAKE_CURRENT_LIST_DIR}/udp_test.cpp ${CMAKE_CURRENT_LIST_DIR}/udp_socket_errors_test.cpp)
+retcon_add_test(net_udp_test ${CMAKE_CURRENT_LIST_DIR}/udp_test.cpp ${CMAKE_CURRENT_LIST_DIR}/udp_socket_errors_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/udp_receive_path_test.cpp)
+if(RETCON_HAVE_IO_URING)  # the tests check the ring is used where the kernel allows it
+  target_compile_definitions(net_udp_test PRIVATE RETCON_HAVE_IO_URING=1)
+endif()
+if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  # The ring refused (seccomp, as in many containers): its own process, where main() installs
+  # the filter first; the transport must fall back to recvmmsg and work.
+  retcon_add_test(net_udp_ring_refused_test ${CMAKE_CURRENT_LIST_DIR}/udp_ring_refused_test.cpp)
+endif()
 retcon_add_test(net_allocation_test ${CMAKE_CURRENT_LIST_DIR}/allocation_test.cpp)
 retcon_add_test(net_wire_bytes_test ${CMAKE_CURRENT_LIST_DIR}/wire_bytes_test.cpp)
 retcon_add_test(net_protocol_doc_test ${CMAKE_CURRENT_LIST_DIR}/protocol_doc_test.cpp)
