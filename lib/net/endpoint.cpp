@@ -122,6 +122,8 @@ Result Endpoint::init(const EndpointConfig& config) {
   replay_window_.reset();
   state_ = EndpointState::idle;
   sync_done_ = 0;
+  heard_data_ = false;
+  peer_request_at_ = 0;
   sent_request_ = false;
   peer_reply_due_ = false;
   stranger_count_ = 0;
@@ -314,7 +316,16 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
   }
   if (header.type == MessageType::handshake_request) {
     handle_request(m, from_peer, now_us);
-    return;  // a request proves nothing: no sign of life, no replay-window move
+    // A request moves no replay window and proves nothing, but one thing: once we run, a
+    // request of our peer (its nonce) says it is still finishing its own side of the handshake
+    // (it needs more round trips than we did: under loss it can take seconds). Until it has, it
+    // sends nothing else, and our silence timer must not end the connection for that (a split:
+    // we drop it while it completes and runs). Its input stream still has to move in time
+    // (the session's liveness in frames), so a replayed request keeps nothing alive for long.
+    // Once its data flows, its requests are old ones (duplicated or reordered): they say nothing.
+    // Only the silence timer sees it (nothing else of ours changes for it).
+    if (from_peer && running() && !heard_data_) peer_request_at_ = now_us;
+    return;
   }
   if (header.type == MessageType::handshake_reply) {
     if (!handle_reply(m, now_us)) return;
@@ -326,6 +337,7 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     // Only a datagram that passed every check moves the replay window and counts as a sign of
     // life: a forged one with a far-ahead sequence number must not lock the real peer out.
     if (!handle(m, now_us)) return;
+    heard_data_ = true;
   }
   replay_window_.commit(m.header.sequence);
   // The peer speaks again after a silence (a blackout): what it may be stalled on goes out at
@@ -1084,7 +1096,9 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
   }
 
   if (running() && config_.disconnect_timeout_us != 0) {
-    const uint64_t silence = now_us > last_received_at_ ? now_us - last_received_at_ : 0;
+    // A peer still finishing its handshake is heard by its requests (on_datagram).
+    const uint64_t heard = std::max(last_received_at_, peer_request_at_);
+    const uint64_t silence = now_us > heard ? now_us - heard : 0;
     if (silence >= config_.disconnect_timeout_us) {
       become_disconnected(false);
       return result;

@@ -403,6 +403,8 @@ class Endpoint {
 
   // Liveness.
   uint64_t last_received_at_ = 0;
+  bool heard_data_ = false;  // a data message of the peer's arrived (it runs): its requests are old
+  uint64_t peer_request_at_ = 0;  // its last request while we ran and it did not (on_datagram)
   uint64_t last_sent_at_ = 0;
   uint64_t now_ = 0;  // the time of the poll in progress
   // What the last complete poll() saw (poll_again: nothing of it changed, nothing to do).

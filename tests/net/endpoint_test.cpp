@@ -363,6 +363,40 @@ TEST(Endpoint, HandshakeTimesOutWhenConfigured) {
   EXPECT_EQ(pair.b().endpoint.state(), EndpointState::synchronizing);  // 0: never gives up
 }
 
+// One side finishes its handshake long before the other (here B needs 120 round trips, about
+// 6 s at 50 ms, A 5; under 25-30% loss the sides differ by seconds the same way). Meanwhile B
+// sends only requests, which move nothing; on the old code A's silence timer ended the
+// connection after the disconnect timeout (2 s) while B went on and completed later: a split,
+// A gone for B only once B's own timer ran out. A request carrying the peer's own nonce now
+// keeps a running connection alive: A stays running, B completes, and inputs flow both ways.
+TEST(Endpoint, ASideStillHandshakingIsNotTimedOutByTheOneThatFinished) {
+  EndpointConfig ca = default_config(36), cb = default_config(37);
+  ca.notify_delay_us = cb.notify_delay_us = 500000;
+  ca.disconnect_timeout_us = cb.disconnect_timeout_us = 2000000;
+  cb.sync_round_trips = 120;
+  EndpointPair pair(ca, cb);
+  LinkProfile link;
+  link.latency_us = 25000;
+  pair.set_link(link);
+  pair.start();
+  uint64_t a_ran_at = 0;
+  while (pair.now < 20000000 && !pair.b().endpoint.running()) {
+    pair.step(1000);
+    if (a_ran_at == 0 && pair.a().endpoint.running()) a_ran_at = pair.now;
+  }
+  ASSERT_NE(a_ran_at, 0u);
+  ASSERT_TRUE(pair.b().endpoint.running()) << "B completes";
+  EXPECT_GT(pair.now, a_ran_at + 3000000) << "B finished seconds after A (past A's disconnect timeout)";
+  for (const auto& e : drain_events(pair.a().endpoint)) {
+    EXPECT_NE(e.type, EndpointEventType::disconnected) << "A kept the connection";
+    EXPECT_NE(e.type, EndpointEventType::interrupted) << "A heard B all along";
+  }
+  EXPECT_EQ(pair.a().endpoint.state(), EndpointState::running);
+  stream_inputs(pair, 60, 5000000);
+  EXPECT_EQ(pair.a().endpoint.last_received_frame(), 59);
+  EXPECT_EQ(pair.b().endpoint.last_received_frame(), 59);
+}
+
 TEST(Endpoint, MismatchedShapeIsRejected) {
   EndpointConfig ca = default_config(17), cb = default_config(18);
   cb.shape.frame_rate = 30;
