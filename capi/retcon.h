@@ -315,7 +315,8 @@ typedef struct retcon_session_config {
   uint32_t size;           /* sizeof(retcon_session_config); set by retcon_session_config_init */
   uint32_t num_players;    /* 1..RETCON_MAX_PLAYERS (default 2) */
   uint32_t input_size;     /* bytes per player per frame, 1..RETCON_MAX_INPUT_SIZE (default 4) */
-  int32_t max_prediction;  /* 0..RETCON_MAX_PREDICTION_FRAMES (default 8) */
+  int32_t max_prediction;  /* 0..RETCON_MAX_PREDICTION_FRAMES (default 8); the same on every player
+                              of a p2p match, else RETCON_EVENT_HANDSHAKE_REJECTED */
   uint32_t save_mode;      /* retcon_save_mode (default RETCON_SAVE_AUTOMATIC) */
   uint64_t max_state_size; /* capacity of each save buffer, 1..RETCON_MAX_STATE_SIZE. No
                               default: 0 until the game sets it, which create rejects. */

@@ -79,10 +79,10 @@ void wire_seeds() {
   m.header.nonce = 0x11223344;
   m.header.sequence = 3;
   m.header.type = MessageType::handshake_request;
-  m.handshake = Handshake{0xCAFEBABE, SessionShape{2, 2, 60}, 1, false, 2, 2};
+  m.handshake = Handshake{0xCAFEBABE, SessionShape{2, 2, 60, 8}, 1, false, 2, 2};
   write("wire", "handshake_request", encoded(m));
   m.header.type = MessageType::handshake_reply;
-  m.handshake = Handshake{0xCAFEBABE, SessionShape{8, 256, 65535}, 0xF0, true, 0, 2048};
+  m.handshake = Handshake{0xCAFEBABE, SessionShape{8, 256, 65535, 0}, 0xF0, true, 0, 2048};
   write("wire", "handshake_reply_spectator", encoded(m));
   m.header.type = MessageType::input_ack;
   m.ack_frame = 1234;
@@ -376,6 +376,8 @@ void replay_seeds() {}
 //     (and the mask after it when someone is disconnected); a quality report's clock becomes its
 //     id (the clock's low byte), a reply's echo an id and a hold of 0; a checksum report's frame
 //     becomes a zigzag varint. A body that does not parse as version 6 is kept as it is.
+//   - a handshake of 20 body bytes (before max_prediction joined it within version 7) gains a
+//     window of 0 after its frame_rate.
 // Files that do not start with the magic are left alone.
 Bytes upgrade_body_6_to_7(MessageType type, const Bytes& body) {
   ByteReader r(body.data(), body.size());
@@ -433,7 +435,13 @@ void upgrade_wire_corpus() {
     Bytes d((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     in.close();
     constexpr size_t kOldHeader = 16;
-    if (d.size() < kDataHeaderSize || d[0] != kMagic0 || d[1] != kMagic1 || d[2] == kProtocolVersion) continue;
+    if (d.size() < kDataHeaderSize || d[0] != kMagic0 || d[1] != kMagic1 || d[2] > kProtocolVersion) continue;
+    // Handshake bodies of 20 bytes predate max_prediction (added within version 7): the window
+    // byte (0) goes in after frame_rate, at body offset 13.
+    constexpr size_t kOldHandshake = 16 + 20;
+    const bool old_handshake = is_handshake(MessageType(d[3])) && d.size() == kOldHandshake;
+    if (d[2] == kProtocolVersion && !old_handshake) continue;
+    if (old_handshake) d.insert(d.begin() + long(16 + 13), uint8_t(0));
     if (d[2] < 6) {
       if (d.size() < kOldHeader) continue;
       if (!is_handshake(MessageType(d[3]))) {
@@ -461,7 +469,7 @@ void upgrade_wire_corpus() {
     out.write(reinterpret_cast<const char*>(d.data()), std::streamsize(d.size()));
     ++upgraded;
   }
-  std::printf("wire corpus: %d datagrams of older versions rewritten for version %u\n", upgraded,
+  std::printf("wire corpus: %d datagrams of older layouts rewritten for version %u\n", upgraded,
               unsigned(kProtocolVersion));
 }
 

@@ -26,6 +26,7 @@ struct SessionConfig {
   uint32_t num_players = 2;       // 1..kMaxPlayers
   uint32_t input_size = 4;        // bytes per player per frame, 1..kMaxInputSize
   int32_t max_prediction = 8;     // frames ahead of the last confirmed input; 0 = lockstep
+  // (every player of a p2p match must use the same: a peer with another is refused, handshake_rejected)
   size_t max_state_size = 0;      // capacity of each save buffer, 1..kMaxStateSize
   SaveMode save_mode = SaveMode::automatic;
   GameCallbacks callbacks;        // save_state, load_state, advance_frame are required

@@ -73,6 +73,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   if (s.num_players < 1 || s.num_players > uint32_t(kMaxPlayers)) bad = "shape.num_players";
   else if (s.input_size < 1 || s.input_size > kMaxInputSize) bad = "shape.input_size";
   else if (s.frame_rate < 1 || s.frame_rate > 65535) bad = "shape.frame_rate";
+  else if (s.max_prediction > uint32_t(kMaxPredictionFrames)) bad = "shape.max_prediction";
   else if ((config.players_owned >> s.num_players) != 0) bad = "players_owned";
   else if (config.send_blob_size > kMaxBlobSize) bad = "send_blob_size";
   else if (config.receive_blob_size > kMaxBlobSize) bad = "receive_blob_size";
@@ -242,7 +243,8 @@ void Endpoint::become_disconnected(bool by_peer) noexcept {
 }
 
 bool Endpoint::compatible(const Handshake& remote) const noexcept {
-  return remote.shape == config_.shape && remote.send_blob_size == config_.receive_blob_size &&
+  return shapes_agree(remote.shape, remote.spectator, config_.shape, config_.spectator) &&
+         remote.send_blob_size == config_.receive_blob_size &&
          remote.receive_blob_size == config_.send_blob_size;
 }
 

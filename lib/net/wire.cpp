@@ -18,7 +18,7 @@ namespace retcon::detail {
 
 namespace {
 
-constexpr size_t kHandshakeSize = 20;
+constexpr size_t kHandshakeSize = 21;
 constexpr uint8_t kFlagSpectator = 0x01;
 constexpr uint8_t kFlagAes256Gcm = 0x02;
 constexpr uint8_t kKnownFlags = kFlagSpectator | kFlagAes256Gcm;
@@ -51,6 +51,7 @@ void write_handshake(ByteWriter& w, const Handshake& h) noexcept {
   w.u8(static_cast<uint8_t>(h.shape.num_players));
   w.u16(static_cast<uint16_t>(h.shape.input_size));
   w.u16(static_cast<uint16_t>(h.shape.frame_rate));
+  w.u8(static_cast<uint8_t>(h.shape.max_prediction));
   w.u16(h.players_owned);
   w.u8(handshake_flags(h));
   w.u16(h.send_blob_size);
@@ -62,6 +63,7 @@ bool read_handshake(ByteReader& r, Handshake* h) noexcept {
   h->shape.num_players = r.u8();
   h->shape.input_size = r.u16();
   h->shape.frame_rate = r.u16();
+  h->shape.max_prediction = r.u8();
   h->players_owned = r.u16();
   const uint8_t flags = r.u8();
   h->spectator = (flags & kFlagSpectator) != 0;
@@ -72,6 +74,7 @@ bool read_handshake(ByteReader& r, Handshake* h) noexcept {
   const uint32_t players = h->shape.num_players;
   return players >= 1 && players <= uint32_t(kMaxPlayers) && h->shape.input_size >= 1 &&
          h->shape.input_size <= kMaxInputSize && h->shape.frame_rate >= 1 &&
+         h->shape.max_prediction <= uint32_t(kMaxPredictionFrames) &&
          (h->players_owned >> players) == 0 && (flags & ~kKnownFlags) == 0 &&
          h->send_blob_size <= kMaxBlobSize && h->receive_blob_size <= kMaxBlobSize;
 }
@@ -423,7 +426,7 @@ size_t encode_message(const Message& m, uint8_t* out, size_t capacity) noexcept 
       w.bytes(m.channel_body, m.channel_size);
       break;
   }
-  static_assert(kHandshakeSize == 20);
+  static_assert(kHandshakeSize == 21);
   if (w.overflowed()) return 0;
   seal_datagram(out, w.size(), 0, m.header.sequence);
   return w.size();

@@ -433,7 +433,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     EndpointConfig e;
-    e.shape = SessionShape{num_players_, input_size_, c.network.frame_rate};
+    e.shape = SessionShape{num_players_, input_size_, c.network.frame_rate, uint32_t(max_prediction_)};
     shape_ = e.shape;
     e.players_owned = local_mask;
     e.send_blob_size = uint16_t((peer.spectator ? num_players_ : local_count_) * input_size_);
@@ -631,7 +631,7 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
         drop_peer(peer, false);
         break;
       case EndpointEventType::handshake_rejected: {
-        const HandshakeMismatch m = handshake_mismatch(ev.reason, shape_, peer.endpoint.remote_handshake());
+        const HandshakeMismatch m = handshake_mismatch(ev.reason, shape_, false, peer.endpoint.remote_handshake());
         emit_peer_event(EventType::handshake_rejected, peer, m.message, m.ours, m.theirs);
         if (!peer.spectator) failed_ = true;
         break;

@@ -290,12 +290,14 @@ void on_event_rejection(void* user, const retcon_event* e) {
   }
 }
 
-TEST_F(Checks, AHandshakeRejectionNamesTheFieldThatDiffers) {
+// Two C sessions whose configs differ as `differ` makes them (i: which side); each side's
+// first handshake_rejected event is kept in seen[i].
+void run_rejected_pair(const retcon_session_config& config, void (*differ)(retcon_session_config*, int),
+                       Rejection seen[2]) {
   Net net;
   retcon_transport* t[2] = {net.endpoint(), net.endpoint()};
   retcon_peer_address addr[2];
   ctg_game games[2];
-  Rejection seen[2];
   for (int i = 0; i < 2; ++i) ASSERT_EQ(retcon_transport_address(t[i], &addr[i]), RETCON_RESULT_OK);
   for (int i = 0; i < 2; ++i) {
     ctg_init(&games[i]);
@@ -306,7 +308,7 @@ TEST_F(Checks, AHandshakeRejectionNamesTheFieldThatDiffers) {
     cb.on_event = on_event_rejection;
     retcon_session_config c = config;
     c.logger.log = nullptr;
-    c.input_size = i == 0 ? 4 : 2;
+    differ(&c, i);
     retcon_p2p_config p;
     retcon_p2p_config_init(&p);
     p.rng_seed = 5 + uint64_t(i);
@@ -318,11 +320,29 @@ TEST_F(Checks, AHandshakeRejectionNamesTheFieldThatDiffers) {
   }
   for (uint64_t now = 0; now < 2000000 && (seen[0].events == 0 || seen[1].events == 0); now += 16667)
     for (retcon_session* s : net.sessions) retcon_session_poll(s, now);  // version_mismatch once rejected
+}
+
+TEST_F(Checks, AHandshakeRejectionNamesTheFieldThatDiffers) {
+  Rejection seen[2];
+  run_rejected_pair(config, [](retcon_session_config* c, int i) { c->input_size = i == 0 ? 4 : 2; }, seen);
   for (int i = 0; i < 2; ++i) {
     ASSERT_EQ(seen[i].events, 1) << i;
     EXPECT_NE(seen[i].message.find("input_size differs"), std::string::npos) << seen[i].message;
     EXPECT_EQ(seen[i].count, i == 0 ? 4 : 2);
     EXPECT_EQ(seen[i].total, i == 0 ? 2 : 4);
+  }
+}
+
+// Players with different rollback windows are refused (a late cut from the deeper one could
+// reach past the shallower one's checkpoints: docs/NETWORKING.md "How late a cut can come").
+TEST_F(Checks, PlayersWithDifferentWindowsAreRefusedNamingMaxPrediction) {
+  Rejection seen[2];
+  run_rejected_pair(config, [](retcon_session_config* c, int i) { c->max_prediction = i == 0 ? 8 : 12; }, seen);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(seen[i].events, 1) << i;
+    EXPECT_NE(seen[i].message.find("max_prediction differs"), std::string::npos) << seen[i].message;
+    EXPECT_EQ(seen[i].count, i == 0 ? 8 : 12);
+    EXPECT_EQ(seen[i].total, i == 0 ? 12 : 8);
   }
 }
 

@@ -423,6 +423,45 @@ TEST(Endpoint, MismatchedShapeIsRejected) {
   EXPECT_EQ(blobs.a().endpoint.reject_reason(), detail::RejectReason::shape);
 }
 
+// Two players must share the rollback window (a cut from the deeper one could come later than
+// the other's checkpoints reach); a spectator's window is never compared (it sends 0, follows
+// confirmed inputs only and agrees on no cut).
+TEST(Endpoint, PlayersWithDifferentWindowsAreRejectedASpectatorIsNot) {
+  EndpointConfig ca = default_config(31), cb = default_config(32);
+  ca.shape.max_prediction = 8;
+  cb.shape.max_prediction = 64;
+  EndpointPair players(ca, cb);
+  players.start();
+  EXPECT_FALSE(players.run_handshake(3000000));
+  for (Endpoint* e : {&players.a().endpoint, &players.b().endpoint}) {
+    EXPECT_EQ(e->state(), EndpointState::disconnected);
+    EXPECT_EQ(e->reject_reason(), detail::RejectReason::shape);
+  }
+  EXPECT_EQ(players.a().endpoint.remote_handshake().shape.max_prediction, 64u);
+  EXPECT_EQ(players.b().endpoint.remote_handshake().shape.max_prediction, 8u);
+
+  EndpointConfig host = default_config(33), spectator = default_config(34);
+  host.shape.max_prediction = 8;
+  host.receive_blob_size = 0;
+  host.send_blob_size = 4;  // both players' inputs
+  spectator.spectator = true;
+  spectator.players_owned = 0;
+  spectator.send_blob_size = 0;
+  spectator.receive_blob_size = 4;
+  EndpointPair watch(host, spectator);
+  ASSERT_EQ(watch.init_a, Result::ok);
+  ASSERT_EQ(watch.init_b, Result::ok);
+  watch.start();
+  EXPECT_TRUE(watch.run_handshake(3000000));
+  EXPECT_EQ(watch.a().endpoint.state(), EndpointState::running);
+  EXPECT_EQ(watch.b().endpoint.state(), EndpointState::running);
+
+  EndpointConfig bad = default_config(35);
+  bad.shape.max_prediction = 65;
+  Endpoint e;
+  EXPECT_EQ(e.init(bad), Result::invalid_argument);
+}
+
 // One datagram of another version proves nothing (anyone can forge one): it never stops a
 // handshake. A peer that only ever speaks another version is named at the handshake timeout.
 TEST(Endpoint, OtherProtocolVersionIsRejectedOnlyAtTheHandshakeTimeout) {

@@ -19,7 +19,7 @@ namespace {
 using test::doc_example;
 
 Handshake doc_handshake(uint16_t owned) {
-  return {0x0123456789ABCDEFull, {2, 2, 60}, owned, false, 2, 2, false};
+  return {0x0123456789ABCDEFull, {2, 2, 60, 8}, owned, false, 2, 2, false};
 }
 
 constexpr uint32_t kNonceA = 0x11223344;

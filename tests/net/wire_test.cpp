@@ -117,7 +117,8 @@ RC_GTEST_PROP(WireProperty, RandomSimpleMessagesRoundTrip, ()) {
   const auto players = *rc::gen::inRange<uint32_t>(1, kMaxPlayers + 1);
   m.handshake.challenge = *rc::gen::arbitrary<uint32_t>();
   m.handshake.shape = {players, *rc::gen::inRange<uint32_t>(1, kMaxInputSize + 1),
-                       *rc::gen::inRange<uint32_t>(1, 65536)};
+                       *rc::gen::inRange<uint32_t>(1, 65536),
+                       *rc::gen::inRange<uint32_t>(0, uint32_t(kMaxPredictionFrames) + 1)};
   m.handshake.players_owned =
       uint16_t(*rc::gen::arbitrary<uint16_t>() & ((1u << players) - 1));
   m.handshake.spectator = *rc::gen::arbitrary<bool>();
@@ -747,6 +748,14 @@ TEST(Wire, ClassesOfBadInput) {
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::bad_checksum);
   seal_datagram(d.data(), d.size());  // ...and by the field check when the checksum matches
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  d = good[0];
+  d[kHandshakeHeaderSize + 13] = uint8_t(kMaxPredictionFrames + 1);  // a window beyond 64 frames
+  seal_datagram(d.data(), d.size());
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  d = good[0];
+  d.pop_back();  // a handshake of the layout before max_prediction (20 body bytes) is short
+  seal_datagram(d.data(), d.size());
+  EXPECT_NE(decode_message(d.data(), d.size(), &m), DecodeError::ok);
   // inputs body: start 10, ack delta -5 (zigzag 9), count 3, flags 0x01, mask 0x02, ...
   const auto inputs = good[good.size() - 3];
   ASSERT_EQ(inputs[kDataHeaderSize + 2], 3);

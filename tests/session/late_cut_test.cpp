@@ -6,7 +6,9 @@
 // earliest last frame anyone had) then lies behind frames the first already ran. Every machine
 // must end with the states of the agreed match (the reference with the leaver's input
 // disconnected after the cut) and announce the same cut.
+#include <algorithm>
 #include <random>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -94,17 +96,20 @@ TEST(LateCut, RollbackLeaverWhoseLastInputsReachedOneSurvivorOnly) {
   }
 }
 
-// OPEN (disabled on purpose; run with --gtest_also_run_disabled_tests): machines with different
-// prediction windows (nothing makes them agree). Machine 0 keeps 8 frames, the others 64.
-// Machine 2 stops hearing the leaver (machine 3) at frame ~200 and runs on predicting it for 64
-// frames, so the whole match does: machine 0 simulates and confirms ~65 frames past machine 2's
-// last frame of the leaver, deeper than its own checkpoints reach (2 x 8 + 32 frames, rounded up
-// to its checkpoint interval, plus one: 57). When machine 2 drops the leaver and reports its cut
-// (196), machine 0 logs "agreed last frame 196 is older than the saved history", reports
-// desync_detected ("cannot roll back to the agreed disconnect frame") and plays on with states
-// that differ from frame 198 on. Following the cut needs a state from a machine that has it
-// (docs/NETWORKING.md "Agreed cuts": not built).
-TEST(LateCut, DISABLED_ACutFromAMachineWithADeeperWindowIsFollowed) {
+// Why every player must use the same window: machines with different windows. Machine 0 keeps
+// 8 frames, the others 64. Were they let play, machine 2 would stop hearing the leaver (machine
+// 3) at frame ~200 and run on predicting it for 64 frames, so the whole match would: machine 0
+// would simulate and confirm ~65 frames past machine 2's last frame of the leaver, deeper than
+// its own checkpoints reach (2 x 8 + 32 frames, rounded up to its checkpoint interval, plus one:
+// 57). When machine 2 then dropped the leaver and reported its cut (196), machine 0 logged
+// "agreed last frame 196 is older than the saved history", reported desync_detected ("cannot
+// roll back to the agreed disconnect frame") and played on with states that differed from
+// frame 198 on (reproduced before the handshake carried the window). Following such a cut would
+// need a state from a machine that has it; instead the handshake refuses the match: each side
+// of every mismatched pair gets handshake_rejected naming max_prediction (count: ours, total:
+// theirs), and nobody plays. (Spectators send 0 and are never compared: every spectator test
+// watches a host with a window of 8.)
+TEST(LateCut, PlayersWithDifferentWindowsAreRefusedAtTheHandshake) {
   for (uint64_t seed = 1; seed <= 2; ++seed) {
     MatchOptions o;
     o.machines = 4;
@@ -117,29 +122,41 @@ TEST(LateCut, DISABLED_ACutFromAMachineWithADeeperWindowIsFollowed) {
     Match match(o);
     ASSERT_TRUE(match.build());
     const std::string what = "seed " + std::to_string(seed);
-    bool blocked = false;
-    for (int t = 0; t < 5000; ++t) {
-      if (!blocked && match.machine(0).session->current_frame() >= 200) {
-        match.block(3, 2);  // for good: machine 2 drops the leaver after its disconnect timeout
-        blocked = true;
-      }
+    auto rejections = [&](uint32_t m) {
+      std::vector<Event> out;
+      for (const Event& e : match.machine(m).game.events)
+        if (e.type == EventType::handshake_rejected) out.push_back(e);
+      return out;
+    };
+    for (int t = 0; t < 600; ++t) {
       match.tick();
-      bool done = true;
-      for (uint32_t m = 0; m < 3; ++m) done = done && match.machine(m).session->confirmed_frame() >= o.frames;
-      if (done) break;
+      bool all = rejections(0).size() == 3;
+      for (uint32_t m = 1; m < 4; ++m) all = all && rejections(m).size() == 1;
+      if (all) break;
     }
-    std::vector<Frame> cut = disconnect_frames(match, 0, 3);
-    ASSERT_EQ(cut.size(), 1u) << what;
-
-    for (uint32_t m = 1; m < 3; ++m) EXPECT_EQ(disconnect_frames(match, m, 3), cut) << what;
-    const std::vector<uint64_t> ref = match.reference({-2, -2, -2, cut[0]});
-    for (uint32_t m = 0; m < 3; ++m) {
-      Machine& me = match.machine(m);
-      EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << what << ": machine " << m;
-      EXPECT_EQ(me.game.frame_errors, 0) << what;
-      EXPECT_GE(me.session->confirmed_frame(), o.frames) << what << ": machine " << m << " went on";
-      for (Frame f = 0; f <= o.frames; ++f)
-        ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << what << ": machine " << m << " frame " << f;
+    const std::vector<Event> at_0 = rejections(0);
+    ASSERT_EQ(at_0.size(), 3u) << what << ": machine 0 refuses each of the three others";
+    std::vector<PlayerIndex> refused;
+    for (const Event& e : at_0) {
+      EXPECT_NE(std::string(e.message).find("max_prediction differs"), std::string::npos) << what << ": " << e.message;
+      EXPECT_EQ(e.count, 8) << what;
+      EXPECT_EQ(e.total, 64) << what;
+      refused.push_back(e.player);
+    }
+    std::sort(refused.begin(), refused.end());
+    EXPECT_EQ(refused, (std::vector<PlayerIndex>{1, 2, 3})) << what;
+    for (uint32_t m = 1; m < 4; ++m) {
+      const std::vector<Event> at_m = rejections(m);
+      ASSERT_EQ(at_m.size(), 1u) << what << ": machine " << m << " refuses machine 0 only";
+      EXPECT_NE(std::string(at_m[0].message).find("max_prediction differs"), std::string::npos) << what;
+      EXPECT_EQ(at_m[0].player, 0) << what;
+      EXPECT_EQ(at_m[0].count, 64) << what;
+      EXPECT_EQ(at_m[0].total, 8) << what;
+    }
+    for (uint32_t m = 0; m < 4; ++m) {
+      EXPECT_FALSE(match.machine(m).session->running()) << what << ": machine " << m << " never plays";
+      EXPECT_EQ(match.machine(m).session->current_frame(), 0) << what << ": machine " << m;
+      EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << what;
     }
   }
 }

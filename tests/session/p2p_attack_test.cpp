@@ -109,7 +109,7 @@ TEST_P(MatchModes, SpoofedRequestAndDisconnectBeforeThePeerStartsCannotMakeAPeer
     m.header.type = detail::MessageType::handshake_request;
     m.header.nonce = 0x0BADF00D;
     m.header.sequence = uint32_t(t * 2);
-    m.handshake = {rng(), {2, 2, 60}, 2, false, 2, 2, false};
+    m.handshake = {rng(), {2, 2, 60, 8}, 2, false, 2, 2, false};  // a whole valid hello
     as_1.send(to_0, d, detail::encode_message(m, d, sizeof d));
     m.header.type = detail::MessageType::disconnect;
     m.header.sequence = uint32_t(t * 2 + 1);
