@@ -57,11 +57,12 @@ endif()
 retcon_add_test(session_state_transfer_doc_test ${CMAKE_CURRENT_LIST_DIR}/state_transfer_doc_test.cpp)
 target_compile_definitions(session_state_transfer_doc_test PRIVATE RETCON_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 # The rejoin property (issue 11: a leaver that comes back, over the P2P property's matches;
-# RapidCheck: Linux only). The gating run uses a fixed seed; a fresh seed each time (suffix
-# .random_seed, label known_gap) keeps exploring the open cases (docs/NETWORKING.md "Rejoin").
+# RapidCheck: Linux only). Both runs gate: a fixed seed, and a fresh seed each time (suffix
+# .random_seed) that keeps exploring. Its known failures are fixed (seeds 5, 18 and 30 at
+# max_success=1000; seeds 1-60 x 1,000 matches pass, docs/NETWORKING.md "Rejoin"): when it finds
+# one again, give it the label known_gap while that failure is open.
 if(NOT WIN32)
   retcon_add_test(session_rejoin_property_test ${CMAKE_CURRENT_LIST_DIR}/p2p_rejoin_property_test.cpp
     ENVIRONMENT "RC_PARAMS=seed=1")
-  gtest_discover_tests(session_rejoin_property_test DISCOVERY_TIMEOUT 300 TEST_SUFFIX .random_seed
-    PROPERTIES LABELS known_gap)
+  gtest_discover_tests(session_rejoin_property_test DISCOVERY_TIMEOUT 300 TEST_SUFFIX .random_seed)
 endif()
