@@ -24,6 +24,7 @@ namespace {
 
 using Path = UdpTransport::ReceivePath;
 
+#if defined(__linux__)
 // Whether this kernel lets a process set up an io_uring (the CI containers may refuse it).
 bool kernel_allows_io_uring() {
 #if defined(RETCON_HAVE_IO_URING)
@@ -37,6 +38,7 @@ bool kernel_allows_io_uring() {
   return false;
 #endif
 }
+#endif
 
 // Polls that a datagram already sent may take to show up: on Linux loopback delivery happens
 // inside the sender's call (softirq on the same CPU), elsewhere it is asynchronous. Bounded
