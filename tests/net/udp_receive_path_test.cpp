@@ -129,7 +129,10 @@ TEST_P(UdpReceivePath, ADatagramThatArrivedBeforeAPollIsReadInThatPoll) {
     (void)calls;
   }
 #if defined(__linux__)
-  EXPECT_GE(first_poll, kRounds * 3 / 4);
+  // A quarter, not nearly all: on a loaded machine (CI runs tests two at a time beside ASan
+  // builds) the kernel may defer a round's delivery to ksoftirqd, and then it had not arrived
+  // before the poll. Without the flag check no round at all is read in its first poll.
+  EXPECT_GE(first_poll, kRounds / 4);
 #endif
 }
 
