@@ -13,6 +13,30 @@ constexpr size_t kSplitRun = 3;
 uint8_t delta_at(const uint8_t* blob, const uint8_t* previous, size_t i) noexcept {
   return static_cast<uint8_t>(blob[i] ^ previous[i]);
 }
+// The length of the run of unchanged bytes starting at i.
+size_t zero_run_at(const uint8_t* blob, const uint8_t* previous, size_t i, size_t size) noexcept {
+  size_t run = 0;
+  while (i + run < size && delta_at(blob, previous, i + run) == 0) ++run;
+  return run;
+}
+
+// Where the literal starting at i (a changed byte) ends, as the format cuts literals: up to
+// kMaxToken bytes, zero runs shorter than kSplitRun inside it included, ending before a longer
+// run (or the blob's end, or the token's reach). One rule for both encoders: their bytes must
+// be the same.
+size_t literal_end_at(const uint8_t* blob, const uint8_t* previous, size_t i, size_t size) noexcept {
+  size_t j = i;
+  while (j < size && j - i < kMaxToken) {
+    if (delta_at(blob, previous, j) != 0) {
+      ++j;
+      continue;
+    }
+    const size_t zeros = zero_run_at(blob, previous, j, size);
+    if (zeros >= kSplitRun || j + zeros == size || j + zeros - i > kMaxToken) break;
+    j += zeros;
+  }
+  return j;
+}
 }  // namespace
 
 void DeltaRunEncoder::zero_run_tokens(size_t length) noexcept {
@@ -49,23 +73,12 @@ bool DeltaRunEncoder::append(const uint8_t* blob, const uint8_t* previous, size_
   size_t i = 0;
   while (i < size) {
     if (delta_at(blob, previous, i) == 0) {
-      size_t run = 0;
-      while (i + run < size && delta_at(blob, previous, i + run) == 0) ++run;
+      const size_t run = zero_run_at(blob, previous, i, size);
       zero_run(run);
       i += run;
       continue;
     }
-    size_t j = i;
-    while (j < size && j - i < kMaxToken) {
-      if (delta_at(blob, previous, j) != 0) {
-        ++j;
-        continue;
-      }
-      size_t zeros = 0;
-      while (j + zeros < size && delta_at(blob, previous, j + zeros) == 0) ++zeros;
-      if (zeros >= kSplitRun || j + zeros == size || j + zeros - i > kMaxToken) break;
-      j += zeros;
-    }
+    const size_t j = literal_end_at(blob, previous, i, size);
     literal(blob + i, previous + i, j - i);
     i = j;
   }
@@ -90,8 +103,7 @@ EncodedDelta encode_changed_delta(const uint8_t* blob, const uint8_t* previous, 
   size_t i = 0;
   while (i < size) {
     if (delta_at(blob, previous, i) == 0) {
-      size_t run = 0;
-      while (i + run < size && delta_at(blob, previous, i + run) == 0) ++run;
+      size_t run = zero_run_at(blob, previous, i, size);
       if (i == 0) lead_zeros = uint32_t(run);
       i += run;
       while (run != 0) {
@@ -102,19 +114,7 @@ EncodedDelta encode_changed_delta(const uint8_t* blob, const uint8_t* previous, 
       }
       continue;
     }
-    // A literal, as append() cuts it: up to kMaxToken bytes, zero runs shorter than kSplitRun
-    // inside it included, ending before a longer run (or the blob's end, or the token's reach).
-    size_t j = i;
-    while (j < size && j - i < kMaxToken) {
-      if (delta_at(blob, previous, j) != 0) {
-        ++j;
-        continue;
-      }
-      size_t zeros = 0;
-      while (j + zeros < size && delta_at(blob, previous, j + zeros) == 0) ++zeros;
-      if (zeros >= kSplitRun || j + zeros == size || j + zeros - i > kMaxToken) break;
-      j += zeros;
-    }
+    const size_t j = literal_end_at(blob, previous, i, size);
     *o++ = static_cast<uint8_t>(0x80 + (j - i) - 1);
     for (size_t k = i; k < j; ++k) *o++ = delta_at(blob, previous, k);
     open = -1;
