@@ -181,6 +181,7 @@ class P2PSessionImpl final : public P2PSession {
   void watch_progress();
   void watch_handshakes();
   void check_anyone_left();
+  bool cuts_in_play();
   PlayerIndex awaited_player() const;
   uint64_t silence_of(PlayerIndex player) const;
   uint64_t silent_after_us() const;
@@ -246,6 +247,16 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t running_since_ = 0, last_drop_at_ = 0;
   uint64_t advanced_at_ = 0;  // when advance_frame last ran a frame
   bool told_nobody_left_ = false;
+  // Event-driven tick (cuts_in_play, watch_handshakes): disconnect agreement, the cut
+  // announcements and the "anyone left" check have work only once a player machine was dropped
+  // here or a peer reported a player disconnected; the handshake watch only while an endpoint
+  // handshakes. cuts_active_ is sticky (the usual match never sets it; after a drop the tick
+  // does everything, as before), datagrams_seen_ is per player peer the datagram count its
+  // reports were last looked at (a report changes only with a datagram, or with the endpoint's
+  // re-init / rejoin_remote_player, which only follow a drop).
+  bool cuts_active_ = false;
+  bool handshakes_open_ = true;
+  uint64_t datagrams_seen_[kMaxPeers] = {};
   Frame last_local_sent_ = kNullFrame;  // the newest local frame sent to any player peer
   Frame sent_to_peer_[kMaxPlayers];     // per player peer: the newest local frame sent to it
   // The newest frame cleared for spectators (confirmed, no disconnect cut settling before it),
@@ -466,7 +477,10 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   }
   if (allow_rejoin_ && !stranger_auth_.configure(c.network.has_match_key ? c.network.match_key : nullptr, true))
     return Result::unsupported;
-  if (rejoining_) rejoin_phase_ = RejoinPhase::connecting;
+  if (rejoining_) {
+    rejoin_phase_ = RejoinPhase::connecting;
+    cuts_active_ = true;  // it takes the match's cuts from the state
+  }
   frame_us_ = 1000000u / c.network.frame_rate;
   advice_.set_frame_time(frame_us_);
   catch_up_.set_frame_time(frame_us_);
@@ -509,19 +523,20 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
       peers_[i].endpoint.start(now_);
       peers_[i].handshake.start(now_);
     }
+    handshakes_open_ = true;
     started_ = true;
     if (running_) driver_.reporter().emit(Reporter::make(EventType::running, "no remote players: running"));
   }
   receive_datagrams();
   for (uint32_t i = 0; i < num_peers_; ++i) handle_endpoint_events(peers_[i]);
   for (uint32_t i = 0; i < num_peers_; ++i) route_channel_messages(peers_[i]);
-  watch_handshakes();
+  if (handshakes_open_) watch_handshakes();
   // Before running too: a synchronized peer may tell us that a third machine, which we are
   // still handshaking with, is gone (it died mid-handshake), and we start without it.
-  agree_on_disconnects();
+  if (cuts_in_play()) agree_on_disconnects();
   update_running();
   // Before running too: a peer dropped mid-handshake is announced like any other.
-  announce_agreed_cuts();
+  if (cuts_active_) announce_agreed_cuts();
   if (rejoin_phase_ != RejoinPhase::off && rejoin_phase_ != RejoinPhase::playing) rejoin_connect();
   if (running_) {
     for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
@@ -539,7 +554,7 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     if (rejoin_asker_ >= 0) serve_rejoin();
     tell_rejoined();
   }
-  check_anyone_left();
+  if (cuts_active_) check_anyone_left();  // nobody can be gone before a drop
   send_due();
   return failed_ ? Result::version_mismatch : Result::ok;
 }
@@ -678,6 +693,22 @@ void P2PSessionImpl::check_anyone_left() {
   driver_.reporter().emit(e);
 }
 
+// Whether disconnect agreement may have work (see cuts_active_): a player machine was dropped
+// here (drop_peer), this machine rejoins, or a peer's datagram reported a player disconnected.
+// Per player peer, its reports are looked at again only when a datagram came since.
+bool P2PSessionImpl::cuts_in_play() {
+  if (cuts_active_) return true;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    const Endpoint& endpoint = peers_[i].endpoint;
+    const uint64_t heard = endpoint.datagrams_received();
+    if (heard == datagrams_seen_[i]) continue;
+    datagrams_seen_[i] = heard;
+    for (uint32_t p = 0; p < num_players_; ++p)
+      if (endpoint.remote_connect_status(PlayerIndex(p)).disconnected) cuts_active_ = true;
+  }
+  return cuts_active_;
+}
+
 // The remote player whose next input the prediction window waits for: the one confirmed least
 // far among those still connected; else a dropped player whose cut the peers have not all
 // reported yet (its provisional cut bounds the window until they do). -1 when none.
@@ -734,9 +765,13 @@ void P2PSessionImpl::watch_handshakes() {
   // A rejoining machine learns who is gone from the host's state (a cut of its own would be
   // wrong): its handshakes are not given up before.
   if (handshake_timeout_us_ == 0 || (rejoining_ && rejoin_phase_ != RejoinPhase::playing)) return;
+  // An endpoint handshakes only after start() (the first poll, or answer() for a rejoin): once
+  // none does, this waits for the next start.
+  bool open = false;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     if (peer.dropped || peer.endpoint.state() != EndpointState::synchronizing) continue;
+    open = true;
     // A spectator may come at any time: one that has not answered yet holds up nobody, so it is
     // waited for (unless it seems to speak another version: that is said as below).
     if (peer.spectator && peer.endpoint.sync_progress() == 0 && !peer.endpoint.saw_other_version()) continue;
@@ -754,6 +789,7 @@ void P2PSessionImpl::watch_handshakes() {
                            static_cast<unsigned long long>((now_ - peer.handshake.at_us) / 1000));
     drop_peer(peer, true);
   }
+  handshakes_open_ = open;
 }
 
 // Liveness in frames (see stall_watch.h). While the prediction window blocks us, the game is
@@ -801,6 +837,7 @@ void P2PSessionImpl::watch_progress() {
 void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
   if (peer.dropped) return;
   peer.dropped = true;
+  cuts_active_ = true;  // the tick's disconnect agreement runs from now on (cuts_in_play)
   peer.rejoining = false;
   if (!peer.spectator) stream_waits_[&peer - peers_] = false;
   if (!peer.spectator) last_drop_at_ = now_;
@@ -1591,6 +1628,7 @@ Result P2PSessionImpl::answer(PlayerIndex player, bool accept) {
   peer->pending_count = 0;
   peer->time_sync.reset();
   peer->endpoint.start(now_);
+  handshakes_open_ = true;
   // Its inputs are taken from the frame it goes live at (apply_rejoin); ours go from now on.
   peer->endpoint.pause_receive();
   peer->endpoint.restart_outgoing_at(last_local_sent_ + 1);

@@ -286,6 +286,35 @@ TEST(P2PSession, DroppingAPlayerByApiIsAgreedByEveryoneAndNamedTheSame) {
   }
 }
 
+// The tick is event-driven (p2p_session.cpp, cuts_in_play): a machine that dropped nobody runs
+// disconnect agreement only once a peer's datagram reports a player gone. Machine 1 here loses
+// no link and none of its timers can fire (5 s timeout): it learns of machine 0's cut of player
+// 2 only from machine 0's reports, and must act on the first one, not wait for its own timeout.
+TEST(P2PSession, AMachineThatLostNobodyTakesTheCutFromAPeersReportAtOnce) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    MatchOptions o;
+    o.machines = 3;
+    o.frames = 100000;
+    o.link.latency_us = 25000;
+    o.seed = seed;
+    Match match(o);
+    ASSERT_TRUE(match.build());
+    for (int t = 0; t < 150; ++t) match.tick();
+    ASSERT_EQ(match.machine(0).session->disconnect_player(2), Result::ok);
+    match.machine(2).stopped = true;
+    for (int t = 0; t < 30; ++t) match.tick();  // half a second: a few round trips, no timeout
+    const std::vector<Frame> a = disconnect_frames(match, 0, 2), b = disconnect_frames(match, 1, 2);
+    ASSERT_EQ(a.size(), 1u) << "seed " << seed;
+    ASSERT_EQ(b.size(), 1u) << "seed " << seed;
+    EXPECT_EQ(a[0], b[0]) << "seed " << seed;
+    // And the two play on together.
+    const Frame before = match.machine(1).session->current_frame();
+    for (int t = 0; t < 60; ++t) match.tick();
+    EXPECT_GT(match.machine(1).session->current_frame(), before + 50) << "seed " << seed;
+    for (uint32_t m = 0; m < 2; ++m) EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u);
+  }
+}
+
 // Regression: with sparse saving the frames peers compare were almost never saved, so one
 // machine computed 1 checksum in 900 frames and a desync went unreported.
 TEST(P2PSession, SparseSavingStillDetectsADesync) {
