@@ -1491,6 +1491,11 @@ void P2PSessionImpl::watch_lateness(Peer& peer) {
     peer.lateness.skip_to(peer.endpoint.last_received_frame());
     return;
   }
+  // Most ticks without a datagram from the peer: nothing to judge (observe would change nothing).
+  const Endpoint& ep = peer.endpoint;
+  if (peer.lateness.quiet(ep.last_received_frame(), ep.datagrams_received(), ep.last_acked_frame(), ep.ping_us(),
+                          ep.jitter_us(), ep.silences().told().arrived_at_us))
+    return;
   const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), sent_to_peer_[&peer - peers_],
                                    peer.endpoint.datagrams_received(), peer.endpoint.ping_us(),
                                    peer.endpoint.jitter_us(), frame_us_, max_prediction_, uint32_t(&peer - peers_),

@@ -133,6 +133,64 @@ TEST(LatenessMonitor, AHoldWhileHearingUsIsLate) {
   EXPECT_EQ(monitor.numbers().max_frames, worst);
 }
 
+// The session skips observe() when quiet() says it would change nothing (most ticks at 2 peers:
+// no datagram arrived). A monitor fed that way must judge exactly as one that observes every
+// tick: random streams of arrivals, holds, acknowledgements, round-trip changes and silence
+// notes, compared at every tick (worst, statistics, outages).
+TEST(LatenessMonitor, SkippingQuietTicksJudgesTheSame) {
+  std::mt19937 gen(1234);
+  auto rng = [&gen] { return uint32_t(gen()); };
+  for (int run = 0; run < 20; ++run) {
+    LocalTimeline timeline;
+    LatenessMonitor always, skipping;
+    LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0, {}, {}};
+    uint64_t now = 1000000;
+    Frame newest = kNullFrame;
+    int skipped = 0;
+    for (Frame f = 0; f < 600; ++f) {
+      timeline.on_frame(f, now);
+      timeline.on_sent(f, now);
+      link.last_local_sent = f;
+      const uint32_t dice = rng() % 100;
+      // A datagram arrives on about half the ticks (none during a hold), with the peer's newest
+      // frames and an acknowledgement of ours; now and then the round trip moves or a silence
+      // note comes along.
+      const bool holding = (f / 100) % 3 == 2 && f % 100 < 40;
+      if (!holding && dice < 55) {
+        ++link.datagrams_received;
+        newest = std::max<Frame>(newest, f - 2 + Frame(rng() % 3));
+        link.acked_by_peer = std::max<Frame>(link.acked_by_peer, f - 3 - Frame(rng() % 2));
+        if (rng() % 10 == 0) link.rtt_us = 30000 + rng() % 30000;
+        if (rng() % 10 == 0) link.jitter_us = 1000 + rng() % 5000;
+        if (rng() % 50 == 0) {
+          link.heard_nothing = Silence{now - 300000, now - 50000};
+          link.told = PeerSilence{200000, 10000, now};
+        }
+      }
+      // A round-trip estimate may move on a tick without an arrival too (quiet() compares it).
+      if (rng() % 40 == 0) link.rtt_us = 30000 + rng() % 30000;
+      timeline.on_confirmed(std::min(newest, f), now);
+      const int32_t a = always.observe(newest, now, link, timeline);
+      int32_t b = 0;
+      if (skipping.quiet(newest, link.datagrams_received, link.acked_by_peer, link.rtt_us, link.jitter_us,
+                         link.told.arrived_at_us)) {
+        ++skipped;
+      } else {
+        b = skipping.observe(newest, now, link, timeline);
+      }
+      ASSERT_EQ(a, b) << "run " << run << " frame " << f;
+      ASSERT_EQ(always.numbers().max_frames, skipping.numbers().max_frames);
+      for (uint32_t k = 0; k < detail::kLatenessBuckets; ++k)
+        ASSERT_EQ(always.numbers().histogram[k], skipping.numbers().histogram[k]) << k;
+      ASSERT_EQ(always.last_outage().from_us, skipping.last_outage().from_us);
+      ASSERT_EQ(always.last_outage().to_us, skipping.last_outage().to_us);
+      now += kTick;
+    }
+    EXPECT_GT(skipped, 100) << "quiet() must hold on the ticks without an arrival";
+    EXPECT_GT(always.numbers().max_frames, 0) << "the holds must be judged late for the comparison to mean much";
+  }
+}
+
 // The same delay during a two-way outage (the peer did not hear our inputs either) is explained.
 TEST(LatenessMonitor, ATwoWayOutageIsExplained) {
   LocalTimeline timeline;
