@@ -181,7 +181,7 @@ class P2PSessionImpl final : public P2PSession {
   void watch_progress();
   void watch_handshakes();
   void check_anyone_left();
-  bool cuts_in_play();
+  bool reports_any_cut(const Endpoint& endpoint) const;
   PlayerIndex awaited_player() const;
   uint64_t silence_of(PlayerIndex player) const;
   uint64_t silent_after_us() const;
@@ -247,16 +247,17 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t running_since_ = 0, last_drop_at_ = 0;
   uint64_t advanced_at_ = 0;  // when advance_frame last ran a frame
   bool told_nobody_left_ = false;
-  // Event-driven tick (cuts_in_play, watch_handshakes): disconnect agreement, the cut
-  // announcements and the "anyone left" check have work only once a player machine was dropped
-  // here or a peer reported a player disconnected; the handshake watch only while an endpoint
-  // handshakes. cuts_active_ is sticky (the usual match never sets it; after a drop the tick
-  // does everything, as before), datagrams_seen_ is per player peer the datagram count its
-  // reports were last looked at (a report changes only with a datagram, or with the endpoint's
-  // re-init / rejoin_remote_player, which only follow a drop).
+  // Event-driven tick: disconnect agreement, the cut announcements and the "anyone left" check
+  // have work only once a player machine was dropped here (drop_peer), this machine rejoins, or
+  // a peer's datagram reported a player disconnected (receive_datagrams: a peer's reports change
+  // only with its datagrams, or with the endpoint's re-init / rejoin_remote_player, which only
+  // follow a drop). Sticky: the usual match never sets it; after a drop the tick does everything,
+  // as before. While it is false every entry of local_status_ is connected (only drop_peer and
+  // the rejoin paths, which follow a drop or run on a rejoining machine, set one disconnected),
+  // which send_due relies on. The handshake watch runs only while an endpoint handshakes
+  // (handshakes_open_).
   bool cuts_active_ = false;
   bool handshakes_open_ = true;
-  uint64_t datagrams_seen_[kMaxPeers] = {};
   Frame last_local_sent_ = kNullFrame;  // the newest local frame sent to any player peer
   Frame sent_to_peer_[kMaxPlayers];     // per player peer: the newest local frame sent to it
   // The newest frame cleared for spectators (confirmed, no disconnect cut settling before it),
@@ -533,22 +534,25 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
   if (handshakes_open_) watch_handshakes();
   // Before running too: a synchronized peer may tell us that a third machine, which we are
   // still handshaking with, is gone (it died mid-handshake), and we start without it.
-  if (cuts_in_play()) agree_on_disconnects();
+  if (cuts_active_) agree_on_disconnects();
   update_running();
   // Before running too: a peer dropped mid-handshake is announced like any other.
   if (cuts_active_) announce_agreed_cuts();
   if (rejoin_phase_ != RejoinPhase::off && rejoin_phase_ != RejoinPhase::playing) rejoin_connect();
   if (running_) {
     for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
-    auto_delay_at_start();
-    apply_due_delays();
+    // The routines below that are off in the usual match (no automatic delay, no delay change
+    // pending, no spectators, no desync detection) are not even called: each check is the
+    // routine's own first line.
+    if (auto_delay_ && !auto_delay_done_) auto_delay_at_start();
+    if (pending_delay_count_ != 0) apply_due_delays();
     timeline_.on_frame(driver_.frame(), now_);
     timeline_.on_confirmed(driver_.confirmed_frame(), now_);
     for (uint32_t i = 0; i < num_player_peers_; ++i) watch_lateness(peers_[i]);
     send_local_inputs();
-    stream_to_spectators();
-    exchange_checksums();
-    desync_states_.poll(driver_, now_);
+    if (num_spectators_ != 0) stream_to_spectators();
+    if (desync_.enabled()) exchange_checksums();
+    if (desync_states_.enabled()) desync_states_.poll(driver_, now_);
     retire_decisions();
     watch_progress();
     if (rejoin_asker_ >= 0) serve_rejoin();
@@ -569,12 +573,12 @@ Result P2PSessionImpl::advance() {
   if (stalled_ && driver_.frame() >= kTimeSyncWarmupFrames) catch_up_.on_refused();
   if (r == Result::ok) {
     advanced_at_ = now_;
-    apply_due_delays();  // before the next frame's local input is taken
+    if (pending_delay_count_ != 0) apply_due_delays();  // before the next frame's local input is taken
     advice_.on_advanced(now_);
     catch_up_.on_advanced(now_);
     timeline_.on_frame(driver_.frame(), now_);
-    stream_to_spectators();
-    exchange_checksums();
+    if (num_spectators_ != 0) stream_to_spectators();
+    if (desync_.enabled()) exchange_checksums();
     update_time_sync();
     if (rejoin_phase_ == RejoinPhase::playing) rejoin_catch_up();
     tell_rejoined();
@@ -594,6 +598,9 @@ void P2PSessionImpl::receive_datagrams() {
       continue;
     }
     peer->endpoint.on_datagram(datagram_, length, now_);
+    // A peer's reports change only with its datagrams: one reporting a player disconnected
+    // wakes disconnect agreement (cuts_active_). Spectators report nothing that counts.
+    if (!cuts_active_ && !peer->spectator) cuts_active_ = reports_any_cut(peer->endpoint);
   }
 }
 
@@ -693,20 +700,11 @@ void P2PSessionImpl::check_anyone_left() {
   driver_.reporter().emit(e);
 }
 
-// Whether disconnect agreement may have work (see cuts_active_): a player machine was dropped
-// here (drop_peer), this machine rejoins, or a peer's datagram reported a player disconnected.
-// Per player peer, its reports are looked at again only when a datagram came since.
-bool P2PSessionImpl::cuts_in_play() {
-  if (cuts_active_) return true;
-  for (uint32_t i = 0; i < num_player_peers_; ++i) {
-    const Endpoint& endpoint = peers_[i].endpoint;
-    const uint64_t heard = endpoint.datagrams_received();
-    if (heard == datagrams_seen_[i]) continue;
-    datagrams_seen_[i] = heard;
-    for (uint32_t p = 0; p < num_players_; ++p)
-      if (endpoint.remote_connect_status(PlayerIndex(p)).disconnected) cuts_active_ = true;
-  }
-  return cuts_active_;
+// Whether a peer's reports (as its datagrams left them) name any player disconnected.
+bool P2PSessionImpl::reports_any_cut(const Endpoint& endpoint) const {
+  for (uint32_t p = 0; p < num_players_; ++p)
+    if (endpoint.remote_connect_status(PlayerIndex(p)).disconnected) return true;
+  return false;
 }
 
 // The remote player whose next input the prediction window waits for: the one confirmed least
@@ -837,7 +835,7 @@ void P2PSessionImpl::watch_progress() {
 void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
   if (peer.dropped) return;
   peer.dropped = true;
-  cuts_active_ = true;  // the tick's disconnect agreement runs from now on (cuts_in_play)
+  cuts_active_ = true;  // the tick runs disconnect agreement from now on
   peer.rejoining = false;
   if (!peer.spectator) stream_waits_[&peer - peers_] = false;
   if (!peer.spectator) last_drop_at_ = now_;
@@ -986,6 +984,13 @@ void P2PSessionImpl::send_local_inputs() {
     Peer& peer = peers_[i];
     if (peer.dropped || stream_waits_[i]) continue;
     anyone = true;
+    // Every ready frame already went (poll's call, after advance_frame's sent the newest): the
+    // holds below could only lower `upto` further, so nothing goes; hold_for_delays is still
+    // asked while a delay change of ours is out, since it frees the slots everyone acknowledged.
+    if (sent_to_peer_[i] >= ready && own_delays_active_ == 0) {
+      newest = std::max(newest, sent_to_peer_[i]);
+      continue;
+    }
     Frame upto = ready;
     Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
     if (own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
@@ -1002,8 +1007,10 @@ void P2PSessionImpl::send_local_inputs() {
   }
   if (!anyone && ready != INT32_MAX) newest = std::max(newest, ready);
   while (last_local_sent_ < newest) timeline_.on_sent(++last_local_sent_, now_);
-  for (uint32_t p = 0; p < num_players_; ++p) {
-    if (driver_.is_local(PlayerIndex(p))) local_status_[p].last_frame = last_local_sent_;
+  const uint32_t players = num_players_;  // loaded once: the stores below could alias it
+  const Frame sent = last_local_sent_;
+  for (uint32_t p = 0; p < players; ++p) {
+    if (driver_.is_local(PlayerIndex(p))) local_status_[p].last_frame = sent;
     else if (!local_status_[p].disconnected) local_status_[p].last_frame = driver_.last_confirmed(PlayerIndex(p));
   }
 }
@@ -2171,9 +2178,12 @@ void P2PSessionImpl::send_due(bool again) {
   const uint64_t cover_us = uint64_t(max_prediction_ + delay) * frame_us_;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
-    // Spectators need it too: it tells them which players are gone and from which frame.
-    peer.endpoint.set_local_connect_status(peer.spectator ? status_for_spectator(i - num_player_peers_) : local_status_,
-                                           num_players_);
+    // Spectators need it too: it tells them which players are gone and from which frame. Only
+    // disconnected players' statuses travel (docs/PROTOCOL.md), and before the first drop
+    // (cuts_active_) every one is connected, as the endpoint's copy starts: nothing to copy.
+    if (cuts_active_)
+      peer.endpoint.set_local_connect_status(
+          peer.spectator ? status_for_spectator(i - num_player_peers_) : local_status_, num_players_);
     if (peer.endpoint.state() == EndpointState::idle) continue;
     const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + 3 * frame_us_;
     peer.endpoint.set_urgent(!peer.spectator && (pressing || slow_trip_us >= cover_us ||

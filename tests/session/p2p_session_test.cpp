@@ -286,7 +286,7 @@ TEST(P2PSession, DroppingAPlayerByApiIsAgreedByEveryoneAndNamedTheSame) {
   }
 }
 
-// The tick is event-driven (p2p_session.cpp, cuts_in_play): a machine that dropped nobody runs
+// The tick is event-driven (p2p_session.cpp, cuts_active_): a machine that dropped nobody runs
 // disconnect agreement only once a peer's datagram reports a player gone. Machine 1 here loses
 // no link and none of its timers can fire (5 s timeout): it learns of machine 0's cut of player
 // 2 only from machine 0's reports, and must act on the first one, not wait for its own timeout.
