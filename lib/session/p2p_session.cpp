@@ -1007,6 +1007,10 @@ void P2PSessionImpl::send_local_inputs() {
   }
   if (!anyone && ready != INT32_MAX) newest = std::max(newest, ready);
   while (last_local_sent_ < newest) timeline_.on_sent(++last_local_sent_, now_);
+  // The connected players' last frames are read only once a player is gone (agreement, the
+  // statuses the endpoints send, the rejoin offer: see cuts_active_), so they are kept from then
+  // on; the offer, built by serve_rejoin, always follows this call in the same poll.
+  if (!cuts_active_) return;
   const uint32_t players = num_players_;  // loaded once: the stores below could alias it
   const Frame sent = last_local_sent_;
   for (uint32_t p = 0; p < players; ++p) {
