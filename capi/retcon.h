@@ -192,6 +192,8 @@ typedef enum retcon_event_type {
                                            * from frame, the same frame on every machine */
   RETCON_EVENT_PLAYER_REJOINED = 32,      /* player's input of frame (as PLAYER_REJOINING) is
                                            * confirmed: it plays again */
+  RETCON_EVENT_REJOIN_REFUSED = 33,       /* rejoining: player's machine refused our rejoin (its
+                                           * game answered 0); CANNOT_CONTINUE follows */
   RETCON_EVENT_DESYNC_STATES = 25         /* share_desync_states: both states of a desync frame,
                                            * after DESYNC_DETECTED. player = the peer, frame = the
                                            * desync frame, state_remote = the peer's saved state

@@ -84,6 +84,9 @@ void wire_seeds() {
   m.header.type = MessageType::handshake_reply;
   m.handshake = Handshake{0xCAFEBABE, SessionShape{8, 256, 65535, 0}, 0xF0, true, 0, 2048};
   write("wire", "handshake_reply_spectator", encoded(m));
+  m.handshake = Handshake{0xCAFEBABE, SessionShape{2, 2, 60, 8}, 2, false, 2, 2};
+  m.handshake.refused = true;  // a rejoin refused (flag bit 2, a reply's only)
+  write("wire", "handshake_reply_refused", encoded(m));
   m.header.type = MessageType::input_ack;
   m.ack_frame = 1234;
   write("wire", "input_ack", encoded(m));

@@ -62,6 +62,10 @@ enum class EventType : uint32_t {
   player_rejoining = 31,
   // `player`'s input of `frame` (the same frame as player_rejoining) is confirmed: it plays again.
   player_rejoined = 32,
+  // On a rejoining machine (P2PConfig::rejoining): the machine of `player` refused our rejoin
+  // (its game answered answer_rejoin(..., false), now or for an earlier request from this
+  // address). `cannot_continue` follows: the session gives up and sends nothing more.
+  rejoin_refused = 33,
 };
 
 // One event. Fields that do not apply to a type are zero / kNullFrame / null.

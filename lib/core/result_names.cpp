@@ -54,6 +54,7 @@ const char* event_type_name(EventType t) noexcept {
     case EventType::rejoin_requested: return "rejoin_requested";
     case EventType::player_rejoining: return "player_rejoining";
     case EventType::player_rejoined: return "player_rejoined";
+    case EventType::rejoin_refused: return "rejoin_refused";
     case EventType::cannot_continue: return "cannot_continue";
   }
   return "unknown_event";

@@ -226,8 +226,9 @@ void Endpoint::reject(RejectReason reason) noexcept {
   state_ = EndpointState::disconnected;
   // The peer's requests keep being answered with our shape (see on_datagram), so it notices
   // the mismatch too instead of retrying forever. Another version cannot read our replies.
-  log(LogLevel::error, "handshake rejected: peer %s differs",
-      reason == RejectReason::version ? "protocol version" : "session shape");
+  if (reason == RejectReason::refused) log(LogLevel::error, "handshake rejected: the peer refuses this connection");
+  else log(LogLevel::error, "handshake rejected: peer %s differs",
+           reason == RejectReason::version ? "protocol version" : "session shape");
   EndpointEvent e{EndpointEventType::handshake_rejected};
   e.reason = reason;
   push_event(e);
@@ -391,6 +392,13 @@ bool Endpoint::handle_reply(const Message& m, uint64_t now_us) noexcept {
     replay_window_.reset();
     sync_done_ = 0;
     auth_.bind(local_nonce_, remote_nonce_, m.handshake.aes256gcm);
+  }
+  // A verified refusal (it echoes our challenge: a blind attacker cannot make one) ends the
+  // handshake: the peer's game said no (a rejoin), retrying would only be refused again.
+  if (m.handshake.refused) {
+    remote_hello_ = m.handshake;
+    reject(RejectReason::refused);
+    return true;
   }
   if (!compatible(m.handshake)) {
     remote_hello_ = m.handshake;

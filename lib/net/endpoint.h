@@ -96,7 +96,8 @@ enum class EndpointEventType : uint8_t {
   handshake_rejected,  // the peer's protocol version or session shape differs (reason)
 };
 
-enum class RejectReason : uint8_t { none, version, shape };
+// refused: the peer's verified reply says it refuses this connection (a refused rejoin).
+enum class RejectReason : uint8_t { none, version, shape, refused };
 
 struct EndpointEvent {
   EndpointEventType type;

@@ -21,7 +21,8 @@ namespace {
 constexpr size_t kHandshakeSize = 21;
 constexpr uint8_t kFlagSpectator = 0x01;
 constexpr uint8_t kFlagAes256Gcm = 0x02;
-constexpr uint8_t kKnownFlags = kFlagSpectator | kFlagAes256Gcm;
+constexpr uint8_t kFlagRefused = 0x04;  // a reply: the sender refuses this connection (a rejoin)
+constexpr uint8_t kKnownFlags = kFlagSpectator | kFlagAes256Gcm | kFlagRefused;
 
 void write_header(ByteWriter& w, const Header& h) noexcept {
   if (!is_handshake(h.type)) {
@@ -43,7 +44,8 @@ void write_header(ByteWriter& w, const Header& h) noexcept {
 }
 
 uint8_t handshake_flags(const Handshake& h) noexcept {
-  return uint8_t((h.spectator ? kFlagSpectator : 0) | (h.aes256gcm ? kFlagAes256Gcm : 0));
+  return uint8_t((h.spectator ? kFlagSpectator : 0) | (h.aes256gcm ? kFlagAes256Gcm : 0) |
+                 (h.refused ? kFlagRefused : 0));
 }
 
 void write_handshake(ByteWriter& w, const Handshake& h) noexcept {
@@ -68,6 +70,7 @@ bool read_handshake(ByteReader& r, Handshake* h) noexcept {
   const uint8_t flags = r.u8();
   h->spectator = (flags & kFlagSpectator) != 0;
   h->aes256gcm = (flags & kFlagAes256Gcm) != 0;
+  h->refused = (flags & kFlagRefused) != 0;
   h->send_blob_size = r.u16();
   h->receive_blob_size = r.u16();
   if (r.failed()) return true;  // the caller reports truncation
@@ -365,6 +368,8 @@ DecodeError decode_message_body(const uint8_t* data, size_t size, const Header& 
     case MessageType::handshake_reply:
       out->handshake = Handshake{};
       valid = read_handshake(r, &out->handshake);
+      // Only a reply refuses (a request that did would be nonsense: malformed).
+      if (header.type == MessageType::handshake_request && out->handshake.refused) valid = false;
       break;
     case MessageType::inputs: valid = read_inputs(r, &out->inputs); break;
     case MessageType::input_ack:

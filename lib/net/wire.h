@@ -147,6 +147,9 @@ struct Handshake {
   uint16_t send_blob_size = 0;     // bytes per frame the sender sends (0: sends none)
   uint16_t receive_blob_size = 0;  // bytes per frame the sender expects to receive
   bool aes256gcm = false;  // the sender can run AES-256-GCM (used when both can, with a key)
+  // A reply only: the sender refuses this connection (a rejoin its game refused; docs/PROTOCOL.md
+  // "Rejoin"). Believed only from a reply that echoes our current challenge.
+  bool refused = false;
   bool operator==(const Handshake&) const = default;
 };
 

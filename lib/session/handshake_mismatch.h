@@ -16,6 +16,8 @@ struct HandshakeMismatch {
 // `spectator`: we are one (a spectator's window is never compared, see shapes_agree).
 inline HandshakeMismatch handshake_mismatch(RejectReason reason, const SessionShape& ours, bool spectator,
                                             const Handshake& theirs) noexcept {
+  if (reason == RejectReason::refused)
+    return {"handshake rejected: the peer refuses this connection (its game refused our rejoin)", 0, 0};
   if (reason == RejectReason::version)
     return {"handshake rejected: the peer speaks another protocol version (count: ours, total: theirs)",
             int32_t(kProtocolVersion), -1};

@@ -24,6 +24,7 @@
 #include "session/handshake_mismatch.h"
 #include "session/peer.h"
 #include "session/rejoin.h"
+#include "session/stranger_replies.h"
 #include "session/snapshot_server.h"
 #include "session/spectator_frames.h"
 #include "session/state_transfer.h"
@@ -200,6 +201,7 @@ class P2PSessionImpl final : public P2PSession {
   void emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count = 0, int32_t total = 0);
   // ---- rejoin (session/rejoin.h)
   bool rejoin_stranger(const PeerAddress& from, const uint8_t* data, size_t length);
+  void answer_stranger(const PeerAddress& from, const Handshake& request, size_t length, int32_t peer, bool refused);
   Result answer(PlayerIndex player, bool accept);
   bool on_rejoin_message(Peer& peer, const uint8_t* body, size_t size);
   void on_rejoin_notice(Peer& peer, const uint8_t* body, size_t size);
@@ -321,6 +323,7 @@ class P2PSessionImpl final : public P2PSession {
   EndpointConfig endpoint_config_[kMaxPlayers];
   ChannelConfig player_channel_;
   DatagramAuth stranger_auth_;  // opens a stranger's handshake request (with the match key)
+  StrangerReplies stranger_replies_;  // a refused or shape-rejected rejoiner hears why at once
   struct RejoinRequest {
     bool waiting = false;
     PeerAddress from, refused;
@@ -478,6 +481,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   }
   if (allow_rejoin_ && !stranger_auth_.configure(c.network.has_match_key ? c.network.match_key : nullptr, true))
     return Result::unsupported;
+  if (allow_rejoin_) stranger_replies_.init(c.network.rng_seed == 0 ? 0 : c.network.rng_seed ^ 0x5a1d7e3c9b2f4e61ull);
   if (rejoining_) {
     rejoin_phase_ = RejoinPhase::connecting;
     cuts_active_ = true;  // it takes the match's cuts from the state
@@ -653,9 +657,17 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
         drop_peer(peer, false);
         break;
       case EndpointEventType::handshake_rejected: {
+        // A rejoining machine turned away (docs/NETWORKING.md "Rejoin"): its game hears why,
+        // then cannot_continue, and the session stops asking anyone (rejoin_failed).
+        if (ev.reason == RejectReason::refused && rejoining_ && !peer.spectator) {
+          emit_peer_event(EventType::rejoin_refused, peer, "`player`'s machine refused our rejoin");
+          rejoin_failed("a machine refused our rejoin (its game answered no)");
+          break;
+        }
         const HandshakeMismatch m = handshake_mismatch(ev.reason, shape_, false, peer.endpoint.remote_handshake());
         emit_peer_event(EventType::handshake_rejected, peer, m.message, m.ours, m.theirs);
         if (!peer.spectator) failed_ = true;
+        if (rejoining_ && !peer.spectator) rejoin_failed(m.message);
         break;
       }
     }
@@ -1591,7 +1603,18 @@ bool P2PSessionImpl::rejoin_stranger(const PeerAddress& from, const uint8_t* dat
   Message m;
   if (stranger_auth_.open(data, length, &m) != DecodeError::ok) return false;
   const Handshake& hello = m.handshake;
-  if (hello.spectator || !(hello.shape == shape_)) return false;
+  if (hello.spectator) return false;
+  if (!(hello.shape == shape_)) {
+    // A machine of another shape (a rejoiner built or configured differently) hears ours and
+    // rejects it naming the field, instead of retrying until its handshake timeout. Only while
+    // a player is gone (someone may be coming back): a running match answers no one else.
+    for (uint32_t i = 0; i < num_player_peers_; ++i)
+      if (peers_[i].dropped) {
+        answer_stranger(from, hello, length, -1, false);
+        return true;
+      }
+    return false;
+  }
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     Peer& peer = peers_[i];
     uint16_t mask = 0;
@@ -1601,7 +1624,11 @@ bool P2PSessionImpl::rejoin_stranger(const PeerAddress& from, const uint8_t* dat
     for (uint32_t k = 0; k < peer.player_count; ++k)
       if (!cut_announced_[peer.players[k]] || !driver_.is_disconnected(peer.players[k])) return false;
     RejoinRequest& q = rejoin_requests_[i];
-    if (q.waiting || q.refused == from) return true;  // one question at a time; a refusal stands
+    if (q.refused == from) {  // a refusal stands, and the requester hears it (not a timeout)
+      answer_stranger(from, hello, length, int32_t(i), true);
+      return true;
+    }
+    if (q.waiting) return true;  // one question at a time
     q.waiting = true;
     q.from = from;
     Event e = Reporter::make(EventType::rejoin_requested,
@@ -1614,6 +1641,23 @@ bool P2PSessionImpl::rejoin_stranger(const PeerAddress& from, const uint8_t* dat
     return true;
   }
   return false;
+}
+
+// A handshake reply to a stranger's request (session/stranger_replies.h): our shape, the
+// request's challenge echoed, `refused` when our game said no to it. Rate-limited, never larger
+// than the request.
+void P2PSessionImpl::answer_stranger(const PeerAddress& from, const Handshake& request, size_t length, int32_t peer,
+                                     bool refused) {
+  const EndpointConfig& e = endpoint_config_[peer >= 0 ? uint32_t(peer) : 0];
+  Handshake h;
+  h.challenge = request.challenge;
+  h.shape = shape_;
+  h.players_owned = e.players_owned;
+  h.send_blob_size = e.send_blob_size;
+  h.receive_blob_size = peer >= 0 ? e.receive_blob_size : request.send_blob_size;
+  h.aes256gcm = stranger_auth_.offers_aes256gcm();
+  h.refused = refused;
+  stranger_replies_.send(stranger_auth_, *transport_, from, h, length, now_);
 }
 
 // The game's answer. Accepted: a new connection to the requester's address for that slot (the

@@ -207,6 +207,9 @@ void FighterPeer::on_event(const retcon::Event& e) {
       if (e.player >= 0 && e.player < kMaxPlayers) gone_[e.player] = false;
       note("player %d rejoined: its input of frame %d is confirmed, it plays again", int(e.player), int(e.frame));
       break;
+    case retcon::EventType::rejoin_refused:
+      note("player %d's machine refused our rejoin", int(e.player));
+      break;
     case retcon::EventType::spectator_joined:
       ++spectators_joined_;
       note("spectator joined");

@@ -44,6 +44,25 @@ TEST(ProtocolDoc, HandshakeExamplesMatchTheCodec) {
   }
 }
 
+// A rejoin refused (docs/PROTOCOL.md "Rejoin"): B's reply to A's request with the refused flag.
+TEST(ProtocolDoc, RefusedHandshakeReplyMatchesTheCodec) {
+  Message m;
+  m.header.type = MessageType::handshake_reply;
+  m.header.nonce = kNonceB;
+  m.header.sequence = 0;
+  m.handshake = doc_handshake(0x0002);
+  m.handshake.refused = true;
+  uint8_t buffer[kMaxDatagramSize];
+  const size_t n = encode_message(m, buffer, sizeof buffer);
+  const auto doc = doc_example("handshake_reply_refused");
+  EXPECT_EQ(std::vector<uint8_t>(buffer, buffer + n), doc) << "handshake_reply_refused is: " << test::doc_hex({buffer, buffer + n});
+  Message back;
+  ASSERT_EQ(decode_message(doc.data(), doc.size(), &back), DecodeError::ok);
+  EXPECT_TRUE(back.handshake.refused);
+  EXPECT_EQ(back.handshake, m.handshake);
+  EXPECT_EQ(doc.size(), doc_example("handshake_request").size()) << "never larger than the request it answers";
+}
+
 TEST(ProtocolDoc, InputsExampleMatchesTheCodec) {
   Header h;
   h.nonce = 0x11223344;

@@ -124,6 +124,7 @@ RC_GTEST_PROP(WireProperty, RandomSimpleMessagesRoundTrip, ()) {
   m.handshake.spectator = *rc::gen::arbitrary<bool>();
   m.handshake.send_blob_size = *rc::gen::inRange<uint16_t>(0, uint16_t(kMaxBlobSize + 1));
   m.handshake.receive_blob_size = *rc::gen::inRange<uint16_t>(0, uint16_t(kMaxBlobSize + 1));
+  m.handshake.refused = m.header.type == MessageType::handshake_reply && *rc::gen::arbitrary<bool>();
   m.ack_frame = *rc::gen::inRange<Frame>(-1, 1 << 30);
   m.quality = {*rc::gen::arbitrary<uint8_t>(), *rc::gen::inRange<Frame>(0, std::numeric_limits<Frame>::max()),
                *rc::gen::arbitrary<int32_t>()};
@@ -750,6 +751,17 @@ TEST(Wire, ClassesOfBadInput) {
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = good[0];
   d[kHandshakeHeaderSize + 13] = uint8_t(kMaxPredictionFrames + 1);  // a window beyond 64 frames
+  seal_datagram(d.data(), d.size());
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  d = good[0];
+  d[kHandshakeHeaderSize + 16] |= 0x04;  // "refused" is a reply's flag: a request with it is nonsense
+  seal_datagram(d.data(), d.size());
+  EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
+  d[3] = uint8_t(MessageType::handshake_reply);  // as a reply it is the refusal of a rejoin
+  seal_datagram(d.data(), d.size());
+  ASSERT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::ok);
+  EXPECT_TRUE(m.handshake.refused);
+  d[kHandshakeHeaderSize + 16] |= 0x08;  // a flag bit no version defines
   seal_datagram(d.data(), d.size());
   EXPECT_EQ(decode_message(d.data(), d.size(), &m), DecodeError::malformed);
   d = good[0];

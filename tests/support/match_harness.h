@@ -275,7 +275,8 @@ class Match {
 
   // Machine m crashes (its session is destroyed, its address gone) and starts again from nothing
   // on a new address, as a session that rejoins the running match (P2PConfig::rejoining).
-  bool restart_rejoining(uint32_t m) {
+  // `tweak` changes its config before create (a rejoiner built differently).
+  bool restart_rejoining(uint32_t m, const std::function<void(P2PConfig&)>& tweak = {}) {
     auto machine = std::make_unique<Machine>();
     machine->wire = net_.add_endpoint();
     machine->cut = std::make_unique<CuttableTransport>(*machine->wire);
@@ -308,6 +309,7 @@ class Match {
     n.transfer_bytes_per_second = opt_.transfer_bytes_per_second;
     P2PConfig c = player_config(m, s, n);
     c.rejoining = true;
+    if (tweak) tweak(c);
     if (create_p2p_session(c, &me.session) != Result::ok) return false;
     for (uint32_t p = 0; p < players_; ++p)
       if (opt_.owner[p] == m && me.session->set_input_delay(PlayerIndex(p), opt_.input_delay) != Result::ok) return false;
