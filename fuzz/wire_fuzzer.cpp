@@ -80,6 +80,46 @@ void check_body_decode(const uint8_t* data, size_t size, DecodeError expected, c
   if (error == DecodeError::ok) FUZZ_CHECK(same_message(reused, fresh));
 }
 
+bool expand(const InputsBody& body, uint8_t* out);
+
+// What a receiver asks of an inputs datagram (InputsSeek: the frame it lacks first, the blob size
+// it agreed): the same result and fields, plus, when the blobs are that size and the frame is
+// past the first, where the frame starts; expanding from there (DeltaRunDecoder::seek) gives the
+// same blobs as expanding every frame before it.
+void check_seek(const uint8_t* data, size_t size, DecodeError expected, const Message& fresh) {
+  Header header;
+  if (decode_public_header(data, size, &header) != DecodeError::ok || header.type != MessageType::inputs) return;
+  static Message sought;
+  const InputsBody& body = fresh.inputs;
+  for (int variant = 0; variant < 2; ++variant) {
+    Integrity integrity;
+    // The blob size as decoded (the usual receiver), or another (nothing may be noted then).
+    const uint16_t blob_size = expected == DecodeError::ok ? body.blob_size : uint16_t(1 + size % 8);
+    integrity.seek.blob_size = uint16_t(variant == 0 ? blob_size : blob_size + 1);
+    // 0..count frames past the start (count: past the last).
+    const Frame k = expected == DecodeError::ok ? Frame(size % (size_t(body.count) + 1)) : Frame(size % 4);
+    integrity.seek.frame = (expected == DecodeError::ok ? body.start_frame : 0) + k;
+    const DecodeError error = decode_message_body(data, size, header, &sought, integrity);
+    FUZZ_CHECK(error == expected);
+    if (error != DecodeError::ok) continue;
+    FUZZ_CHECK(same_message(sought, fresh));
+    const bool noted = variant == 0 && k >= 1 && k < Frame(body.count);
+    FUZZ_CHECK(sought.inputs.seek_frame == (noted ? integrity.seek.frame : kNullFrame));
+    if (!noted) continue;
+    static uint8_t all[kMaxDatagramSize * 128];
+    FUZZ_CHECK(expand(body, all));
+    DeltaRunDecoder decoder(sought.inputs.payload, sought.inputs.payload_size);
+    FUZZ_CHECK(decoder.seek(sought.inputs.seek_offset, sought.inputs.seek_into));
+    uint8_t blob[kMaxBlobSize];
+    for (Frame f = k; f < Frame(body.count); ++f) {
+      const size_t at = size_t(f) * body.blob_size;
+      FUZZ_CHECK(decoder.apply(blob, all + at - body.blob_size, body.blob_size));
+      FUZZ_CHECK(std::memcmp(blob, all + at, body.blob_size) == 0);
+    }
+    FUZZ_CHECK(decoder.finished());
+  }
+}
+
 // Expands every blob of `body` (reference: zeros) into `out` (count * blob_size bytes).
 bool expand(const InputsBody& body, uint8_t* out) {
   static const uint8_t zeros[kMaxBlobSize] = {};
@@ -226,6 +266,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const DecodeError error = decode_message(data, size, &m);
   FUZZ_CHECK(decode_error_name(error) != nullptr);
   check_body_decode(data, size, error, m);
+  check_seek(data, size, error, m);
   if (size > kMaxDatagramSize) FUZZ_CHECK(error == DecodeError::oversized);
   if (error == DecodeError::ok) {
     FUZZ_CHECK(size >= header_size(m.header.type) && size <= kMaxDatagramSize);

@@ -145,6 +145,20 @@ class ByteReader {
   // above 32 bits or not minimal (a final byte of 0 after the first), so every value has one
   // encoding. A truncated one sets failed() and returns true (the caller reports truncation).
   bool varint(uint32_t* out) noexcept {
+    // The usual varint (a count, a small frame delta) is one byte: inline, no loop, nothing to
+    // reject. The longer ones out of line, so that this stays small enough to inline.
+    if (!failed_ && pos_ < size_ && data_[pos_] < 0x80) {
+      *out = data_[pos_++];
+      return true;
+    }
+    return varint_long(out);
+  }
+
+ private:
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  bool varint_long(uint32_t* out) noexcept {
     *out = 0;
     if (!failed_ && size_ - pos_ >= 5) {
       // Fast path: all 5 bytes a varint may take are there, so one bounds check covers it.
@@ -176,6 +190,8 @@ class ByteReader {
     }
     return false;
   }
+
+ public:
   // Returns a pointer to the next `n` bytes and skips them, or null when fewer remain.
   const uint8_t* skip(size_t n) noexcept {
     if (failed_ || n > size_ - pos_) {

@@ -233,19 +233,21 @@ DecodeError DatagramAuth::open(const uint8_t* data, size_t size, Message* out,
 }
 
 DecodeError DatagramAuth::open(const uint8_t* data, size_t size, const Header& header, Message* out,
-                               uint32_t sequence_base) noexcept {
+                               uint32_t sequence_base, const InputsSeek& seek) noexcept {
   if (out == nullptr) return DecodeError::malformed;
   const bool handshake = is_handshake(header.type);
   if (!keyed_) {
     Integrity integrity;
     integrity.connection_key = bound_ ? receive_checksum_key_ : 0;
     integrity.sequence_base = sequence_base;
+    integrity.seek = seek;
     return decode_message_body(data, size, header, out, integrity);
   }
   out->header = header;
 #if !RETCON_WITH_SODIUM
   (void)handshake;
   (void)sequence_base;
+  (void)seek;
   return DecodeError::bad_checksum;  // unreachable: configure() refuses keys without libsodium
 #else
   const size_t public_size = public_header_size(header.type);
@@ -280,6 +282,7 @@ DecodeError DatagramAuth::open(const uint8_t* data, size_t size, const Header& h
   Integrity integrity;
   integrity.authenticated = true;
   integrity.sequence_base = sequence_base;
+  integrity.seek = seek;
   return decode_message_body(plain_, plain_header + body, header, out, integrity);
 #endif
 }

@@ -90,8 +90,9 @@ class DatagramAuth {
   // The same for bytes whose public header the caller already read (decode_public_header
   // returned ok with `header`): the header is not read again, and only `out->header` and the
   // body its type names are written (decode_message_body).
+  // `seek`: see InputsSeek (an inputs datagram's receiver).
   DecodeError open(const uint8_t* data, size_t size, const Header& header, Message* out,
-                   uint32_t sequence_base = 0) noexcept;
+                   uint32_t sequence_base = 0, const InputsSeek& seek = {}) noexcept;
 
  private:
   void wipe() noexcept;

@@ -312,7 +312,9 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
   // again): a Message is a few hundred bytes, and a local one, or a reset of this one, would be
   // initialised once more per datagram.
   Message& m = received_;
-  const DecodeError error = auth_.open(data, length, header, &m, replay_window_.highest());
+  // An inputs datagram: decoding notes where the first frame we lack starts (InputsSeek).
+  const DecodeError error = auth_.open(data, length, header, &m, replay_window_.highest(),
+                                       InputsSeek{uint16_t(config_.receive_blob_size), last_received_ + 1});
   if (error != DecodeError::ok) {
     drop(drop_reason_of(error));
     return;
@@ -613,7 +615,13 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   const size_t blob = config_.receive_blob_size;
   const uint8_t* previous = reference;
   if (start <= last_received_) {
-    if (!decoder.discard(size_t(last_received_ - start + 1) * blob)) return true;
+    // By position when decoding noted where our next frame starts (on_datagram asked it to):
+    // the tokens of the frames we hold are not walked a second time.
+    if (body.seek_frame == last_received_ + 1) {
+      if (!decoder.seek(body.seek_offset, body.seek_into)) return true;
+    } else if (!decoder.discard(size_t(last_received_ - start + 1) * blob)) {
+      return true;
+    }
     previous = received_input(last_received_);
   }
   for (Frame f = last_received_ + 1; f <= end && f <= window_end; ++f) {

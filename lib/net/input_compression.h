@@ -132,6 +132,30 @@ class DeltaRunDecoder {
     }
     return true;
   }
+  // Before the first read only: starts at the token `offset` bytes into the payload with `into`
+  // of the delta bytes it stands for already consumed (a position delta_tokens_find noted), so
+  // that frames the caller holds are skipped by position, not by walking their tokens. False
+  // (and failed) when that position is not inside the payload.
+  bool seek(size_t offset, size_t into) noexcept {
+    if (failed_ || offset >= size_t(end_ - at_)) {
+      failed_ = true;
+      return false;
+    }
+    at_ += offset;
+    const uint8_t token = *at_++;
+    const size_t n = size_t{token & 0x7Fu} + 1;
+    if (into >= n || (token >= 0x80 && into > size_t(end_ - at_))) {
+      failed_ = true;
+      return false;
+    }
+    if (token < 0x80) {
+      zeros_left_ = n - into;
+    } else {
+      at_ += into;
+      literal_left_ = n - into;
+    }
+    return true;
+  }
   // Consumes the next `size` delta bytes without writing them.
   bool discard(size_t size) noexcept {
     while (size != 0) {
@@ -192,5 +216,43 @@ bool delta_tokens_valid(const uint8_t* payload, size_t size, size_t delta_bytes)
 // The number of delta bytes a payload's tokens stand for, by walking them: false when a literal
 // is cut short. (An inputs datagram does not carry its blob size: this divided by the count.)
 bool delta_tokens_length(const uint8_t* payload, size_t size, size_t* delta_bytes) noexcept;
+// The same walk, noting on the way where delta byte `seek` lies: the offset of the token that
+// holds it (`*seek_offset`) and how many of that token's delta bytes come before it
+// (`*seek_into`), for DeltaRunDecoder::seek. Both are left alone when the payload has fewer
+// than seek + 1 delta bytes (SIZE_MAX: never). Inline: every received inputs datagram walks.
+inline bool delta_tokens_find(const uint8_t* payload, size_t size, size_t seek, size_t* delta_bytes,
+                              size_t* seek_offset, size_t* seek_into) noexcept {
+  *delta_bytes = 0;
+  if (payload == nullptr) return size == 0;
+  size_t at = 0, total = 0;
+  // Up to the token that holds delta byte `seek` (one more compare per token), then the rest.
+  while (at < size) {
+    const size_t token_at = at;
+    const uint8_t token = payload[at++];
+    const size_t n = size_t{token & 0x7Fu} + 1;
+    if (token >= 0x80) {
+      if (n > size - at) return false;  // literal bytes missing
+      at += n;
+    }
+    if (total + n > seek) {
+      *seek_offset = token_at;
+      *seek_into = seek - total;
+      total += n;
+      break;
+    }
+    total += n;
+  }
+  while (at < size) {
+    const uint8_t token = payload[at++];
+    const size_t n = size_t{token & 0x7Fu} + 1;
+    total += n;
+    if (token >= 0x80) {
+      if (n > size - at) return false;  // literal bytes missing
+      at += n;
+    }
+  }
+  *delta_bytes = total;
+  return true;
+}
 
 }  // namespace retcon::detail

@@ -171,7 +171,7 @@ static_assert(kMaxRiddenChecksums == 7, "bits 3-5 of the flags count them");
 // by the flags the disconnected mask with each disconnected player's last_frame + 1, a quality
 // report, a quality reply, checksum reports, a silence note; then the payload, whose decoded length gives the
 // blob size.
-bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
+bool read_inputs(ByteReader& r, InputsBody* b, const InputsSeek& seek) noexcept {
   // Every field a decoded body has, as InputsBody{} has them, but the riders' unused checksum
   // slots (their count says which hold one): a reset of what a datagram can leave behind, not of
   // the whole Message.
@@ -191,6 +191,7 @@ bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
   b->riders.silence = SilenceNote{};
   b->payload = nullptr;
   b->payload_size = 0;
+  b->seek_frame = kNullFrame;
   uint32_t start = 0, ack_delta = 0, count = 0;
   bool valid = r.varint(&start) && r.varint(&ack_delta) && r.varint(&count);
   const uint8_t flags = r.u8();
@@ -234,10 +235,22 @@ bool read_inputs(ByteReader& r, InputsBody* b) noexcept {
   b->payload = r.skip(b->payload_size);
   // The blob size is not sent: every blob has it, so the payload holds count of them exactly.
   size_t delta_bytes = 0;
-  if (!delta_tokens_length(b->payload, b->payload_size, &delta_bytes) || delta_bytes % count != 0) return false;
+  // A frame the receiver wants after the first: the same walk notes where it starts.
+  const Frame ahead = seek.frame - b->start_frame;  // both in -1..2^31-1
+  const size_t skip = ahead > 0 && ahead < Frame(count) ? size_t(ahead) * seek.blob_size : SIZE_MAX;
+  size_t seek_offset = 0, seek_into = 0;
+  if (!delta_tokens_find(b->payload, b->payload_size, skip, &delta_bytes, &seek_offset, &seek_into) ||
+      delta_bytes % count != 0)
+    return false;
   const size_t blob_size = delta_bytes / count;
   if (blob_size < 1 || blob_size > kMaxBlobSize) return false;
   b->blob_size = uint16_t(blob_size);
+  // The noted position is that frame's only when the blobs are the size the receiver assumed.
+  if (skip != SIZE_MAX && blob_size == seek.blob_size) {
+    b->seek_frame = seek.frame;
+    b->seek_offset = uint32_t(seek_offset);
+    b->seek_into = uint32_t(seek_into);
+  }
   return true;
 }
 
@@ -371,7 +384,7 @@ DecodeError decode_message_body(const uint8_t* data, size_t size, const Header& 
       // Only a reply refuses (a request that did would be nonsense: malformed).
       if (header.type == MessageType::handshake_request && out->handshake.refused) valid = false;
       break;
-    case MessageType::inputs: valid = read_inputs(r, &out->inputs); break;
+    case MessageType::inputs: valid = read_inputs(r, &out->inputs, integrity.seek); break;
     case MessageType::input_ack:
       out->ack_frame = r.i32();
       valid = out->ack_frame >= kNullFrame;

@@ -227,6 +227,13 @@ struct InputsBody {
   Riders riders;
   const uint8_t* payload = nullptr;
   size_t payload_size = 0;
+  // Not on the wire: where the delta bytes of frame `seek_frame` start in the payload, when the
+  // decoder was asked for that frame (Integrity::seek) and the blob size came out as the one
+  // asked for (kNullFrame otherwise): the token at payload + seek_offset, with seek_into of its
+  // delta bytes belonging to earlier frames (DeltaRunDecoder::seek).
+  Frame seek_frame = kNullFrame;
+  uint32_t seek_offset = 0;
+  uint32_t seek_into = 0;
 };
 
 // A decoded message: `header.type` says which body member is meaningful.
@@ -268,11 +275,22 @@ void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key = 0,
 // type or length from byte 4 on; unknown_type for an unknown type of this version.
 DecodeError decode_public_header(const uint8_t* data, size_t size, Header* out) noexcept;
 
+// What a receiver of inputs datagrams wants of the next one: the frame it needs first (the one
+// after the last it holds) and the blob size the handshake agreed. Decoding walks the payload's
+// tokens anyway (the blob size is their total over the count) and notes on the way where that
+// frame starts (InputsBody::seek_frame), so the receiver skips the frames it holds by position.
+// Changes nothing else about the result. Default: nothing wanted.
+struct InputsSeek {
+  uint16_t blob_size = 0;
+  Frame frame = kNullFrame;
+};
+
 // How decode_message checks a datagram's integrity.
 struct Integrity {
   bool authenticated = false;  // opened by DatagramAuth (AEAD): no checksum field to check
   uint64_t connection_key = 0; // see datagram_checksum
   uint32_t sequence_base = 0;  // see widen_sequence: the highest sequence accepted so far
+  InputsSeek seek;             // an inputs datagram's frame to note the position of
 };
 
 // Decodes one datagram. On bad_version, `out->header` is still filled.

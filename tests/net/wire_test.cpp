@@ -446,6 +446,62 @@ TEST(Wire, LongCountsFitAsTheWidestCountAndDecode) {
   }
 }
 
+// A receiver's InputsSeek: decoding notes where the frame it lacks first starts (inside a zero
+// run that spans frames, inside a literal, on a token's first byte), expanding from there gives
+// the same blobs as expanding every frame, and nothing is noted when the blob size is not the
+// one asked for or the frame is not after the first. The rest of the result is the same.
+TEST(Wire, InputsSeekNotesWhereTheWantedFrameStarts) {
+  constexpr uint16_t kBlob = 4;
+  constexpr uint16_t kCount = 12;
+  uint8_t blobs[kCount][kBlob] = {};
+  // Held inputs (zero runs across frames), single changed bytes, a frame of noise (a literal).
+  for (uint16_t i = 0; i < kCount; ++i) {
+    if (i > 0) std::memcpy(blobs[i], blobs[i - 1], kBlob);
+    if (i % 3 == 1) blobs[i][i % kBlob] = uint8_t(0x11 * i);
+    if (i == 7)
+      for (uint16_t k = 0; k < kBlob; ++k) blobs[i][k] = uint8_t(0xA0 + k);
+  }
+  const uint8_t zeros[kBlob] = {};
+  uint8_t out[kMaxDatagramSize];
+  InputsWriter w(out, sizeof out, Header{}, 100, 90, kBlob, nullptr, 0, zeros);
+  for (uint16_t i = 0; i < kCount; ++i) ASSERT_TRUE(w.append(blobs[i]));
+  const size_t n = w.finish();
+  Message plain;
+  ASSERT_EQ(decode_message(out, n, &plain), DecodeError::ok);
+  EXPECT_EQ(plain.inputs.seek_frame, kNullFrame);
+  Header header;
+  ASSERT_EQ(decode_public_header(out, n, &header), DecodeError::ok);
+  for (Frame want = 95; want <= 115; ++want) {
+    for (uint16_t asked : {kBlob, uint16_t(kBlob + 1), uint16_t(0)}) {
+      Integrity integrity;
+      integrity.seek = InputsSeek{asked, want};
+      Message m;
+      ASSERT_EQ(decode_message_body(out, n, header, &m, integrity), DecodeError::ok);
+      EXPECT_EQ(m.inputs.start_frame, 100);
+      EXPECT_EQ(m.inputs.count, kCount);
+      EXPECT_EQ(m.inputs.blob_size, kBlob);
+      EXPECT_EQ(m.inputs.payload, plain.inputs.payload);
+      const bool noted = asked == kBlob && want > 100 && want < 100 + kCount;
+      ASSERT_EQ(m.inputs.seek_frame, noted ? want : kNullFrame) << want << " " << asked;
+      if (!noted) continue;
+      DeltaRunDecoder decoder(m.inputs.payload, m.inputs.payload_size);
+      ASSERT_TRUE(decoder.seek(m.inputs.seek_offset, m.inputs.seek_into));
+      uint8_t blob[kBlob];
+      for (Frame f = want; f < 100 + kCount; ++f) {
+        const size_t i = size_t(f - 100);
+        ASSERT_TRUE(decoder.apply(blob, blobs[i - 1], kBlob)) << want << " " << f;
+        ASSERT_EQ(std::memcmp(blob, blobs[i], kBlob), 0) << want << " " << f;
+      }
+      EXPECT_TRUE(decoder.finished()) << want;
+    }
+  }
+  // A position outside the payload (never noted by decoding) fails instead of reading past it.
+  DeltaRunDecoder outside(plain.inputs.payload, plain.inputs.payload_size);
+  EXPECT_FALSE(outside.seek(plain.inputs.payload_size, 0));
+  DeltaRunDecoder past_token(plain.inputs.payload, plain.inputs.payload_size);
+  EXPECT_FALSE(past_token.seek(0, 128));
+}
+
 // Seal::none (datagrams an AEAD protects) leaves the checksum field 0; the default seals it.
 TEST(Wire, InputsCanBeLeftUnsealed) {
   const uint8_t blob[2] = {1, 2}, zeros[2] = {};
