@@ -80,6 +80,11 @@ RETCON_SAME_VALUE(RETCON_EVENT_REJOIN_REFUSED, EventType::rejoin_refused);
 RETCON_SAME_VALUE(RETCON_EVENT_DESYNC_STATES, EventType::desync_states);
 RETCON_SAME_VALUE(RETCON_EVENT_CANNOT_CONTINUE, EventType::cannot_continue);
 
+// ---- UDP receive paths (retcon_udp_transport_open_with_receive_path casts between them)
+RETCON_SAME_VALUE(RETCON_UDP_RECEIVE_COMPLETION_RING, UdpTransport::ReceivePath::completion_ring);
+RETCON_SAME_VALUE(RETCON_UDP_RECEIVE_BATCHED_CALLS, UdpTransport::ReceivePath::batched_calls);
+RETCON_SAME_VALUE(RETCON_UDP_RECEIVE_SINGLE_CALLS, UdpTransport::ReceivePath::single_calls);
+
 // ---- limits
 RETCON_SAME_VALUE(RETCON_MAX_PLAYERS, kMaxPlayers);
 RETCON_SAME_VALUE(RETCON_MAX_SPECTATORS, kMaxSpectators);

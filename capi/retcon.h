@@ -598,6 +598,26 @@ RETCON_API retcon_result retcon_udp_transport_set_receive_budget(retcon_transpor
 RETCON_API retcon_result retcon_udp_transport_set_receive_time_budget(retcon_transport* udp,
                                                                       uint64_t microseconds);
 
+/* How a UDP transport learns of datagrams (docs/PERFORMANCE.md "UDP: the io_uring receive
+ * path"). COMPLETION_RING (the default of retcon_udp_transport_open): Linux io_uring where the
+ * build and the kernel (6.0 or later, not refused by seccomp) allow it; a poll that finds
+ * nothing makes no system call. BATCHED_CALLS: recvmmsg on Linux. SINGLE_CALLS: one receive call
+ * per datagram (the only path on other systems). A path the system lacks falls back to the next
+ * one down; retcon_udp_transport_receive_path says which one runs. */
+typedef enum retcon_udp_receive_path {
+  RETCON_UDP_RECEIVE_COMPLETION_RING = 0,
+  RETCON_UDP_RECEIVE_BATCHED_CALLS = 1,
+  RETCON_UDP_RECEIVE_SINGLE_CALLS = 2
+} retcon_udp_receive_path;
+
+/* retcon_udp_transport_open with a preferred receive path (a retcon_udp_receive_path; anything
+ * else: RETCON_RESULT_INVALID_ARGUMENT). */
+RETCON_API retcon_result retcon_udp_transport_open_with_receive_path(const char* host, uint16_t port,
+                                                                     uint32_t preferred, retcon_transport** out);
+/* The receive path a UDP transport runs (a retcon_udp_receive_path). RETCON_RESULT_INVALID_ARGUMENT
+ * for a transport that is not a UDP socket, or a NULL `out`. */
+RETCON_API retcon_result retcon_udp_transport_receive_path(const retcon_transport* udp, uint32_t* out);
+
 typedef struct retcon_udp_stats {
   uint32_t size; /* sizeof(retcon_udp_stats); set by retcon_udp_stats_init */
   uint32_t reserved;

@@ -154,12 +154,19 @@ retcon_result retcon_ip_address(const char* host, uint16_t port, retcon_peer_add
 // ------------------------------------------------------------------------------- transports
 
 retcon_result retcon_udp_transport_open(const char* host, uint16_t port, retcon_transport** out) {
+  return retcon_udp_transport_open_with_receive_path(host, port, RETCON_UDP_RECEIVE_COMPLETION_RING, out);
+}
+
+retcon_result retcon_udp_transport_open_with_receive_path(const char* host, uint16_t port, uint32_t preferred,
+                                                          retcon_transport** out) {
   if (out == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   *out = nullptr;
-  if (host == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  if (host == nullptr || preferred > RETCON_UDP_RECEIVE_SINGLE_CALLS) return RETCON_RESULT_INVALID_ARGUMENT;
+  // The C values are the C++ enum's, in the same order (pinned in abi_checks.cpp).
+  const auto path = static_cast<retcon::UdpTransport::ReceivePath>(preferred);
   return guarded([&] {
     std::unique_ptr<retcon::UdpTransport> udp;
-    if (Result r = retcon::UdpTransport::open(host, port, &udp); r != Result::ok) return to_c(r);
+    if (Result r = retcon::UdpTransport::open(host, port, &udp, path); r != Result::ok) return to_c(r);
     retcon::UdpTransport* raw = udp.get();
     std::unique_ptr<retcon_transport> t = wrap(std::move(udp));
     t->udp = raw;

@@ -134,6 +134,12 @@ retcon_result retcon_udp_transport_set_receive_time_budget(retcon_transport* udp
   return RETCON_RESULT_OK;
 }
 
+retcon_result retcon_udp_transport_receive_path(const retcon_transport* udp, uint32_t* out) {
+  if (!is_udp(udp) || out == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
+  *out = static_cast<uint32_t>(udp->udp->receive_path());
+  return RETCON_RESULT_OK;
+}
+
 retcon_result retcon_udp_stats_init(retcon_udp_stats* stats) {
   if (stats == nullptr) return RETCON_RESULT_INVALID_ARGUMENT;
   *stats = retcon_udp_stats{};

@@ -348,4 +348,72 @@ TEST(CapiUdpSettings, ReceiveBudgetSpreadsAFloodOverPolls) {
   EXPECT_EQ(retcon_transport_destroy(udp), RETCON_RESULT_OK);
 }
 
+// The receive path from C: each one asked for reads a flood the same way (a budget of 4 stops
+// the first poll), and the transport says which path runs. Linux always has recvmmsg, so single
+// calls are asked in vain there; io_uring runs where the build and the kernel allow it.
+TEST(CapiUdpSettings, EveryReceivePathCanBeChosenAndReadsTheFlood) {
+  for (const uint32_t preferred : {uint32_t(RETCON_UDP_RECEIVE_COMPLETION_RING), uint32_t(RETCON_UDP_RECEIVE_BATCHED_CALLS),
+                                   uint32_t(RETCON_UDP_RECEIVE_SINGLE_CALLS)}) {
+    SCOPED_TRACE(preferred);
+    retcon_transport* udp = nullptr;
+    ASSERT_EQ(retcon_udp_transport_open_with_receive_path("127.0.0.1", 0, preferred, &udp), RETCON_RESULT_OK);
+    uint32_t path = 99;
+    ASSERT_EQ(retcon_udp_transport_receive_path(udp, &path), RETCON_RESULT_OK);
+#if defined(__linux__)
+    if (preferred == RETCON_UDP_RECEIVE_COMPLETION_RING)
+      EXPECT_TRUE(path == RETCON_UDP_RECEIVE_COMPLETION_RING || path == RETCON_UDP_RECEIVE_BATCHED_CALLS);
+    else
+      EXPECT_EQ(path, uint32_t(RETCON_UDP_RECEIVE_BATCHED_CALLS));
+#else
+    EXPECT_EQ(path, uint32_t(RETCON_UDP_RECEIVE_SINGLE_CALLS));
+#endif
+    ASSERT_EQ(retcon_udp_transport_set_receive_budget(udp, 4), RETCON_RESULT_OK);
+    ASSERT_EQ(retcon_udp_transport_set_receive_time_budget(udp, 0), RETCON_RESULT_OK);
+    std::unique_ptr<retcon::UdpTransport> attacker;
+    ASSERT_EQ(retcon::UdpTransport::open("127.0.0.1", 0, &attacker), retcon::Result::ok);
+    ctg_game game;
+    ctg_init(&game);
+    retcon_peer_address remote;
+    ASSERT_EQ(retcon_ip_address("127.0.0.1", attacker->local_port(), &remote), RETCON_RESULT_OK);
+    retcon_session* session = make_session(&game, udp, 0, remote, 0);
+    ASSERT_NE(session, nullptr);
+    retcon_peer_address target;
+    ASSERT_EQ(retcon_transport_address(udp, &target), RETCON_RESULT_OK);
+    retcon::PeerAddress to;
+    to.size = target.size;
+    std::memcpy(to.bytes, target.bytes, sizeof to.bytes);
+    const uint8_t junk[24] = {1, 2, 3};
+    for (int i = 0; i < 12; ++i) ASSERT_EQ(attacker->send(to, junk, sizeof junk), retcon::Result::ok);
+    attacker->flush();
+    retcon_udp_stats stats;
+    retcon_udp_stats_init(&stats);
+    // Loopback delivery may lag a poll on a loaded machine: poll until the first budget stop.
+    for (int p = 1; p <= 200 && stats.receive_budget_stops == 0; ++p) {
+      ASSERT_EQ(retcon_session_poll(session, uint64_t(p) * kTick), RETCON_RESULT_OK);
+      ASSERT_EQ(retcon_udp_transport_get_stats(udp, &stats), RETCON_RESULT_OK);
+    }
+    EXPECT_GE(stats.receive_budget_stops, 1u) << "12 datagrams through a budget of 4";
+    EXPECT_EQ(retcon_session_destroy(session), RETCON_RESULT_OK);
+    EXPECT_EQ(retcon_transport_destroy(udp), RETCON_RESULT_OK);
+  }
+}
+
+TEST(CapiUdpSettings, ReceivePathMisuse) {
+  retcon_transport* udp = reinterpret_cast<retcon_transport*>(1);
+  EXPECT_EQ(retcon_udp_transport_open_with_receive_path("127.0.0.1", 0, 3, &udp), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(udp, nullptr);
+  EXPECT_EQ(retcon_udp_transport_open_with_receive_path(nullptr, 0, 0, &udp), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_udp_transport_open_with_receive_path("127.0.0.1", 0, 0, nullptr), RETCON_RESULT_INVALID_ARGUMENT);
+  EXPECT_EQ(retcon_udp_transport_open_with_receive_path("not an address", 0, 0, &udp), RETCON_RESULT_INVALID_ARGUMENT);
+  uint32_t path = 0;
+  EXPECT_EQ(retcon_udp_transport_receive_path(nullptr, &path), RETCON_RESULT_INVALID_ARGUMENT);
+  ASSERT_EQ(retcon_udp_transport_open("127.0.0.1", 0, &udp), RETCON_RESULT_OK);
+  EXPECT_EQ(retcon_udp_transport_receive_path(udp, nullptr), RETCON_RESULT_INVALID_ARGUMENT);
+  retcon_transport* sim = nullptr;
+  ASSERT_EQ(retcon_network_simulator_create(udp, 1, &sim), RETCON_RESULT_OK);
+  EXPECT_EQ(retcon_udp_transport_receive_path(sim, &path), RETCON_RESULT_INVALID_ARGUMENT) << "a simulator is no socket";
+  EXPECT_EQ(retcon_transport_destroy(sim), RETCON_RESULT_OK);
+  EXPECT_EQ(retcon_transport_destroy(udp), RETCON_RESULT_OK);
+}
+
 }  // namespace

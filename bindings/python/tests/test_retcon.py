@@ -5,6 +5,7 @@ replays, stats, errors, and the game's checksum method."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import unittest
 from collections import deque
@@ -582,6 +583,19 @@ class Sessions(unittest.TestCase):
         self.assertEqual(set(stats), {"send_errors", "receive_errors", "receive_budget_stops", "system_calls"})
         self.assertEqual(stats["receive_budget_stops"], 0)
         udp.close()
+
+    def test_udp_receive_paths(self) -> None:
+        for asked in ("completion_ring", "batched_calls", "single_calls"):
+            udp = retcon.Transport.udp("127.0.0.1", 0, receive_path=asked)
+            runs = udp.receive_path
+            if sys.platform.startswith("linux"):
+                expected = ({"completion_ring", "batched_calls"} if asked == "completion_ring" else {"batched_calls"})
+            else:
+                expected = {"single_calls"}
+            self.assertIn(runs, expected, asked)
+            udp.close()
+        with self.assertRaises(ValueError):
+            retcon.Transport.udp("127.0.0.1", 0, receive_path="carrier_pigeon")
 
     def test_p2p_refusals_say_why(self) -> None:
         network = retcon.MemoryNetwork()

@@ -220,6 +220,8 @@ class SimulatorStats(ctypes.Structure):
     _fields_ = [("size", U32), ("reserved", U32)] + [(n, U64) for n in SIMULATOR_STAT_COUNTERS]
 
 
+# retcon_udp_receive_path, by name (Transport.udp(receive_path=...)).
+UDP_RECEIVE_PATHS = ("completion_ring", "batched_calls", "single_calls")
 UDP_STAT_COUNTERS = ("send_errors", "receive_errors", "receive_budget_stops", "system_calls")
 
 
@@ -346,6 +348,8 @@ _PROTOTYPES = {
     "retcon_session_get_stats": (R, [H, _p(SessionStats)]),
     "retcon_ip_address": (R, [ctypes.c_char_p, ctypes.c_uint16, _p(PeerAddress)]),
     "retcon_udp_transport_open": (R, [ctypes.c_char_p, ctypes.c_uint16, _p(H)]),
+    "retcon_udp_transport_open_with_receive_path": (R, [ctypes.c_char_p, ctypes.c_uint16, U32, _p(H)]),
+    "retcon_udp_transport_receive_path": (R, [H, _p(U32)]),
     "retcon_transport_callbacks_init": (R, [_p(TransportCallbacks)]),
     "retcon_callback_transport_create": (R, [_p(TransportCallbacks), _p(H)]),
     "retcon_memory_network_create": (R, [_p(H)]),

@@ -51,11 +51,25 @@ class Transport:
         self._keep = keep  # what this transport borrows (its network, inner transport, callbacks)
 
     @classmethod
-    def udp(cls, host: str = "0.0.0.0", port: int = 0) -> "Transport":
-        """A non-blocking UDP socket bound to numeric `host` and `port` (0: any free port)."""
+    def udp(cls, host: str = "0.0.0.0", port: int = 0, receive_path: str = "completion_ring") -> "Transport":
+        """A non-blocking UDP socket bound to numeric `host` and `port` (0: any free port).
+        `receive_path`: "completion_ring" (io_uring where Linux allows it), "batched_calls"
+        (recvmmsg) or "single_calls"; a path the system lacks falls back to the next one down
+        (see the receive_path property)."""
+        if receive_path not in c.UDP_RECEIVE_PATHS:
+            raise ValueError("receive_path must be one of %s" % ", ".join(c.UDP_RECEIVE_PATHS))
         handle = ctypes.c_void_p()
-        check(fn.udp_transport_open(host.encode(), port, ctypes.byref(handle)), "udp_transport_open")
+        check(fn.udp_transport_open_with_receive_path(host.encode(), port, c.UDP_RECEIVE_PATHS.index(receive_path),
+                                                      ctypes.byref(handle)), "udp_transport_open_with_receive_path")
         return cls(handle)
+
+    @property
+    def receive_path(self) -> str:
+        """UDP sockets only: the receive path that runs ("completion_ring", "batched_calls",
+        "single_calls")."""
+        out = ctypes.c_uint32()
+        check(fn.udp_transport_receive_path(self._handle, ctypes.byref(out)), "udp_transport_receive_path")
+        return c.UDP_RECEIVE_PATHS[out.value]
 
     @classmethod
     def from_callbacks(cls, send: SendFunction, receive: ReceiveFunction) -> "Transport":
