@@ -188,6 +188,7 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t silent_after_us() const;
   void send_due(bool again = false);
   void route_channel_messages(Peer& peer);
+  void route_waiting_messages(Peer& peer);
   void on_player_channel_event(Peer& peer, const ChannelEvent& e);
   Result stamp_decision(const void* bytes, size_t size, Frame frame, Frame* earliest);
   Result plan_delay(const AdaptiveDelayRule& rule, Frame frame, DelayChoice* out);
@@ -1231,6 +1232,17 @@ void P2PSessionImpl::update_time_sync() {
 // Messages from a peer's reliable channel, handed on by stream. A stream this machine does not
 // serve (a feature it was not configured for) is dropped and counted.
 void P2PSessionImpl::route_channel_messages(Peer& peer) {
+  // Most polls no message waits: the routing (and its buffer) only when one does.
+  if (peer.channel.has_message()) route_waiting_messages(peer);
+  if (peer.spectator) {
+    snapshots_.on_channel_events(uint32_t(&peer - peers_) - num_player_peers_, peer);
+  } else {
+    ChannelEvent e;
+    while (peer.channel.pop_event(&e)) on_player_channel_event(peer, e);
+  }
+}
+
+void P2PSessionImpl::route_waiting_messages(Peer& peer) {
   ChannelStream stream;
   uint8_t body[kMaxChannelMessage];
   size_t size = 0;
@@ -1277,12 +1289,6 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
         break;
       default: ++peer.channel_messages_dropped; break;
     }
-  }
-  if (peer.spectator) {
-    snapshots_.on_channel_events(spectator, peer);
-  } else {
-    ChannelEvent e;
-    while (peer.channel.pop_event(&e)) on_player_channel_event(peer, e);
   }
 }
 
@@ -2242,9 +2248,17 @@ void P2PSessionImpl::send_due(bool again) {
       if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
       continue;
     }
-    const Frame remote = peer.endpoint.estimated_remote_frame(now_);
-    peer.endpoint.set_local_frame(driver_.frame(),
-                                  remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote));
+    // With 8 samples the advantage we report is their median, whatever the instant estimate
+    // (TimeSync::reported_ahead); the estimate is then needed only to tell "no report yet" (0),
+    // which remote_report_at() already says: it is set with the report the estimate starts from.
+    int32_t ahead = 0;
+    if (peer.time_sync.samples() >= 8 && peer.endpoint.remote_report_at() != 0) {
+      ahead = peer.time_sync.reported_ahead(0);
+    } else {
+      const Frame remote = peer.endpoint.estimated_remote_frame(now_);
+      ahead = remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote);
+    }
+    peer.endpoint.set_local_frame(driver_.frame(), ahead);
     peer.endpoint.poll(now_, *transport_, peer.address);
     if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
   }
