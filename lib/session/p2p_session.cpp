@@ -338,6 +338,7 @@ class P2PSessionImpl final : public P2PSession {
   std::unique_ptr<uint8_t[]> rejoin_buffer_;
   size_t rejoin_buffer_size_ = 0;
   RejoinHold rejoin_hold_;   // host: inputs from the live frame on wait for the notices
+  RejoinHold relay_hold_;    // any machine: the same for the notices it relays
   // Per player peer coming back: our inputs to it wait until we know the state's frame S
   // (apply_rejoin restarts the stream there). Frames sent before would be acknowledged against
   // the rejoiner's stream restarted at S, and encoded against a frame it does not hold.
@@ -1006,6 +1007,7 @@ void P2PSessionImpl::send_local_inputs() {
     }
     Frame upto = ready;
     Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
+    hold = std::min(hold, relay_hold_.hold_from(peers_, i));
     if (own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
     if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
     for (Frame f = sent_to_peer_[i] + 1; f <= upto; ++f) {
@@ -1859,6 +1861,7 @@ void P2PSessionImpl::on_rejoin_notice(Peer& peer, const uint8_t* body, size_t si
     return;
   }
   const PlayerIndex p = n.player;
+  if (rejoined_at_[p] == n.live_at) return;  // the same rejoin again: relayed by another machine too
   if (!local_status_[p].disconnected || n.live_at <= driver_.confirmed_frame()) {
     driver_.reporter().log(LogLevel::error, "player %d: rejoin notice for frame %d cannot be followed here", int(p),
                            n.live_at);
@@ -1885,6 +1888,17 @@ void P2PSessionImpl::on_rejoin_notice(Peer& peer, const uint8_t* body, size_t si
   }
   Peer* owner = peer_of(p);
   if (owner != nullptr) apply_rejoin(*owner, p, n.state_frame, n.live_at, false);
+  // The other player machines hear it from us too, held like the host's (session/rejoin.h): if
+  // the host died before its notice reached one of them, that one would keep the player at its
+  // old cut while we cut it again at live_at - 1 (or play it live), and wait for ever for a
+  // report the other never sends.
+  relay_hold_.relay(peers_, num_player_peers_, n.live_at);
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    Peer& o = peers_[i];
+    if (&o == &peer || &o == owner || o.dropped || o.rejoining) continue;
+    const uint32_t seq = o.channel.next_message_seq();
+    if (o.channel.send_message(ChannelStream::decisions, body, size) == Result::ok) relay_hold_.sent(i, seq);
+  }
 }
 
 // `player` (of `peer`) is live from `live_at` here (the driver already knows). Our inputs go to
@@ -1990,6 +2004,7 @@ void P2PSessionImpl::resend_local_inputs(Peer& peer, Frame from) {
   const Frame had = sent_to_peer_[i];
   sent_to_peer_[i] = from - 1;
   Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
+  hold = std::min(hold, relay_hold_.hold_from(peers_, i));
   if (own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
   const Frame upto = hold == INT32_MAX ? had : std::min(had, hold - 1);
   sent_to_peer_[i] = std::max(upto, from - 1);

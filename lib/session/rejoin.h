@@ -11,7 +11,10 @@
 //   - tells every other player machine on stream 2 (a rejoin notice: player, its agreed cut, S, T),
 //     and holds its own inputs of frames >= T until each of them acknowledged the notice, so
 //     nobody confirms T without knowing that the player is live from T (the rule of timed
-//     decisions, session/decision_exchange.h);
+//     decisions, session/decision_exchange.h). Every machine that applies a notice relays it
+//     to the player machines other than its sender and the rejoiner, with the same hold: a
+//     host dying before its notice reached every machine leaves no machine unaware of T (the
+//     ones that had it tell the others; a duplicate is ignored);
 //   - sends the rejoiner an offer (S, T, the state's size, every player's connect status) and
 //     then the state, on stream 1.
 // Every machine then simulates the player as disconnected up to T - 1 and with its real inputs
@@ -159,6 +162,17 @@ class RejoinHold {
     active_ = true;
     frame_ = live_at;
     for (bool& s : sent_to_) s = false;
+  }
+  // A machine relaying a notice it received (every machine that applies one tells the others:
+  // if the host dies before its notice reached them all, they still hear it): as start(), but
+  // a hold still waiting for acknowledgements keeps its peers and its earlier frame.
+  void relay(const Peer* peers, uint32_t peer_count, Frame live_at) noexcept {
+    for (uint32_t i = 0; i < peer_count; ++i)
+      if (hold_from(peers, i) != INT32_MAX) {
+        frame_ = frame_ < live_at ? frame_ : live_at;
+        return;
+      }
+    start(live_at);
   }
   void sent(uint32_t peer, uint32_t seq) noexcept {
     if (peer >= kMaxPlayers) return;
