@@ -181,7 +181,7 @@ size_t DatagramAuth::seal(uint8_t* data, size_t size, size_t capacity, Xoshiro25
   if (!handshake && !bound_) return 0;  // nobody to address it to yet
   if (!keyed_) {
     if (size > capacity) return 0;
-    if (!handshake) seal_datagram(data, size, send_checksum_key_, sequence);
+    if (!handshake) seal_data_datagram(data, size, send_checksum_key_, sequence);
     return size;
   }
 #if !RETCON_WITH_SODIUM

@@ -259,21 +259,39 @@ bool read_inputs(ByteReader& r, InputsBody* b, const InputsSeek& seek) noexcept 
 // XXH3 of everything but the checksum field itself, truncated to 32 bits. UDP's own 16-bit
 // checksum is optional over IPv4 and user transports may have none; a garbled input that
 // decoded would be a silent desync, the worst failure a rollback game can have.
+namespace {
+// A data message's checksum (see datagram_checksum): `sequence` is the full 32-bit one.
+uint32_t data_checksum(const uint8_t* data, size_t size, uint64_t connection_key, uint32_t sequence) noexcept {
+  // The data header holds 16 bits of the sequence; the checksum covers all 32.
+  uint8_t associated[8];
+  std::memcpy(associated, data, 4);
+  for (size_t i = 0; i < 4; ++i) associated[4 + i] = static_cast<uint8_t>(sequence >> (8 * i));
+  const uint64_t head = XXH3_64bits(associated, sizeof associated);
+  return static_cast<uint32_t>(
+      XXH3_64bits_withSeed(data + kDataHeaderSize, size - kDataHeaderSize, head ^ connection_key));
+}
+
+void put_checksum(uint8_t* at, uint32_t sum) noexcept {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(at, &sum, 4);
+  } else {
+    for (size_t i = 0; i < 4; ++i) at[i] = static_cast<uint8_t>(sum >> (8 * i));
+  }
+}
+}  // namespace
+
 uint32_t datagram_checksum(const uint8_t* data, size_t size, uint64_t connection_key,
                            uint32_t sequence) noexcept {
   const MessageType type = static_cast<MessageType>(data[3]);
-  uint64_t head;
-  if (is_handshake(type)) {
-    head = XXH3_64bits(data, kHandshakePublicHeaderSize);
-  } else {
-    // The data header holds 16 bits of the sequence; the checksum covers all 32.
-    uint8_t associated[8];
-    std::memcpy(associated, data, 4);
-    for (size_t i = 0; i < 4; ++i) associated[4 + i] = static_cast<uint8_t>(sequence >> (8 * i));
-    head = XXH3_64bits(associated, sizeof associated);
-  }
-  const size_t header = header_size(type);
-  return static_cast<uint32_t>(XXH3_64bits_withSeed(data + header, size - header, head ^ connection_key));
+  if (!is_handshake(type)) return data_checksum(data, size, connection_key, sequence);
+  const uint64_t head = XXH3_64bits(data, kHandshakePublicHeaderSize);
+  return static_cast<uint32_t>(
+      XXH3_64bits_withSeed(data + kHandshakeHeaderSize, size - kHandshakeHeaderSize, head ^ connection_key));
+}
+
+void seal_data_datagram(uint8_t* data, size_t size, uint64_t connection_key, uint32_t sequence) noexcept {
+  if (data == nullptr || size < kDataHeaderSize || is_handshake(static_cast<MessageType>(data[3]))) return;
+  put_checksum(data + kDataPublicHeaderSize, data_checksum(data, size, connection_key, sequence));
 }
 
 void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key, uint32_t sequence_base) noexcept {
@@ -283,13 +301,7 @@ void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key, uint32_t
   uint32_t sequence = 0;
   if (is_handshake(type)) connection_key = 0;
   else sequence = widen_sequence(ByteReader(data + 4, 2).u16(), sequence_base);
-  const uint32_t sum = datagram_checksum(data, size, connection_key, sequence);
-  const size_t at = public_header_size(type);
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(data + at, &sum, 4);
-  } else {
-    for (size_t i = 0; i < 4; ++i) data[at + i] = static_cast<uint8_t>(sum >> (8 * i));
-  }
+  put_checksum(data + public_header_size(type), datagram_checksum(data, size, connection_key, sequence));
 }
 
 const char* message_type_name(MessageType type) noexcept {

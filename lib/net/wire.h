@@ -268,6 +268,9 @@ uint32_t datagram_checksum(const uint8_t* data, size_t size, uint64_t connection
 // full sequence itself, or 0 for one below 32,768).
 void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key = 0,
                    uint32_t sequence_base = 0) noexcept;
+// seal_datagram for a data message whose full sequence the caller has (its sender): the same
+// checksum, without reading the sequence back out of the header and widening it.
+void seal_data_datagram(uint8_t* data, size_t size, uint64_t connection_key, uint32_t sequence) noexcept;
 
 // Reads the public header: magic, version, type, then the nonce and sequence of a handshake
 // (12 bytes) or the 16-bit sequence of a data message (6 bytes; `out->sequence` is those 16

@@ -502,6 +502,42 @@ TEST(Wire, InputsSeekNotesWhereTheWantedFrameStarts) {
   EXPECT_FALSE(past_token.seek(0, 128));
 }
 
+// The sender's seal (its full sequence at hand) writes the checksum seal_datagram writes, and the
+// receiver checks, for sequences on both sides of 16-bit wraps and any key; handshakes are left
+// alone.
+TEST(Wire, SealDataDatagramIsSealDatagram) {
+  for (uint32_t sequence : {0u, 1u, 0x7FFFu, 0x8000u, 0xFFFFu, 0x10000u, 0x1FFFFu, 0x12345678u, 0xFFFFFFFEu}) {
+    for (uint64_t key : {uint64_t{0}, uint64_t{0x0123456789ABCDEFull}}) {
+      Message m;
+      m.header.type = MessageType::input_ack;
+      m.header.sequence = sequence;
+      m.ack_frame = 77;
+      uint8_t a[64], b[64];
+      const size_t n = encode_message(m, a, sizeof a);
+      ASSERT_GT(n, 0u);
+      std::memcpy(b, a, n);
+      seal_datagram(a, n, key, sequence);
+      seal_data_datagram(b, n, key, sequence);
+      ASSERT_EQ(std::memcmp(a, b, n), 0) << sequence << " " << key;
+      Integrity integrity;
+      integrity.connection_key = key;
+      integrity.sequence_base = sequence;
+      Message back;
+      EXPECT_EQ(decode_message(b, n, &back, integrity), DecodeError::ok) << sequence;
+      EXPECT_EQ(back.header.sequence, sequence);
+    }
+  }
+  Message h;
+  h.header.type = MessageType::handshake_request;
+  h.header.nonce = 5;
+  uint8_t hs[64];
+  const size_t n = encode_message(h, hs, sizeof hs);
+  uint8_t copy[64];
+  std::memcpy(copy, hs, n);
+  seal_data_datagram(copy, n, 99, 1);
+  EXPECT_EQ(std::memcmp(copy, hs, n), 0) << "a handshake is not a data message";
+}
+
 // Seal::none (datagrams an AEAD protects) leaves the checksum field 0; the default seals it.
 TEST(Wire, InputsCanBeLeftUnsealed) {
   const uint8_t blob[2] = {1, 2}, zeros[2] = {};
