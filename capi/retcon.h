@@ -317,8 +317,9 @@ typedef struct retcon_session_config {
   uint32_t size;           /* sizeof(retcon_session_config); set by retcon_session_config_init */
   uint32_t num_players;    /* 1..RETCON_MAX_PLAYERS (default 2) */
   uint32_t input_size;     /* bytes per player per frame, 1..RETCON_MAX_INPUT_SIZE (default 4) */
-  int32_t max_prediction;  /* 0..RETCON_MAX_PREDICTION_FRAMES (default 8); the same on every player
-                              of a p2p match, else RETCON_EVENT_HANDSHAKE_REJECTED */
+  int32_t max_prediction;  /* 0..RETCON_MAX_PREDICTION_FRAMES (default 8). Players of a p2p match
+                              may differ: each plays with the smallest of its own and its players'
+                              (retcon_session_stats.prediction_window) */
   uint32_t save_mode;      /* retcon_save_mode (default RETCON_SAVE_AUTOMATIC) */
   uint64_t max_state_size; /* capacity of each save buffer, 1..RETCON_MAX_STATE_SIZE. No
                               default: 0 until the game sets it, which create rejects. */
@@ -421,6 +422,9 @@ typedef struct retcon_session_stats {
   uint64_t frames_stalled;     /* advance calls refused by the prediction window */
   uint64_t rollback_depth_histogram[RETCON_MAX_PREDICTION_FRAMES + 1]; /* index = depth */
   uint64_t committed_bytes;    /* state memory reserved at create (see memory_budget) */
+  int32_t prediction_window;   /* the rollback window in use: max_prediction, or in a P2P session
+                                  the smallest max_prediction of the player machines it completed a
+                                  handshake with (never raised again in the match); 0 = lockstep */
 } retcon_session_stats;
 
 RETCON_API retcon_result retcon_session_stats_init(retcon_session_stats* stats);

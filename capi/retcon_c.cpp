@@ -190,6 +190,7 @@ retcon_result retcon_session_get_stats(const retcon_session* session, retcon_ses
     stats->checksums = s.checksums;
     stats->frames_stalled = s.frames_stalled;
     stats->committed_bytes = s.committed_bytes;
+    stats->prediction_window = s.prediction_window;
     static_assert(sizeof stats->rollback_depth_histogram == sizeof s.rollback_depth_histogram);
     for (size_t i = 0; i < sizeof s.rollback_depth_histogram / sizeof s.rollback_depth_histogram[0]; ++i)
       stats->rollback_depth_histogram[i] = s.rollback_depth_histogram[i];

@@ -26,7 +26,9 @@ struct SessionConfig {
   uint32_t num_players = 2;       // 1..kMaxPlayers
   uint32_t input_size = 4;        // bytes per player per frame, 1..kMaxInputSize
   int32_t max_prediction = 8;     // frames ahead of the last confirmed input; 0 = lockstep
-  // (every player of a p2p match must use the same: a peer with another is refused, handshake_rejected)
+  // Players of a p2p match may differ: each plays with the smallest of its own and those of the
+  // players it completed a handshake with (SessionStats::prediction_window); memory is sized by
+  // its own.
   size_t max_state_size = 0;      // capacity of each save buffer, 1..kMaxStateSize
   SaveMode save_mode = SaveMode::automatic;
   GameCallbacks callbacks;        // save_state, load_state, advance_frame are required
@@ -52,6 +54,10 @@ struct SessionStats {
   uint32_t max_rollback_depth;
   uint64_t rollback_depth_histogram[kMaxPredictionFrames + 1];  // index = depth in frames
   uint64_t committed_bytes;       // state memory reserved at create (see memory_budget)
+  // The rollback window in use: max_prediction, or in a P2P session the smallest max_prediction
+  // of the player machines it completed a handshake with (never raised again during the match;
+  // docs/NETWORKING.md, "How late a cut can come"). 0: lockstep.
+  int32_t prediction_window;
 };
 
 class Session {

@@ -21,6 +21,7 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   num_players_ = config.num_players;
   input_size_ = config.input_size;
   max_prediction_ = config.max_prediction;
+  window_ = config.max_prediction;
   history_ = std::max(history, config.max_prediction);
   save_mode_ = save_mode == SaveMode::automatic ? SaveMode::every_frame : save_mode;
   saves_needed_ = save_mode != SaveMode::automatic || history_ > 0;
@@ -93,6 +94,7 @@ Result RollbackDriver::commit_memory(uint64_t bytes, const char* what) noexcept 
 
 Result RollbackDriver::enable_checkpoints(int32_t depth) {
   if (!saves_needed_ || depth <= 0) return Result::ok;
+  // Sized by the configured window (a lowered one only makes the checkpoints reach further).
   const int32_t interval = std::max(max_prediction_, 4);
   const uint32_t count = uint32_t((depth + interval - 1) / interval + 2);
   if (Result r = commit_memory(StateRing::bytes_for(count, ring_.capacity()), "the checkpoints");
@@ -237,7 +239,9 @@ void RollbackDriver::compute_horizons() const noexcept {
   }
   // Inputs may be confirmed ahead of the simulation (delay); a frame counts once simulated.
   horizons_.confirmed = std::min(confirmed, frame_ - 1);
-  horizons_.window_full = unknown <= frame_ && int64_t(frame_) - unknown + 1 > max_prediction_;
+  // The window in use, not the configured one: a lowered window holds the simulation closer to
+  // the confirmed frame (the bound a late disconnect cut relies on).
+  horizons_.window_full = unknown <= frame_ && int64_t(frame_) - unknown + 1 > window_;
   horizons_valid_ = true;
 }
 
@@ -420,9 +424,10 @@ Result RollbackDriver::advance() noexcept {
   if (first_incorrect_ != kNullFrame) {
     if (Result r = rollback(); r != Result::ok) return r;
   } else if (save_mode_ == SaveMode::sparse && saves_needed_ && last_saved_ != kNullFrame &&
-             frame_ - last_saved_ > std::max(max_prediction_, 1) && confirmed_frame() + 1 > last_saved_) {
+             frame_ - last_saved_ > std::max(window_, 1) && confirmed_frame() + 1 > last_saved_) {
     // Sparse saving with no misprediction for a while: move the saved state up to the newest
-    // final frame, so a later rollback never re-simulates more than about two windows.
+    // final frame, so a later rollback never re-simulates more than about two windows (the
+    // window in use: a lowered one keeps rollbacks as short as it keeps the predictions).
     first_incorrect_ = frame_ - 1;
     if (Result r = rollback(); r != Result::ok) return r;
   }

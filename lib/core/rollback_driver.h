@@ -151,7 +151,22 @@ class RollbackDriver {
   const GameCallbacks& callbacks() const noexcept { return callbacks_; }
   const SessionStats& stats() const noexcept { return stats_; }
   SessionStats& mutable_stats() noexcept { return stats_; }
+  // The configured window (SessionConfig::max_prediction): what the ring, the checkpoints and
+  // the input queues are sized for, and so how far back this machine can ever roll back.
   int32_t max_prediction() const noexcept { return max_prediction_; }
+  // The window in use: how many frames past the oldest unknown remote input advance() may
+  // simulate. Starts at max_prediction(); a P2P session lowers it to the smallest window of the
+  // player machines it plays with (docs/NETWORKING.md, "How late a cut can come"). Any value
+  // 0..max_prediction() (invalid_argument otherwise; 0: lockstep); memory stays sized by
+  // max_prediction(), so frames already simulated past a lowered window stay within reach: the
+  // next advances are refused (prediction_limit) until the confirmed frame catches up.
+  Result set_prediction_window(int32_t frames) noexcept {
+    if (frames < 0 || frames > max_prediction_) return Result::invalid_argument;
+    window_ = frames;
+    changed();  // window_full depends on it
+    return Result::ok;
+  }
+  int32_t prediction_window() const noexcept { return window_; }
 
  private:
   struct Player {
@@ -232,6 +247,7 @@ class RollbackDriver {
   uint32_t num_players_ = 0;
   uint32_t input_size_ = 0;
   int32_t max_prediction_ = 0;
+  int32_t window_ = 0;  // set_prediction_window: <= max_prediction_
   int32_t history_ = 0;
   int32_t extra_input_frames_ = 0;
   SaveMode save_mode_ = SaveMode::every_frame;

@@ -244,7 +244,7 @@ void Endpoint::become_disconnected(bool by_peer) noexcept {
 }
 
 bool Endpoint::compatible(const Handshake& remote) const noexcept {
-  return shapes_agree(remote.shape, remote.spectator, config_.shape, config_.spectator) &&
+  return shapes_agree(remote.shape, config_.shape) &&
          remote.send_blob_size == config_.receive_blob_size &&
          remote.receive_blob_size == config_.send_blob_size;
 }

@@ -123,19 +123,19 @@ struct SessionShape {
   uint32_t num_players = 0;  // 1..kMaxPlayers
   uint32_t input_size = 0;   // 1..kMaxInputSize
   uint32_t frame_rate = 0;   // frames per second, 1..65535
-  // The sender's rollback window, 0..kMaxPredictionFrames (0: lockstep; a spectator sends 0).
-  // Players must share it: a cut agreed by a machine with a deeper window can come later than
-  // a shallower machine's checkpoints reach (docs/NETWORKING.md, "How late a cut can come").
+  // The sender's configured rollback window, 0..kMaxPredictionFrames (0: lockstep; a spectator
+  // sends 0). Not a reason to refuse: players with different windows play together, each
+  // lowering the window it uses to the smallest of the players it completed a handshake with,
+  // so a cut agreed elsewhere never comes later than its checkpoints reach (docs/NETWORKING.md,
+  // "How late a cut can come"). A spectator's is never read.
   uint32_t max_prediction = 0;
   bool operator==(const SessionShape&) const = default;
 };
 
-// Whether two sides may play together. A spectator follows confirmed inputs only and never
-// agrees on a cut, so the window is compared between players alone.
-constexpr bool shapes_agree(const SessionShape& a, bool a_spectator, const SessionShape& b,
-                            bool b_spectator) noexcept {
-  return a.num_players == b.num_players && a.input_size == b.input_size && a.frame_rate == b.frame_rate &&
-         (a_spectator || b_spectator || a.max_prediction == b.max_prediction);
+// Whether two sides may play together: the same match shape. The window is not compared (see
+// max_prediction above).
+constexpr bool shapes_agree(const SessionShape& a, const SessionShape& b) noexcept {
+  return a.num_players == b.num_players && a.input_size == b.input_size && a.frame_rate == b.frame_rate;
 }
 
 // Body of handshake_request and handshake_reply.

@@ -228,7 +228,8 @@ bool DecisionExchange::ready_to_stream(uint32_t i, const Peer& spectator, Frame 
 
 void DecisionExchange::forget_own_before(Frame confirmed) noexcept {
   // Own decisions stay in flight until every receiver retired them too: a receiver's confirmed
-  // frame trails ours by at most its window and input delay.
+  // frame trails ours by at most its window and input delay (its window in use is at most our
+  // configured one, see P2PSessionImpl::lower_window).
   const Frame gone = confirmed - retention_ - driver_->max_prediction() - kMaxInputDelay;
   for (uint32_t k = 0; k < kMaxDecisionsInFlight && own_active_ != 0; ++k) {
     Own& o = own_[k];

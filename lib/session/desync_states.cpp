@@ -19,6 +19,7 @@ constexpr uint32_t kMaxKeptStates = 16;
 Result DesyncStates::init(RollbackDriver& driver, size_t cap, int32_t interval, Peer* peers, uint32_t player_peers) {
   cap_ = 0;
   if (cap == 0 || interval <= 0 || player_peers == 0) return Result::ok;  // nothing to exchange
+  // Sized once, by the configured window: a peer's window in use is never larger.
   const int32_t lag = kReportLagFrames + 2 * driver.max_prediction();
   slot_count_ = std::clamp<uint32_t>(uint32_t((lag + interval - 1) / interval) + 2, 2, kMaxKeptStates);
   const uint64_t bytes = uint64_t(cap) * (slot_count_ + player_peers);

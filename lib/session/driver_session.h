@@ -16,6 +16,7 @@ inline SessionStats driver_stats(const RollbackDriver& driver) {
   s.committed_bytes = driver.committed_bytes();
   s.current_frame = driver.frame();
   s.confirmed_frame = driver.confirmed_frame();
+  s.prediction_window = driver.prediction_window();
   return s;
 }
 

@@ -13,8 +13,9 @@ struct HandshakeMismatch {
   int32_t ours = 0, theirs = 0;
 };
 
-// `spectator`: we are one (a spectator's window is never compared, see shapes_agree).
-inline HandshakeMismatch handshake_mismatch(RejectReason reason, const SessionShape& ours, bool spectator,
+// The window (max_prediction) is never a reason: players with different ones play together
+// (see SessionShape::max_prediction).
+inline HandshakeMismatch handshake_mismatch(RejectReason reason, const SessionShape& ours,
                                             const Handshake& theirs) noexcept {
   if (reason == RejectReason::refused)
     return {"handshake rejected: the peer refuses this connection (its game refused our rejoin)", 0, 0};
@@ -30,10 +31,6 @@ inline HandshakeMismatch handshake_mismatch(RejectReason reason, const SessionSh
   if (theirs.shape.frame_rate != ours.frame_rate)
     return {"handshake rejected: the peer's frame_rate differs (count: ours, total: theirs)",
             int32_t(ours.frame_rate), int32_t(theirs.shape.frame_rate)};
-  if (!spectator && !theirs.spectator && theirs.shape.max_prediction != ours.max_prediction)
-    return {"handshake rejected: the peer's max_prediction differs; every player must use the same rollback "
-            "window (count: ours, total: theirs)",
-            int32_t(ours.max_prediction), int32_t(theirs.shape.max_prediction)};
   return {"handshake rejected: the peer owns other players than this machine's player_kinds and addresses say "
           "(total: bytes of inputs it sends per frame)",
           0, int32_t(theirs.send_blob_size)};

@@ -117,8 +117,10 @@ class P2PSessionImpl final : public P2PSession {
   int32_t frames_to_wait() const override { return advice_.frames_left(); }
   bool should_wait() const override { return advice_.should_wait(); }
   bool should_catch_up() const override {
-    // Room: the extra frame and the next regular one stay clear of the window's last frames.
-    const bool room = max_prediction_ > 0 && driver_.frame() - driver_.confirmed_frame() <= max_prediction_ - 3;
+    // Room: the extra frame and the next regular one stay clear of the window's last frames
+    // (the window in use: after a lowering the extra frame would only be refused).
+    const int32_t window = driver_.prediction_window();
+    const bool room = window > 0 && driver_.frame() - driver_.confirmed_frame() <= window - 3;
     return running_ && advice_.frames_left() == 0 && catch_up_.should(now_, room);
   }
   Result disconnect_player(PlayerIndex player) override {
@@ -200,6 +202,7 @@ class P2PSessionImpl final : public P2PSession {
   bool deciding_machine() const;
   void retire_decisions();
   void emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count = 0, int32_t total = 0);
+  void lower_window(const Peer& peer, uint32_t theirs);
   // ---- rejoin (session/rejoin.h)
   bool rejoin_stranger(const PeerAddress& from, const uint8_t* data, size_t length);
   void answer_stranger(const PeerAddress& from, const Handshake& request, size_t length, int32_t peer, bool refused);
@@ -275,6 +278,10 @@ class P2PSessionImpl final : public P2PSession {
   // Time-sync samples count only from quality reports that arrived after this time: a report
   // must reflect the last wait before the gap is measured again.
   uint64_t sample_fence_us_ = 0;
+  // The configured window (SessionConfig::max_prediction). The window in use is the driver's
+  // prediction_window(), lowered by lower_window(). Where a bound is about a peer's window, the
+  // configured one stands for it: a player peer lowered its own to at most ours when it completed
+  // its handshake with us, before it ran a frame with us, and never raises it.
   int32_t max_prediction_ = 0;
   uint64_t frame_us_ = 16667;
   bool stalled_ = false;  // the last advance_frame was refused
@@ -384,6 +391,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   if (Result r = driver_.init(s, s.max_prediction, mode); r != Result::ok) return r;
   // A dropped player's agreed last frame can be older than this machine's window: a peer that
   // lost them early reports it only with its next inputs, up to a window and both delays later.
+  // Our configured window: every player we play with runs with one no larger (lower_window).
   if (Result r = driver_.enable_checkpoints(2 * s.max_prediction + kDisconnectDelayAllowance); r != Result::ok)
     return r;
   if (Result r = driver_.set_checksum_interval(c.desync_interval); r != Result::ok) return r;
@@ -450,6 +458,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     EndpointConfig e;
+    // Our configured window: each player plays with the smallest it hears of (lower_window).
     e.shape = SessionShape{num_players_, input_size_, c.network.frame_rate, uint32_t(max_prediction_)};
     shape_ = e.shape;
     e.players_owned = local_mask;
@@ -620,6 +629,22 @@ void P2PSessionImpl::emit_peer_event(EventType type, const Peer& peer, const cha
   driver_.reporter().emit(e);
 }
 
+// A player machine completed its handshake (at the start, or coming back): play with the
+// smaller of its window and ours from now on, and never raise it again in this match, not even
+// when that machine leaves (docs/NETWORKING.md, "How late a cut can come"). The ring and the
+// checkpoints stay sized for our own window, which is at least the one in use everywhere we
+// play: a cut agreed by any player then reaches back no further than they do. Frames already
+// simulated past the new window stay within the ring; advancing is refused until the confirmed
+// frame catches up.
+void P2PSessionImpl::lower_window(const Peer& peer, uint32_t theirs) {
+  const int32_t now = driver_.prediction_window();
+  if (theirs >= uint32_t(now)) return;
+  (void)driver_.set_prediction_window(int32_t(theirs));  // 0..now: always taken
+  driver_.reporter().log(LogLevel::info,
+                         "player %d's machine has max_prediction %u: rollback window lowered from %d to %u frames",
+                         int(peer.players[0]), theirs, now, theirs);
+}
+
 void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
   EndpointEvent ev;
   while (peer.endpoint.pop_event(&ev)) {
@@ -644,6 +669,7 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
           break;
         }
         peer.synchronized = true;
+        if (!peer.spectator) lower_window(peer, hello.shape.max_prediction);
         emit_peer_event(peer.spectator ? EventType::spectator_joined : EventType::synchronized, peer,
                         "handshake complete");
         break;
@@ -666,7 +692,7 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
           rejoin_failed("a machine refused our rejoin (its game answered no)");
           break;
         }
-        const HandshakeMismatch m = handshake_mismatch(ev.reason, shape_, false, peer.endpoint.remote_handshake());
+        const HandshakeMismatch m = handshake_mismatch(ev.reason, shape_, peer.endpoint.remote_handshake());
         emit_peer_event(EventType::handshake_rejected, peer, m.message, m.ours, m.theirs);
         if (!peer.spectator) failed_ = true;
         if (rejoining_ && !peer.spectator) rejoin_failed(m.message);
@@ -1054,7 +1080,8 @@ void P2PSessionImpl::stream_to_spectators() {
     // Inputs every player machine has: no cut agreed later can reach before them (a cut is the
     // earliest last frame any machine had of the player). A peer that sent its input of frame g
     // had reached frame g minus its input delay, so it held every player's inputs up to a window
-    // before that. (The checkpoints, 2 windows + 32 frames deep, still hold a state that old.)
+    // before that (its window is at most our configured one: max_prediction_). (The checkpoints,
+    // 2 windows + 32 frames deep, still hold a state that old.)
     Frame everywhere = driver_.confirmed_frame();
     for (uint32_t i = 0; i < num_player_peers_; ++i)
       if (!peers_[i].dropped && !peers_[i].rejoining)
@@ -1345,7 +1372,8 @@ Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, De
   if (!running_) return Result::not_synchronized;
   const Frame first = earliest_decision_frame();
   // The automatic choice leaves room for a window of our inputs before the frame, so that the
-  // hold (hold_for_delays) only bites when the change is slow to arrive.
+  // hold (hold_for_delays) only bites when the change is slow to arrive (the peers' window: at
+  // most our configured one).
   if (frame == kNullFrame) frame = std::max(first, last_local_sent_ + max_prediction_ + 2);
   out->frame = frame;
   if (frame < first || frame > driver_.frame() + kMaxDecisionLead) return Result::input_out_of_window;
@@ -1389,7 +1417,9 @@ Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, De
 // it: a peer holding our inputs up to frame g may run to g + max_prediction on prediction, so
 // its stream stops max_prediction + 1 frames before the frame of a change it has not
 // acknowledged (or at once, for a change planned closer than that). INT32_MAX: nothing to wait
-// for. Changes every peer acknowledged free their slot here.
+// for. Changes every peer acknowledged free their slot here. Our configured window, not the one
+// in use: the peer's may be larger than ours in use (it lowers to ours only if ours is its
+// smallest), never larger than our configured one (it lowered to at most that at its handshake).
 Frame P2PSessionImpl::hold_for_delays(uint32_t i) {
   Frame hold = INT32_MAX;
   for (OwnDelay& o : own_delays_) {
@@ -1527,9 +1557,12 @@ void P2PSessionImpl::watch_lateness(Peer& peer) {
   if (peer.lateness.quiet(ep.last_received_frame(), ep.datagrams_received(), ep.last_acked_frame(), ep.ping_us(),
                           ep.jitter_us(), ep.silences().told().arrived_at_us))
     return;
+  // The peer's window: the one in use here, not the configured one. Every player lowers to the
+  // smallest window of the match, so the peer's is ours; a larger one would make the peer's
+  // inputs due earlier than its window lets it send them (a false lag switch).
   const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), sent_to_peer_[&peer - peers_],
                                    peer.endpoint.datagrams_received(), peer.endpoint.ping_us(),
-                                   peer.endpoint.jitter_us(), frame_us_, max_prediction_, uint32_t(&peer - peers_),
+                                   peer.endpoint.jitter_us(), frame_us_, driver_.prediction_window(), uint32_t(&peer - peers_),
                                    peer.endpoint.silences().heard_nothing(), peer.endpoint.silences().told()};
   const uint64_t outage_end = peer.lateness.last_outage().to_us;
   const int32_t worst = peer.lateness.observe(peer.endpoint.last_received_frame(), now_, link, timeline_);
@@ -1612,7 +1645,8 @@ bool P2PSessionImpl::rejoin_stranger(const PeerAddress& from, const uint8_t* dat
   if (stranger_auth_.open(data, length, &m) != DecodeError::ok) return false;
   const Handshake& hello = m.handshake;
   if (hello.spectator) return false;
-  if (!(hello.shape == shape_)) {
+  // Its window may differ from ours (lower_window, at its handshake): not a reason to refuse.
+  if (!shapes_agree(hello.shape, shape_)) {
     // A machine of another shape (a rejoiner built or configured differently) hears ours and
     // rejects it naming the field, instead of retrying until its handshake timeout. Only while
     // a player is gone (someone may be coming back): a running match answers no one else.
@@ -1779,6 +1813,7 @@ void P2PSessionImpl::serve_rejoin() {
     if (&o != &r && o.rejoining) return;  // one rejoin at a time
     if (o.channel.messages_free() < r.player_count) return;
   }
+  // As in stream_to_spectators: a peer's window is at most our configured one.
   Frame everywhere = driver_.confirmed_frame();
   for (uint32_t i = 0; i < num_player_peers_; ++i)
     if (!peers_[i].dropped && !peers_[i].rejoining)
@@ -2236,15 +2271,18 @@ void P2PSessionImpl::send_due(bool again) {
   // the endpoints may batch: a frame held back then costs nothing but bytes saved. (Measured,
   // docs/NETWORKING.md: at 50 ms +-8 and 5% loss, three frames left or the loss rule cost 10-20%
   // more bytes for no fewer stalls.)
+  // The window in use (lowered to the smallest player's): it is the one that stalls.
+  const int32_t window = driver_.prediction_window();
   const int32_t used = driver_.frame() - driver_.confirmed_frame();
-  const bool pressing = max_prediction_ == 0 || stalled_ || used > max_prediction_ - 2;
-  const bool half_full = used > max_prediction_ / 2;
+  const bool pressing = window == 0 || stalled_ || used > window - 2;
+  const bool half_full = used > window / 2;
   // The peer's window, seen from here: our input of a frame reaches it a one-way trip later
   // (a slow datagram: plus twice the jitter); its window and our input delay cover that many
-  // frames. When the slow datagram plus a batch would not fit, every frame goes at once.
+  // frames (every player's window in use is the match's smallest, so the peer's is ours). When
+  // the slow datagram plus a batch would not fit, every frame goes at once.
   int32_t delay = kMaxPredictionFrames;
   for (uint32_t k = 0; k < local_count_; ++k) delay = std::min(delay, driver_.input_delay(local_players_[k]));
-  const uint64_t cover_us = uint64_t(max_prediction_ + delay) * frame_us_;
+  const uint64_t cover_us = uint64_t(window + delay) * frame_us_;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     // Spectators need it too: it tells them which players are gone and from which frame. Only

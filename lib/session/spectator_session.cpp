@@ -223,7 +223,7 @@ class SpectatorSessionImpl final : public P2PSession {
         case EndpointEventType::disconnected: host_gone("host gone"); break;
         case EndpointEventType::handshake_rejected:
           emit(EventType::handshake_rejected,
-               handshake_mismatch(ev.reason, shape_, true, host_.endpoint.remote_handshake()).message);
+               handshake_mismatch(ev.reason, shape_, host_.endpoint.remote_handshake()).message);
           break;
       }
     }

@@ -333,17 +333,72 @@ TEST_F(Checks, AHandshakeRejectionNamesTheFieldThatDiffers) {
   }
 }
 
-// Players with different rollback windows are refused (a late cut from the deeper one could
-// reach past the shallower one's checkpoints: docs/NETWORKING.md "How late a cut can come").
-TEST_F(Checks, PlayersWithDifferentWindowsAreRefusedNamingMaxPrediction) {
-  Rejection seen[2];
-  run_rejected_pair(config, [](retcon_session_config* c, int i) { c->max_prediction = i == 0 ? 8 : 12; }, seen);
+// Players with different rollback windows play together (issue 11): each plays with the
+// smaller window, which retcon_session_stats.prediction_window reports, and the one that lowered
+// its window says so in an info line naming the peer and both windows. Both play the same match.
+TEST_F(Checks, PlayersWithDifferentWindowsPlayWithTheSmallerOne) {
+  Net net;
+  retcon_transport* t[2] = {net.endpoint(), net.endpoint()};
+  retcon_peer_address addr[2];
+  ctg_game games[2];
+  LogLines logs[2];
+  constexpr int32_t kFrames = 300;
+  std::vector<uint64_t> hashes[2];
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(retcon_transport_address(t[i], &addr[i]), RETCON_RESULT_OK);
   for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(seen[i].events, 1) << i;
-    EXPECT_NE(seen[i].message.find("max_prediction differs"), std::string::npos) << seen[i].message;
-    EXPECT_EQ(seen[i].count, i == 0 ? 8 : 12);
-    EXPECT_EQ(seen[i].total, i == 0 ? 12 : 8);
+    ctg_init(&games[i]);
+    hashes[i].assign(kFrames + 64, 0);
+    games[i].start_hashes = hashes[i].data();
+    games[i].start_hash_count = hashes[i].size();
+    retcon_game_callbacks cb;
+    retcon_game_callbacks_init(&cb);
+    ctg_bind(&games[i], &cb, 0);
+    retcon_session_config c = config;
+    c.logger.user = &logs[i];
+    c.logger.min_level = RETCON_LOG_INFO;
+    c.max_prediction = i == 0 ? 8 : 12;
+    retcon_p2p_config p;
+    retcon_p2p_config_init(&p);
+    p.rng_seed = 5 + uint64_t(i);
+    p.player_kinds[1 - i] = RETCON_PLAYER_REMOTE;
+    p.player_addresses[1 - i] = addr[1 - i];
+    retcon_session* s = nullptr;
+    ASSERT_EQ(retcon_p2p_session_create(&c, &p, &cb, t[i], &s), RETCON_RESULT_OK);
+    net.sessions.push_back(s);
   }
+  int32_t confirmed[2] = {RETCON_NULL_FRAME, RETCON_NULL_FRAME};
+  uint64_t now = 0;
+  for (int tick = 0; tick < 3000 && std::min(confirmed[0], confirmed[1]) < kFrames; ++tick, now += 16667) {
+    for (int i = 0; i < 2; ++i) {
+      retcon_session* s = net.sessions[size_t(i)];
+      ASSERT_EQ(retcon_session_poll(s, now), RETCON_RESULT_OK);
+      const int32_t input = tick * 7 + i;
+      (void)retcon_session_add_local_input(s, i, &input, sizeof input);  // not_synchronized at first
+      (void)retcon_session_advance_frame(s);                             // or prediction_limit
+      ASSERT_EQ(retcon_session_confirmed_frame(s, &confirmed[i]), RETCON_RESULT_OK);
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    retcon_session_stats stats;
+    ASSERT_EQ(retcon_session_stats_init(&stats), RETCON_RESULT_OK);
+    ASSERT_EQ(retcon_session_get_stats(net.sessions[size_t(i)], &stats), RETCON_RESULT_OK);
+    EXPECT_EQ(stats.prediction_window, 8) << "machine " << i;
+    EXPECT_GE(confirmed[i], kFrames) << "machine " << i << " played";
+    EXPECT_EQ(games[i].desyncs, 0u);
+    EXPECT_EQ(games[i].frame_errors, 0);
+  }
+  for (int32_t f = 0; f <= kFrames; ++f) ASSERT_EQ(hashes[0][size_t(f)], hashes[1][size_t(f)]) << "frame " << f;
+  auto lowered = [](const LogLines& l) {
+    std::vector<std::string> out;
+    for (const std::string& line : l.lines)
+      if (line.find("rollback window lowered") != std::string::npos) out.push_back(line);
+    return out;
+  };
+  EXPECT_TRUE(lowered(logs[0]).empty());
+  const std::vector<std::string> at_1 = lowered(logs[1]);
+  ASSERT_EQ(at_1.size(), 1u);
+  EXPECT_NE(at_1[0].find("player 0's machine has max_prediction 8"), std::string::npos) << at_1[0];
+  EXPECT_NE(at_1[0].find("from 12 to 8"), std::string::npos) << at_1[0];
 }
 
 TEST_F(Checks, FrameChecksumsOfConfirmedFramesAndChecksumsCompared) {

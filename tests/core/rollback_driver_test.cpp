@@ -93,6 +93,42 @@ TEST(RollbackDriver, PredictionWindowBlocksWithClearStatusAndNeverDropsARollback
   EXPECT_EQ(h.driver.frame(), 4);
 }
 
+// A window lowered at run time (P2P: a player with a smaller max_prediction shook hands): frames
+// already simulated past it stay within reach, advancing is refused until the confirmed frame
+// catches up, and the correction of the oldest of them still happens (the ring is sized by the
+// configured window). Outside 0..max_prediction it is refused.
+TEST(RollbackDriver, ALoweredWindowStallsUntilConfirmedFramesCatchUpAndLosesNoRollback) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(2, 1, 1, 8), Result::ok);
+  EXPECT_EQ(h.driver.prediction_window(), 8);
+  EXPECT_EQ(h.driver.set_prediction_window(9), Result::invalid_argument);
+  EXPECT_EQ(h.driver.set_prediction_window(-1), Result::invalid_argument);
+  const uint8_t v = 1;
+  for (int f = 0; f < 6; ++f) {
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok);
+  }
+  ASSERT_EQ(h.driver.set_prediction_window(2), Result::ok);
+  EXPECT_EQ(h.driver.prediction_window(), 2);
+  EXPECT_EQ(h.driver.max_prediction(), 8) << "memory stays sized by the configured window";
+  ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+  EXPECT_EQ(h.driver.advance(), Result::prediction_limit) << "6 frames past the unknown input, the window is 2";
+  // The remote inputs of frames 0..3 arrive, frame 0 mispredicted: the rollback reaches back 6
+  // frames (deeper than the new window), and 2 frames past the oldest unknown fit again.
+  const uint8_t r = 9;
+  for (Frame f = 0; f < 4; ++f) ASSERT_EQ(h.driver.add_remote_input(1, f, &r), Result::ok);
+  ASSERT_EQ(h.driver.advance(), Result::prediction_limit) << "frame 6 is 3 past the unknown frame 4";
+  EXPECT_EQ(h.game.loads, 1u) << "the correction happened anyway";
+  EXPECT_EQ(h.driver.stats().max_rollback_depth, 6u);
+  ASSERT_EQ(h.driver.add_remote_input(1, 4, &r), Result::ok);
+  ASSERT_EQ(h.driver.advance(), Result::ok);
+  EXPECT_EQ(h.driver.frame(), 7);
+  EXPECT_EQ(h.game.frame_errors, 0);
+  ASSERT_EQ(h.driver.set_prediction_window(0), Result::ok) << "lockstep from now on";
+  ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+  EXPECT_EQ(h.driver.advance(), Result::prediction_limit);
+}
+
 TEST(RollbackDriver, ZeroPredictionIsLockstep) {
   DriverHarness h;
   ASSERT_EQ(h.init(2, 1, 1, 0), Result::ok);

@@ -199,7 +199,8 @@ class Sessions(unittest.TestCase):
     # -- networks
 
     def p2p_pair(self, predictor: Optional[retcon.Session] = None, spectator: bool = False,
-                 transports: str = "memory", key: Optional[bytes] = None) -> Dict[str, object]:
+                 transports: str = "memory", key: Optional[bytes] = None,
+                 windows: Tuple[int, int] = (8, 8)) -> Dict[str, object]:
         machines: Dict[str, object] = {}
         if transports == "memory":
             network = retcon.MemoryNetwork()
@@ -231,7 +232,7 @@ class Sessions(unittest.TestCase):
             players = [retcon.LOCAL if p == i else addresses[p] for p in range(2)]
             sessions.append(retcon.p2p_session(games[i], players, 1, 64, links[i], rng_seed=11 + i,
                                                spectators=[addresses[2]] if spectator and i == 0 else [],
-                                               predictor=predictor, match_key=key))
+                                               predictor=predictor, match_key=key, max_prediction=windows[i]))
         if spectator:
             sessions.append(retcon.spectator_session(games[2], 2, 1, 64, links[2], addresses[0], rng_seed=99,
                                                      match_key=key))
@@ -340,6 +341,17 @@ class Sessions(unittest.TestCase):
             t.close()
         if "network" in machines:
             machines["network"].close()  # type: ignore[attr-defined]
+
+    def test_players_with_different_windows_play_with_the_smaller_one(self) -> None:
+        # Each machine plays with the smallest max_prediction of the players it shook hands with;
+        # no desync (the sessions compare checksums of confirmed frames every 30 frames).
+        machines = self.p2p_pair(windows=(8, 12))
+        self.play_pair(machines, 200)
+        sessions: List[retcon.Session] = machines["sessions"]  # type: ignore[assignment]
+        self.assertEqual([s.stats().prediction_window for s in sessions], [8, 8])
+        games: List[Counter] = machines["games"]  # type: ignore[assignment]
+        self.assertFalse([e for g in games for e in g.events if e.type == retcon.EVENT_DESYNC_DETECTED])
+        self.close_pair(machines)
 
     def test_a_late_spectator_starts_from_the_hosts_state(self) -> None:
         # State transfer (issue 11): a spectator that comes 4 s into the match loads the host's

@@ -172,7 +172,8 @@ class SessionStats(ctypes.Structure):
     _fields_ = [("size", U32), ("current_frame", I32), ("confirmed_frame", I32), ("max_rollback_depth", U32),
                 ("frames_advanced", U64), ("frames_resimulated", U64), ("rollbacks", U64), ("saves", U64),
                 ("loads", U64), ("checksums", U64), ("frames_stalled", U64),
-                ("rollback_depth_histogram", U64 * (MAX_PREDICTION_FRAMES + 1)), ("committed_bytes", U64)]
+                ("rollback_depth_histogram", U64 * (MAX_PREDICTION_FRAMES + 1)), ("committed_bytes", U64),
+                ("prediction_window", I32)]
 
 
 class PeerAddress(ctypes.Structure):

@@ -35,6 +35,9 @@ class SessionStats:
     checksums: int
     frames_stalled: int
     rollback_depth_histogram: Dict[int, int] = field(default_factory=dict)  # depth -> count, non-zero only
+    # The rollback window in use: max_prediction, or (p2p) the smallest max_prediction of the player
+    # machines this one completed a handshake with; never raised again in the match. 0: lockstep.
+    prediction_window: int = 0
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,7 @@ class Session:
         histogram = {d: n for d, n in enumerate(s.rollback_depth_histogram) if n}
         return SessionStats(s.current_frame, s.confirmed_frame, s.max_rollback_depth, s.frames_advanced,
                             s.frames_resimulated, s.rollbacks, s.saves, s.loads, s.checksums, s.frames_stalled,
-                            histogram)
+                            histogram, s.prediction_window)
 
     def frame_checksum(self, frame: int) -> int:
         """retcon's checksum of the state `frame` starts from, once confirmed and while held
