@@ -209,7 +209,7 @@ class P2PSessionImpl final : public P2PSession {
   Result answer(PlayerIndex player, bool accept);
   bool on_rejoin_message(Peer& peer, const uint8_t* body, size_t size);
   void on_rejoin_notice(Peer& peer, const uint8_t* body, size_t size);
-  void serve_rejoin();
+  void serve_rejoin(uint32_t asker);
   void apply_rejoin(Peer& peer, PlayerIndex player, Frame state_frame, Frame live_at, bool host);
   void resend_local_inputs(Peer& peer, Frame from);
   void resend_own_messages(uint32_t i);
@@ -350,7 +350,9 @@ class P2PSessionImpl final : public P2PSession {
   // (apply_rejoin restarts the stream there). Frames sent before would be acknowledged against
   // the rejoiner's stream restarted at S, and encoded against a frame it does not hold.
   bool stream_waits_[kMaxPlayers] = {};
-  int32_t rejoin_asker_ = -1;  // host: the peer whose state request waits to be served
+  // Host: bit i, player peer i's state request waits to be served (two machines that came back
+  // together both ask; one slot lost the first request, and that machine waited for ever).
+  uint32_t rejoin_askers_ = 0;
   // The rejoining machine's progress.
   enum class RejoinPhase : uint8_t { off, connecting, asking, loading, playing, failed };
   RejoinPhase rejoin_phase_ = RejoinPhase::off;
@@ -570,7 +572,8 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     if (desync_states_.enabled()) desync_states_.poll(driver_, now_);
     retire_decisions();
     watch_progress();
-    if (rejoin_asker_ >= 0) serve_rejoin();
+    for (uint32_t i = 0; rejoin_askers_ != 0 && i < num_player_peers_; ++i)
+      if ((rejoin_askers_ >> i) & 1u) serve_rejoin(i);
     tell_rejoined();
   }
   if (cuts_active_) check_anyone_left();  // nobody can be gone before a drop
@@ -1722,6 +1725,8 @@ Result P2PSessionImpl::answer(PlayerIndex player, bool accept) {
   if (Result r = peer->endpoint.init(e); r != Result::ok) return r;
   if (Result r = peer->channel.init(player_channel_); r != Result::ok) return r;
   desync_states_.reconnect(i);
+  rejoin_hold_.forget(i);
+  relay_hold_.forget(i);
   peer->endpoint.set_channel_sink(peer);
   peer->address = q.from;
   peer->dropped = false;
@@ -1753,7 +1758,7 @@ bool P2PSessionImpl::on_rejoin_message(Peer& peer, const uint8_t* body, size_t s
   switch (kind) {
     case RejoinKind::request: {
       if (peer.rejoining && allow_rejoin_ && rejoin_buffer_ != nullptr) {
-        rejoin_asker_ = index;
+        rejoin_askers_ |= 1u << index;
         return true;
       }
       uint8_t no[kMaxRejoinMessage];
@@ -1797,10 +1802,10 @@ bool P2PSessionImpl::on_rejoin_message(Peer& peer, const uint8_t* body, size_t s
 
 // The host stamps a rejoin once it has a final state (as for a late spectator: every input
 // before it confirmed on every machine, no cut that may still move, no correction pending).
-void P2PSessionImpl::serve_rejoin() {
-  Peer& r = peers_[rejoin_asker_];
+void P2PSessionImpl::serve_rejoin(uint32_t asker) {
+  Peer& r = peers_[asker];
   if (r.dropped || !r.rejoining || r.player_count == 0) {
-    rejoin_asker_ = -1;
+    rejoin_askers_ &= ~(1u << asker);
     return;
   }
   if (!r.endpoint.running() || r.channel.sending_blob()) return;
@@ -1810,7 +1815,11 @@ void P2PSessionImpl::serve_rejoin() {
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     const Peer& o = peers_[i];
     if (o.dropped) continue;
-    if (&o != &r && o.rejoining) return;  // one rejoin at a time
+    // One rejoin at a time: not while another is stamped here and not yet confirmed (its player
+    // is "disconnected up to T - 1" here, which an offer cannot carry). One merely accepted,
+    // waiting for its own turn, holds nobody up: two machines that crashed together and came
+    // back together waited for each other for ever.
+    if (&o != &r && o.rejoining && !stream_waits_[i]) return;
     if (o.channel.messages_free() < r.player_count) return;
   }
   // As in stream_to_spectators: a peer's window is at most our configured one.
@@ -1821,7 +1830,10 @@ void P2PSessionImpl::serve_rejoin() {
   Frame top = std::min({driver_.frame() - 1, driver_.confirmed_frame() + 1, everywhere + 1});
   if (driver_.first_incorrect() != kNullFrame) top = std::min(top, driver_.first_incorrect());
   // Not older than the decisions kept: the offer carries the digest of those before the state.
-  const Frame oldest = std::max(top - 31, decisions_.queue().retired_before());
+  // Nor than a live frame of an earlier rejoin: the state holds what came before it, the offer
+  // only the connect statuses (a player disconnected up to T - 1, live from T, is neither).
+  Frame oldest = std::max(top - 31, decisions_.queue().retired_before());
+  for (uint32_t p = 0; p < num_players_; ++p) oldest = std::max(oldest, rejoined_at_[p]);
   const SavedState* state = nullptr;
   for (Frame f = top; f >= oldest && f >= 0 && state == nullptr; --f) {
     const SavedState* sv = driver_.saved(f);
@@ -1849,7 +1861,7 @@ void P2PSessionImpl::serve_rejoin() {
                              result_name(res));
       uint8_t no[kMaxRejoinMessage];
       r.channel.send_message(ChannelStream::state_transfer, no, encode_rejoin_declined(no));
-      rejoin_asker_ = -1;
+      rejoin_askers_ &= ~(1u << asker);
       return;
     }
     // Every other machine learns the frame before anyone can confirm it (the hold).
@@ -1884,7 +1896,7 @@ void P2PSessionImpl::serve_rejoin() {
     driver_.reporter().log(LogLevel::error, "the rejoin state (%zu bytes) does not fit the channel", length);
   driver_.reporter().log(LogLevel::info, "player %d rejoins: state of frame %d (%zu bytes), live at frame %d",
                          int(r.players[0]), from, length, live);
-  rejoin_asker_ = -1;
+  rejoin_askers_ &= ~(1u << asker);
 }
 
 // A host's notice: `player` is live from `live_at`. The cut it names is the agreed one (ours may

@@ -174,6 +174,11 @@ class RejoinHold {
       }
     start(live_at);
   }
+  // Player peer `peer` has a new connection (it rejoins): the sequence numbers of its old
+  // channel mean nothing on the new one (an old hold would wait for ever).
+  void forget(uint32_t peer) noexcept {
+    if (peer < kMaxPlayers) sent_to_[peer] = false;
+  }
   void sent(uint32_t peer, uint32_t seq) noexcept {
     if (peer >= kMaxPlayers) return;
     sent_to_[peer] = true;

@@ -8,6 +8,7 @@ retcon_add_test(session_tests
   ${CMAKE_CURRENT_LIST_DIR}/rejoin_robustness_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rejoin_refusal_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rejoin_partial_notice_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/rejoin_two_players_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/handshake_split_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/p2p_attack_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/p2p_property_test.cpp

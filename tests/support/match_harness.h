@@ -297,6 +297,11 @@ class Match {
     s.max_state_size = 256 + opt_.state_padding;
     s.save_mode = opt_.save_mode;
     s.callbacks = bind_game(me.game);
+    if (opt_.capture_logs) {
+      s.logger.user = &me.logs;
+      s.logger.min_level = opt_.log_level;
+      s.logger.log = [](void* u, LogLevel, const char* text) { static_cast<std::vector<std::string>*>(u)->emplace_back(text); };
+    }
     NetworkConfig n;
     n.transport = me.sim.get();
     n.rng_seed = opt_.seed * 31 + m + 1000;
