@@ -58,7 +58,9 @@ struct FuzzChannel final : ChannelSink, ChannelOutput {
   Endpoint* endpoint = nullptr;
   Transport* transport = nullptr;
   PeerAddress to;
-  std::vector<uint8_t> out_blob = std::vector<uint8_t>(kMaxFuzzBlob);
+  // One byte more than the channel's max_blob_size: channel_op (case 1) also offers a blob of
+  // kMaxFuzzBlob + 1 bytes, which send_blob must refuse (invalid_argument).
+  std::vector<uint8_t> out_blob = std::vector<uint8_t>(kMaxFuzzBlob + 1);
   std::vector<uint8_t> in_blob = std::vector<uint8_t>(kMaxFuzzBlob);
   uint32_t messages_sent = 0, messages_received = 0, blobs_sent = 0;
   void on_channel(MessageType type, const uint8_t* body, size_t size, uint64_t now_us) override {
@@ -278,7 +280,7 @@ void channel_op(Side& s, Side& peer, bool integrity, FuzzInput& in, uint64_t now
       const uint32_t tag = ++c.blobs_sent;
       for (size_t i = 0; i < size; ++i) c.out_blob[i] = blob_byte(tag, i);
       const Result r = c.channel.send_blob(tag, Frame(in.range(0, 1000)) - 1, c.out_blob.data(), size);
-      FUZZ_CHECK(r == (size == 0 ? Result::invalid_argument : Result::ok));
+      FUZZ_CHECK(r == (size == 0 || size > kMaxFuzzBlob ? Result::invalid_argument : Result::ok));
       break;
     }
     case 2:
