@@ -81,6 +81,45 @@ TEST_P(LateSpectators, StartFromTheHostsStateUnderLossAndCatchUpWithinSeconds) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, LateSpectators, ::testing::Range(uint64_t{1}, uint64_t{9}));
 
+// The limit: kMaxSpectators spectators of one host, each joining at its own random frame (some
+// together, some while another's state is on its way), under loss. Every one starts from a
+// recent state, is live within seconds and shows the match as the players do.
+TEST(LateSpectator, AsManyAsTheLimitJoiningAtRandomFramesAllGoLive) {
+  MatchOptions o;
+  o.seed = 7;
+  o.machines = 2;
+  o.spectators = uint32_t(kMaxSpectators);
+  o.frames = 1500;
+  o.random_inputs = true;
+  o.link.latency_us = 30000;
+  o.link.jitter_us = 5000;
+  o.link.loss = 0.03;
+  o.state_transfer = true;
+  std::mt19937_64 rng(o.seed);
+  for (uint32_t k = 0; k < o.spectators; ++k) o.spectator_join.push_back(Frame(60 + rng() % 900));
+  o.spectator_join[1] = o.spectator_join[0];  // two at the same frame
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  const std::vector<uint64_t> caught = run_and_time_catch_up(match, 1900);
+  EXPECT_EQ(match.errors(), 0u);
+  for (uint32_t k = 0; k < o.spectators; ++k) {
+    Machine& s = match.machine(o.machines + k);
+    SCOPED_TRACE("spectator " + std::to_string(k) + " joined at host frame " + std::to_string(s.join_at));
+    ASSERT_TRUE(s.session->running());
+    EXPECT_GE(s.game.loads, 1u) << "it loaded the host's state";
+    EXPECT_GT(first_frame_run(s), s.join_at - 80) << "from a recent state, not from frame 0";
+    EXPECT_LT(caught[o.machines + k], 4000000u) << "live within 4 s of starting";
+    EXPECT_GE(s.session->current_frame(), o.frames);
+    EXPECT_EQ(match.count_events(o.machines + k, EventType::cannot_continue), 0u);
+  }
+  expect_agree_with_reference(match, o.frames);
+  EXPECT_EQ(match.count_events(0, EventType::spectator_joined), o.spectators);
+  uint64_t worst = 0;
+  for (uint32_t k = 0; k < o.spectators; ++k) worst = std::max(worst, caught[o.machines + k]);
+  std::printf("[late spectators] %d spectators: the slowest live %.2f s after starting\n", kMaxSpectators,
+              double(worst) / 1e6);
+}
+
 // Issue 11's first report: a spectator that replays the match from frame 0 never caught up
 // with the documented once-per-tick loop (its catch-up measured waiting frames against its own
 // frame). Neither side has state transfer here.
