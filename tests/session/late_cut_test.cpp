@@ -265,63 +265,86 @@ TEST(LateCut, AMachineThatRejoinsWithASmallerWindowFollowsALateCut) {
   }
 }
 
-// Equal windows, random one-way outages of single links (up to 200 ticks each, up to 5 of
-// them), a leaver (crash, or dropped by another machine's game), 3-5 machines, windows 0-16,
-// delays 0-32, every save mode, up to 9% loss: no machine ever reports a desync (the game is
-// deterministic), in particular never "cannot roll back to the agreed disconnect frame". Fixed
-// seeds 1-100 (400 passed when it was written).
-TEST(LateCut, RandomOutagesAndALeaverWithEqualWindowsNeverReportADesync) {
-  for (uint64_t seed = 1; seed <= 100; ++seed) {
-    std::mt19937_64 rng(seed);
-    MatchOptions o;
-    o.machines = 3 + uint32_t(rng() % 3);
-    o.max_prediction = int32_t(rng() % 3 == 0 ? 0 : rng() % 17);
-    o.input_delay = int32_t(rng() % 33);
-    o.save_mode = SaveMode(rng() % 3);
-    o.frames = 700;
-    o.seed = seed;
-    o.link.latency_us = 5000 + rng() % 60000;
-    o.link.jitter_us = rng() % 10000;
-    o.link.loss = double(rng() % 10) / 100;
-    o.disconnect_timeout_us = 500000 + rng() % 1500000;
-    o.notify_delay_us = 200000;
-    Match match(o);
-    ASSERT_TRUE(match.build());
-    const uint32_t n = o.machines;
-    struct Outage {
-      int at, length;
-      uint32_t from, to;
-    };
-    std::vector<Outage> outages;
-    for (int k = 0, count = int(rng() % 6); k < count; ++k) {
-      const uint32_t from = uint32_t(rng() % n);
-      uint32_t to = uint32_t(rng() % n);
-      if (from == to) to = (to + 1) % n;
-      outages.push_back({100 + int(rng() % 400), int(rng() % 200), from, to});
-    }
-    const uint32_t leaver = uint32_t(rng() % n);
-    const int leave_at = 150 + int(rng() % 300);
-    const bool by_api = rng() % 2;
-    const uint32_t dropper = (leaver + 1 + uint32_t(rng() % (n - 1))) % n;
-    for (int t = 0; t < 5000; ++t) {
-      for (const Outage& b : outages) {
-        if (t == b.at) match.block(b.from, b.to, true);
-        if (t == b.at + b.length) match.block(b.from, b.to, false);
-      }
-      if (t == leave_at) {
-        if (by_api) (void)match.machine(dropper).session->disconnect_player(PlayerIndex(leaver));
-        else match.machine(leaver).stopped = true;
-      }
-      match.tick();
-    }
-    const std::string what = "seed " + std::to_string(seed) + ": " + std::to_string(n) + " machines, window " +
-                             std::to_string(o.max_prediction) + ", delay " + std::to_string(o.input_delay);
-    for (uint32_t m = 0; m < n; ++m) {
-      EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << what << ": machine " << m;
-      EXPECT_EQ(match.machine(m).game.frame_errors, 0) << what;
-    }
-    EXPECT_EQ(match.errors(), 0u) << what;
+// Random one-way outages of single links (up to 200 ticks each, up to 5 of them), a leaver
+// (crash, or dropped by another machine's game), 3-5 machines, delays 0-32, every save mode, up
+// to 9% loss: no machine ever reports a desync (the game is deterministic), in particular never
+// "cannot roll back to the agreed disconnect frame". `mixed`: each machine draws its own window
+// (0-16 or 64; every machine then plays with the smallest); else one window 0-16 for all.
+void random_outages_and_a_leaver(uint64_t seed, bool mixed) {
+  std::mt19937_64 rng(seed);
+  MatchOptions o;
+  o.machines = 3 + uint32_t(rng() % 3);
+  o.max_prediction = int32_t(rng() % 3 == 0 ? 0 : rng() % 17);
+  if (mixed)
+    for (uint32_t m = 0; m < o.machines; ++m)
+      o.max_prediction_of.push_back(int32_t(rng() % 3 == 0 ? 64 : rng() % 17));
+  o.input_delay = int32_t(rng() % 33);
+  o.save_mode = SaveMode(rng() % 3);
+  o.frames = 700;
+  o.seed = seed;
+  o.link.latency_us = 5000 + rng() % 60000;
+  o.link.jitter_us = rng() % 10000;
+  o.link.loss = double(rng() % 10) / 100;
+  o.disconnect_timeout_us = 500000 + rng() % 1500000;
+  o.notify_delay_us = 200000;
+  Match match(o);
+  ASSERT_TRUE(match.build());
+  const uint32_t n = o.machines;
+  struct Outage {
+    int at, length;
+    uint32_t from, to;
+  };
+  std::vector<Outage> outages;
+  for (int k = 0, count = int(rng() % 6); k < count; ++k) {
+    const uint32_t from = uint32_t(rng() % n);
+    uint32_t to = uint32_t(rng() % n);
+    if (from == to) to = (to + 1) % n;
+    outages.push_back({100 + int(rng() % 400), int(rng() % 200), from, to});
   }
+  const uint32_t leaver = uint32_t(rng() % n);
+  const int leave_at = 150 + int(rng() % 300);
+  const bool by_api = rng() % 2;
+  const uint32_t dropper = (leaver + 1 + uint32_t(rng() % (n - 1))) % n;
+  for (int t = 0; t < 5000; ++t) {
+    for (const Outage& b : outages) {
+      if (t == b.at) match.block(b.from, b.to, true);
+      if (t == b.at + b.length) match.block(b.from, b.to, false);
+    }
+    if (t == leave_at) {
+      if (by_api) (void)match.machine(dropper).session->disconnect_player(PlayerIndex(leaver));
+      else match.machine(leaver).stopped = true;
+    }
+    match.tick();
+  }
+  std::string windows = std::to_string(o.max_prediction);
+  if (mixed) {
+    windows.clear();
+    for (int32_t w : o.max_prediction_of) windows += std::to_string(w) + " ";
+  }
+  const std::string what = "seed " + std::to_string(seed) + ": " + std::to_string(n) + " machines, windows " +
+                           windows + ", delay " + std::to_string(o.input_delay);
+  int32_t smallest = o.max_prediction;
+  if (mixed) smallest = *std::min_element(o.max_prediction_of.begin(), o.max_prediction_of.end());
+  for (uint32_t m = 0; m < n; ++m) {
+    EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << what << ": machine " << m;
+    EXPECT_EQ(match.machine(m).game.frame_errors, 0) << what;
+    if (match.machine(m).session->running()) {
+      EXPECT_EQ(match.machine(m).session->stats().prediction_window, smallest) << what << ": machine " << m;
+    }
+  }
+  EXPECT_EQ(match.errors(), 0u) << what;
+}
+
+// Fixed seeds 1-100 (400 passed when it was written).
+TEST(LateCut, RandomOutagesAndALeaverWithEqualWindowsNeverReportADesync) {
+  for (uint64_t seed = 1; seed <= 100; ++seed) random_outages_and_a_leaver(seed, false);
+}
+
+// The same with every machine on its own window: the min rule keeps the bound. Seeds 1-400
+// passed when it was written; with the lowering taken out 32 of them report desyncs (13, 14, 30,
+// 65, 82 and 100 among these 100).
+TEST(LateCut, RandomOutagesAndALeaverWithMixedWindowsNeverReportADesync) {
+  for (uint64_t seed = 1; seed <= 100; ++seed) random_outages_and_a_leaver(seed, true);
 }
 
 }  // namespace
