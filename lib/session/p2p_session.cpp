@@ -353,6 +353,7 @@ class P2PSessionImpl final : public P2PSession {
   // Host: bit i, player peer i's state request waits to be served (two machines that came back
   // together both ask; one slot lost the first request, and that machine waited for ever).
   uint32_t rejoin_askers_ = 0;
+  uint32_t dropped_asking_ = 0;  // rejoining: bit i, player peer i left while we asked for the state
   // The rejoining machine's progress.
   enum class RejoinPhase : uint8_t { off, connecting, asking, loading, playing, failed };
   RejoinPhase rejoin_phase_ = RejoinPhase::off;
@@ -890,8 +891,13 @@ void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
   }
   // A machine coming back that loses a player machine before it has the state cannot tell
   // which of its inputs the others have: it gives up (the others cut it before its live frame).
-  if ((rejoin_phase_ == RejoinPhase::asking || rejoin_phase_ == RejoinPhase::loading) && peer.synchronized &&
-      &peer != &peers_[rejoin_host_]) {
+  // Before the offer it need not: the host stamps only once that machine's cut is agreed, with a
+  // state after it, so the offer will say so (on_rejoin_message judges it then).
+  if (rejoin_phase_ == RejoinPhase::asking && peer.synchronized && &peer != &peers_[rejoin_host_]) {
+    dropped_asking_ |= 1u << uint32_t(&peer - peers_);
+    return;
+  }
+  if (rejoin_phase_ == RejoinPhase::loading && peer.synchronized && &peer != &peers_[rejoin_host_]) {
     rejoin_failed("a player machine left while the rejoin's state was on its way");
     return;
   }
@@ -1778,6 +1784,16 @@ bool P2PSessionImpl::on_rejoin_message(Peer& peer, const uint8_t* body, size_t s
         rejoin_failed("the host's state is larger than max_state_size");
         return true;
       }
+      // A machine that left while we asked: fine when the host cut it before the state (we need
+      // none of its inputs), not when the host stamped before it knew (we hold none of them).
+      for (uint32_t i = 0; dropped_asking_ != 0 && i < num_player_peers_; ++i)
+        for (uint32_t k = 0; ((dropped_asking_ >> i) & 1u) && k < peers_[i].player_count; ++k) {
+          const ConnectStatus& st = o.status[peers_[i].players[k]];
+          if (!st.disconnected || st.last_frame >= o.state_frame) {
+            rejoin_failed("a player machine left while the rejoin's state was on its way");
+            return true;
+          }
+        }
       rejoin_offer_ = o;
       rejoin_phase_ = RejoinPhase::loading;
       // Every machine streams its inputs from the state's frame on, and takes ours from the live
@@ -1833,7 +1849,12 @@ void P2PSessionImpl::serve_rejoin(uint32_t asker) {
   // Nor than a live frame of an earlier rejoin: the state holds what came before it, the offer
   // only the connect statuses (a player disconnected up to T - 1, live from T, is neither).
   Frame oldest = std::max(top - 31, decisions_.queue().retired_before());
-  for (uint32_t p = 0; p < num_players_; ++p) oldest = std::max(oldest, rejoined_at_[p]);
+  // Nor than a cut: the rejoiner needs no input of a machine gone before the state (one that
+  // left while it asked has sent it none).
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    oldest = std::max(oldest, rejoined_at_[p]);
+    if (local_status_[p].disconnected) oldest = std::max(oldest, local_status_[p].last_frame + 1);
+  }
   const SavedState* state = nullptr;
   for (Frame f = top; f >= oldest && f >= 0 && state == nullptr; --f) {
     const SavedState* sv = driver_.saved(f);

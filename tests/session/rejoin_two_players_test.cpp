@@ -133,6 +133,7 @@ TEST_P(RejoinTwoPlayers, BothComeBackAndEveryMachineAgrees) {
 INSTANTIATE_TEST_SUITE_P(Matches, RejoinTwoPlayers,
                          ::testing::Values(TwoCase{2, 3, -1, 0.0, 1}, TwoCase{1, 3, -1, 0.0, 2},
                                            TwoCase{0, 3, -1, 0.0, 3}, TwoCase{2, 3, -1, 0.03, 4},
+                                           TwoCase{2, 3, 40, 0.0, 5}, TwoCase{1, 2, 40, 0.03, 9},
                                            TwoCase{3, 1, 200, 0.0, 6},
                                            TwoCase{0, 2, 60, 0.03, 7}, TwoCase{2, 0, 60, 0.0, 8}));
 
