@@ -457,6 +457,63 @@ class Sessions(unittest.TestCase):
         self.assertFalse([e for g in games for e in g.events if e.type == retcon.EVENT_DESYNC_DETECTED])
         for i in (0, 2):
             sessions[i].close()
+    def test_a_refused_rejoin_is_told_to_the_rejoiner(self) -> None:
+        # The other machine's game refuses: the rejoiner hears it (EVENT_REJOIN_REFUSED naming the
+        # refusing machine's player, then EVENT_CANNOT_CONTINUE) within a few ticks, not a timeout.
+        network = retcon.MemoryNetwork()
+        wires = [network.endpoint() for _ in range(3)]
+        addresses = [w.address for w in wires]
+        links = [w.simulated(seed=90 + i, latency_us=20000) for i, w in enumerate(wires)]
+        games = [Counter(), Counter(), Counter()]
+        options = dict(state_transfer=1, allow_rejoin=1, disconnect_timeout_us=1000000)
+        sessions: List[Any] = [retcon.p2p_session(games[i], [retcon.LOCAL if p == i else addresses[p] for p in range(2)],
+                                                  1, 64, links[i], rng_seed=15 + i, **options) for i in range(2)]
+        now = 0
+        refused_at = told_at = -1
+        answered = 0
+        held = [False, False]
+        for tick in range(900):
+            now += 16667
+            if tick == 200:
+                sessions[1].close()
+            if tick == 300:
+                sessions.append(retcon.p2p_session(games[2], [addresses[0], retcon.LOCAL], 1, 64, links[2],
+                                                   rng_seed=19, rejoining=1, **options))
+            for i in (0, 2):
+                if i == 2 and tick < 300:
+                    continue
+                if i == 2 and told_at >= 0:
+                    continue  # it gave up
+                links[i].set_time(now)
+                s = sessions[i]
+                s.poll(now)
+                if i == 0 and s.running and (held[0] or s.add_local_input(0, steer(0, s.current_frame))):
+                    held[0] = not s.advance_frame()
+            if tick < 200:
+                links[1].set_time(now)
+                s = sessions[1]
+                s.poll(now)
+                if s.running and (held[1] or s.add_local_input(1, steer(1, s.current_frame))):
+                    held[1] = not s.advance_frame()
+            for e in games[0].events[answered:]:
+                if e.type == retcon.EVENT_REJOIN_REQUESTED:
+                    sessions[0].answer_rejoin(e.player, False)
+                    refused_at = tick
+            answered = len(games[0].events)
+            if told_at < 0 and any(e.type == retcon.EVENT_CANNOT_CONTINUE for e in games[2].events):
+                told_at = tick
+                break
+        self.assertGreaterEqual(refused_at, 0)
+        refusals = [e for e in games[2].events if e.type == retcon.EVENT_REJOIN_REFUSED]
+        self.assertEqual(len(refusals), 1)
+        self.assertEqual(refusals[0].player, 0)
+        self.assertGreaterEqual(told_at, refused_at)
+        self.assertLessEqual(told_at - refused_at, 30, "within a few round trips of the refusal")
+        self.assertEqual(retcon.event_type_name(retcon.EVENT_REJOIN_REFUSED), "rejoin_refused")
+        self.assertFalse(sessions[2].running)
+        for i in (0, 2):
+            sessions[i].close()
+
     def test_both_states_on_a_desync(self) -> None:
         # share_desync_states (issue 11): machine 1's game differs from frame 95 on; each machine
         # gets the other's exact saved state of the desync frame, and both descriptions.
