@@ -1070,10 +1070,6 @@ void Endpoint::send_late_riders(uint64_t now_us, Transport& transport, const Pee
     note(result, send_riders_alone(transport, to, now_us));
 }
 
-void Endpoint::remember_poll(uint64_t now_us) noexcept {
-  polled_ = PollMark{true, now_us, last_sent_, urgent_, stalled_, any_disconnected_};
-}
-
 // A second poll at the time of the last one (the session's send pass after advancing): poll()
 // decided everything then, so only what can have changed since needs a look: frames queued
 // since, the owner's urgency, a player's status, checksums queued since. Nothing changed:
@@ -1092,7 +1088,7 @@ Result Endpoint::poll_again(uint64_t now_us, Transport& transport, const PeerAdd
   return result;
 }
 
-Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& to) {
+Result Endpoint::poll_full(uint64_t now_us, Transport& transport, const PeerAddress& to) {
   if (state_ == EndpointState::idle) return Result::wrong_state;
   now_ = now_us;
   Result result = Result::ok;
@@ -1145,7 +1141,7 @@ Result Endpoint::poll(uint64_t now_us, Transport& transport, const PeerAddress& 
   }
   // A connection ends before its sequence numbers (the AEAD nonces) could repeat: 2^32
   // datagrams, over two years at 60 a second.
-  if (next_sequence_ >= 0xFFFFFF00u) {
+  if (next_sequence_ >= kLastSequence) {
     log(LogLevel::error, "sequence numbers exhausted");
     become_disconnected(false);
     return result;

@@ -161,7 +161,14 @@ class Endpoint {
   void on_datagram(const uint8_t* data, size_t length, uint64_t now_us);
   // Check timeouts and send whatever is due to `to`. Returns Result::transport_error when a
   // send failed (counted; the protocol recovers by itself), else ok.
-  Result poll(uint64_t now_us, Transport& transport, const PeerAddress& to);
+  // Inline: most polls of a running connection find nothing due (quiet_at), and the session
+  // polls every endpoint every tick.
+  Result poll(uint64_t now_us, Transport& transport, const PeerAddress& to) {
+    if (!quiet_at(now_us)) return poll_full(now_us, transport, to);
+    now_ = now_us;
+    remember_poll(now_us);
+    return Result::ok;
+  }
   // The same, called again at the time of the last poll() (a second send pass in one tick): only
   // what changed since (frames queued, urgency, status, checksums) is looked at; the timers,
   // reports and handshakes poll() already saw to. Any other time, or not running: poll().
@@ -300,6 +307,8 @@ class Endpoint {
   static constexpr size_t kEventCapacity = 64;
   static constexpr size_t kChecksumCapacity = 32;
   static constexpr int kDisconnectNotices = 3;  // copies, since nobody will resend it
+  // A connection ends before its sequence numbers (the AEAD nonces) could repeat (poll).
+  static constexpr uint32_t kLastSequence = 0xFFFFFF00u;
 
   void push_event(const EndpointEvent& event) noexcept;
   void drop(DropReason reason) noexcept;
@@ -354,7 +363,54 @@ class Endpoint {
     if (riders_waiting()) send_late_riders(now_us, transport, to, result);
   }
   void send_late_riders(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
-  void remember_poll(uint64_t now_us) noexcept;
+  void remember_poll(uint64_t now_us) noexcept {
+    polled_ = PollMark{true, now_us, last_sent_, urgent_, stalled_, any_disconnected_};
+  }
+  Result poll_full(uint64_t now_us, Transport& transport, const PeerAddress& to);
+  // True when poll_full at `now_us` would send nothing and change nothing but the poll's mark:
+  // the usual poll of a running connection between the frames it sends. It asks poll_full's
+  // questions in its order, each one answered "nothing" or the answer is no (then poll_full
+  // runs and decides as ever); where poll_full's answer needs more than a few fields (a peer
+  // silent, riders waiting, a disconnected player's status repeated) it says no at once.
+  bool quiet_at(uint64_t now_us) const noexcept {
+    if (state_ != EndpointState::running || peer_reply_due_ || stranger_count_ != 0 || spoke_again_ ||
+        any_disconnected_ || riders_waiting() || !sent_anything_ || next_sequence_ >= kLastSequence)
+      return false;
+    if (config_.disconnect_timeout_us != 0) {
+      const uint64_t heard = last_received_at_ > peer_request_at_ ? last_received_at_ : peer_request_at_;
+      const uint64_t silence = now_us > heard ? now_us - heard : 0;
+      if (silence >= config_.disconnect_timeout_us) return false;
+      if (config_.notify_delay_us != 0 && silence >= config_.notify_delay_us) return false;
+    }
+    if (now_us >= next_quality_at_) return false;  // a report falls due (none waits: riders)
+    if (now_us >= last_sent_at_ + config_.keepalive_interval_us) return false;
+    // send_inputs_due: loss seen, a resend, the send policy's inputs or acknowledgement.
+    if (have_rtt_ && last_flushed_ > last_acked_ &&
+        now_us > unacked_since_ + srtt_us_ + 2 * jitter_us_ + 2 * frame_us_)
+      return false;
+    const bool unacked = last_sent_ > last_acked_;
+    const bool pending = last_sent_ > last_flushed_;
+    if (unacked && !pending) {
+      // resend_after(): the shorter interval whenever it may apply (stalled).
+      const uint64_t resend = stalled_ && frame_us_ + frame_us_ / 2 < config_.resend_interval_us
+                                  ? frame_us_ + frame_us_ / 2
+                                  : config_.resend_interval_us;
+      if (now_us >= last_inputs_sent_at_ + resend) return false;
+    }
+    if (!pending && !ack_due_) return true;
+    SendPolicyInput in;
+    in.now_us = now_us;
+    in.frame_us = frame_us_;
+    in.pending_frames = pending ? uint32_t(last_sent_ - last_flushed_) : 0;
+    in.changed = inputs_dirty_;
+    in.last_inputs_at_us = last_inputs_sent_at_;
+    in.ack_due = ack_due_;
+    in.ack_due_since_us = ack_due_since_;
+    in.urgent = urgent_;
+    const SendDecision d = decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
+    if (unacked && pending && d.inputs) return false;
+    return !(ack_due_ && (config_.send_blob_size == 0 || d.ack));
+  }
   Result grow_send_ring();
   uint8_t* send_slot(Frame frame) noexcept;
   uint8_t* encoded_slot(Frame frame) noexcept;
