@@ -248,6 +248,9 @@ class Endpoint {
 
   // --- time sync. The owner tells its frame and advantage; they go out in quality reports.
   void set_local_frame(Frame frame, int32_t frame_advantage) noexcept;
+  // True when a quality report waits or falls due at `now_us`: only a report carries what
+  // set_local_frame tells, and one can go only after a poll at or after that time saw it due.
+  bool report_may_go(uint64_t now_us) const noexcept { return report_due_ || now_us >= next_quality_at_; }
   uint64_t ping_us() const noexcept { return srtt_us_; }
   uint64_t jitter_us() const noexcept { return jitter_us_; }
   Frame remote_frame() const noexcept { return remote_frame_; }

@@ -2334,17 +2334,24 @@ void P2PSessionImpl::send_due(bool again) {
       if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
       continue;
     }
-    // With 8 samples the advantage we report is their median, whatever the instant estimate
-    // (TimeSync::reported_ahead); the estimate is then needed only to tell "no report yet" (0),
-    // which remote_report_at() already says: it is set with the report the estimate starts from.
-    int32_t ahead = 0;
-    if (peer.time_sync.samples() >= 8 && peer.endpoint.remote_report_at() != 0) {
-      ahead = peer.time_sync.reported_ahead(0);
-    } else {
-      const Frame remote = peer.endpoint.estimated_remote_frame(now_);
-      ahead = remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote);
+    // Our frame and advantage travel only in quality reports (one every quality_interval_us):
+    // told while one waits or falls due at this poll, they are what every report carries, since
+    // a report goes only from this pass or advance_frame's right after it (same frame, same
+    // time, no datagram between).
+    if (peer.endpoint.report_may_go(now_)) {
+      // With 8 samples the advantage we report is their median, whatever the instant estimate
+      // (TimeSync::reported_ahead); the estimate is then needed only to tell "no report yet"
+      // (0), which remote_report_at() already says: it is set with the report the estimate
+      // starts from.
+      int32_t ahead = 0;
+      if (peer.time_sync.samples() >= 8 && peer.endpoint.remote_report_at() != 0) {
+        ahead = peer.time_sync.reported_ahead(0);
+      } else {
+        const Frame remote = peer.endpoint.estimated_remote_frame(now_);
+        ahead = remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote);
+      }
+      peer.endpoint.set_local_frame(driver_.frame(), ahead);
     }
-    peer.endpoint.set_local_frame(driver_.frame(), ahead);
     peer.endpoint.poll(now_, *transport_, peer.address);
     if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
   }
