@@ -210,6 +210,7 @@ class P2PSessionImpl final : public P2PSession {
   bool on_rejoin_message(Peer& peer, const uint8_t* body, size_t size);
   void on_rejoin_notice(Peer& peer, const uint8_t* body, size_t size);
   void serve_rejoin(uint32_t asker);
+  void relay_rejoin_notices(const Peer& gone);
   void apply_rejoin(Peer& peer, PlayerIndex player, Frame state_frame, Frame live_at, bool host);
   void resend_local_inputs(Peer& peer, Frame from);
   void resend_own_messages(uint32_t i);
@@ -346,6 +347,8 @@ class P2PSessionImpl final : public P2PSession {
   size_t rejoin_buffer_size_ = 0;
   RejoinHold rejoin_hold_;   // host: inputs from the live frame on wait for the notices
   RejoinHold relay_hold_;    // any machine: the same for the notices it relays
+  RejoinNotice relay_notice_[kMaxPlayers];  // per player: the notice applied here, and its sender
+  int32_t relay_from_[kMaxPlayers] = {-1, -1, -1, -1, -1, -1, -1, -1};
   // Per player peer coming back: our inputs to it wait until we know the state's frame S
   // (apply_rejoin restarts the stream there). Frames sent before would be acknowledged against
   // the rejoiner's stream restarted at S, and encoded against a frame it does not hold.
@@ -885,6 +888,7 @@ void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
   if (!peer.spectator) last_drop_at_ = now_;
   if (tell_peer) peer.endpoint.send_disconnect();
   peer.channel.peer_gone();
+  if (!peer.spectator) relay_rejoin_notices(peer);
   if (peer.spectator) {
     emit_peer_event(EventType::spectator_left, peer, "spectator left");
     return;
@@ -1794,6 +1798,19 @@ bool P2PSessionImpl::on_rejoin_message(Peer& peer, const uint8_t* body, size_t s
             return true;
           }
         }
+      // A machine the host has in the match that never answered our handshake (we know an old
+      // address of it: it came back itself after we started) will never send us its inputs:
+      // give up now, cleanly (it cuts us at T - 1 at once, not connected; the game may start
+      // the rejoin again with its new address), rather than run and wait for them.
+      for (uint32_t i = 0; i < num_player_peers_; ++i) {
+        const Peer& q = peers_[i];
+        if (int32_t(i) == rejoin_host_ || q.dropped || q.synchronized) continue;
+        for (uint32_t k = 0; k < q.player_count; ++k)
+          if (!o.status[q.players[k]].disconnected) {
+            rejoin_failed("a machine in the match never answered our handshake (it may have a new address)");
+            return true;
+          }
+      }
       rejoin_offer_ = o;
       rejoin_phase_ = RejoinPhase::loading;
       // Every machine streams its inputs from the state's frame on, and takes ours from the live
@@ -1956,16 +1973,34 @@ void P2PSessionImpl::on_rejoin_notice(Peer& peer, const uint8_t* body, size_t si
   }
   Peer* owner = peer_of(p);
   if (owner != nullptr) apply_rejoin(*owner, p, n.state_frame, n.live_at, false);
-  // The other player machines hear it from us too, held like the host's (session/rejoin.h): if
-  // the host died before its notice reached one of them, that one would keep the player at its
-  // old cut while we cut it again at live_at - 1 (or play it live), and wait for ever for a
-  // report the other never sends.
-  relay_hold_.relay(peers_, num_player_peers_, n.live_at);
-  for (uint32_t i = 0; i < num_player_peers_; ++i) {
-    Peer& o = peers_[i];
-    if (&o == &peer || &o == owner || o.dropped || o.rejoining) continue;
-    const uint32_t seq = o.channel.next_message_seq();
-    if (o.channel.send_message(ChannelStream::decisions, body, size) == Result::ok) relay_hold_.sent(i, seq);
+  // Kept until the rejoin is confirmed here: if its sender dies first, we relay it (drop_peer).
+  relay_notice_[p] = n;
+  relay_from_[p] = int32_t(&peer - peers_);
+}
+
+// The machine that sent us a rejoin notice left before the rejoin was confirmed here: the other
+// player machines hear it from us, held like the host's (session/rejoin.h). If the host died
+// before its notice reached one of them, that one would keep the player at its old cut while we
+// cut it again at live_at - 1 (or play it live), and wait for ever for a report it never sends.
+// Only then: a relay of every notice, host alive, changed the timing of every rejoin of 4+
+// machines (the rejoin property found a split under loss and a blackout).
+void P2PSessionImpl::relay_rejoin_notices(const Peer& gone) {
+  for (uint32_t p = 0; p < num_players_; ++p) {
+    if (relay_from_[p] != int32_t(&gone - peers_)) continue;
+    relay_from_[p] = -1;
+    const RejoinNotice& n = relay_notice_[p];
+    if (rejoined_at_[p] != n.live_at || rejoin_told_[p]) continue;  // confirmed, or another rejoin since
+    uint8_t body[kMaxRejoinMessage];
+    const size_t size = encode_rejoin_notice(n, body);
+    const Peer* owner = peer_of(PlayerIndex(p));
+    relay_hold_.relay(peers_, num_player_peers_, n.live_at);
+    for (uint32_t i = 0; i < num_player_peers_; ++i) {
+      Peer& o = peers_[i];
+      if (&o == owner || o.dropped || o.rejoining) continue;
+      const uint32_t seq = o.channel.next_message_seq();
+      if (o.channel.send_message(ChannelStream::decisions, body, size) == Result::ok) relay_hold_.sent(i, seq);
+    }
+    driver_.reporter().log(LogLevel::info, "player %d: its rejoin's notice relayed (its sender left)", int(p));
   }
 }
 

@@ -11,10 +11,10 @@
 //   - tells every other player machine on stream 2 (a rejoin notice: player, its agreed cut, S, T),
 //     and holds its own inputs of frames >= T until each of them acknowledged the notice, so
 //     nobody confirms T without knowing that the player is live from T (the rule of timed
-//     decisions, session/decision_exchange.h). Every machine that applies a notice relays it
-//     to the player machines other than its sender and the rejoiner, with the same hold: a
-//     host dying before its notice reached every machine leaves no machine unaware of T (the
-//     ones that had it tell the others; a duplicate is ignored);
+//     decisions, session/decision_exchange.h). A machine whose notice's sender leaves before
+//     the rejoin is confirmed there relays it to the player machines other than the rejoiner,
+//     with the same hold: a host dying before its notice reached every machine leaves no
+//     machine unaware of T (the ones that had it tell the others; a duplicate is ignored);
 //   - sends the rejoiner an offer (S, T, the state's size, every player's connect status) and
 //     then the state, on stream 1.
 // Every machine then simulates the player as disconnected up to T - 1 and with its real inputs
@@ -163,8 +163,8 @@ class RejoinHold {
     frame_ = live_at;
     for (bool& s : sent_to_) s = false;
   }
-  // A machine relaying a notice it received (every machine that applies one tells the others:
-  // if the host dies before its notice reached them all, they still hear it): as start(), but
+  // A machine relaying a notice it received (its sender left before the rejoin was confirmed:
+  // if the host died before its notice reached them all, the others still hear it): as start(), but
   // a hold still waiting for acknowledgements keeps its peers and its earlier frame.
   void relay(const Peer* peers, uint32_t peer_count, Frame live_at) noexcept {
     for (uint32_t i = 0; i < peer_count; ++i)

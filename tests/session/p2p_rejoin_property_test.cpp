@@ -152,3 +152,154 @@ RC_GTEST_PROP(P2PRejoinProperty, ALeaverThatComesBackPlaysFromOneFrameAndEverySt
 
 }  // namespace
 }  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// Two leavers (issue 11, "one rejoin at a time per host"; it found the never-answered machine
+// of on_rejoin_message: the second to restart knew the first's old address, loaded its state,
+// and ran on alone while the others cut it): in a match of 3-4 player machines two
+// of them (never machine 0, the spectators' host) leave at random frames, together or apart, and
+// each restarts once its cut is agreed everywhere, after a random wait. The host serves one rejoin
+// at a time; both come back, or a rejoin fails cleanly (cannot_continue, cut again just before its
+// live frame). Checked: for each leaver, every machine that saw its rejoin names the same live
+// frame; the machines that never left name the same cuts; every state at every confirmed frame
+// equals the reference; no desync; the match finishes.
+RC_GTEST_PROP(P2PRejoinProperty, TwoLeaversComeBackOneAfterTheOther, ()) {
+  MatchOptions o;
+  o.machines = *rc::gen::inRange(3u, 5u);
+  o.input_size = *rc::gen::inRange(1u, 5u);
+  o.max_prediction = *rc::gen::inRange(0, 11);
+  o.input_delay = *rc::gen::inRange(0, 4);
+  o.frames = 1300;
+  o.seed = *rc::gen::arbitrary<uint64_t>();
+  o.desync_interval = *rc::gen::inRange(1, 20);
+  o.random_inputs = true;
+  o.save_mode = *rc::gen::element(SaveMode::automatic, SaveMode::every_frame, SaveMode::sparse);
+  o.link = arbitrary_link();
+  const uint32_t a = *rc::gen::inRange(1u, o.machines);
+  const uint32_t b = *rc::gen::distinctFrom(rc::gen::inRange(1u, o.machines), a);
+  const Frame leave_a = *rc::gen::inRange(10, 200);
+  const Frame leave_b = leave_a + *rc::gen::inRange(0, 300);
+  const int wait_a = *rc::gen::inRange(0, 120), wait_b = *rc::gen::inRange(0, 120);
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.notify_delay_us = 500000;
+  o.disconnect_timeout_us = 2500000;
+  Match match(o);
+  RC_ASSERT(match.build());
+  const uint32_t leavers[2] = {a, b};
+  const Frame leave_at[2] = {leave_a, leave_b};
+  const int wait[2] = {wait_a, wait_b};
+  int state[2] = {0, 0};  // 0 playing, 1 gone (waiting for its cut), 2 waiting to restart, 3 restarted
+  int waited[2] = {0, 0};
+  size_t cut_events[2] = {0, 0};  // machine 0's disconnected events for it when it left
+  auto events_of = [&](uint32_t m, uint32_t p, EventType type) {
+    std::vector<Frame> frames;
+    for (const Event& e : match.machine(m).game.events)
+      if (e.type == type && e.player == PlayerIndex(p)) frames.push_back(e.frame);
+    return frames;
+  };
+  std::vector<size_t> answered(match.size(), 0);
+  bool done = false;
+  for (int t = 0; t < 40000 && !done; ++t) {
+    for (int k = 0; k < 2; ++k) {
+      const uint32_t p = leavers[k];
+      Machine& me = match.machine(p);
+      if (state[k] == 0 && !me.stopped && me.session->running() && me.session->current_frame() >= leave_at[k]) {
+        me.stopped = true;
+        state[k] = 1;
+        cut_events[k] = events_of(0, p, EventType::disconnected).size();
+      } else if (state[k] == 1) {
+        bool everywhere = true;
+        for (uint32_t m = 0; m < o.machines; ++m)
+          if (m != a && m != b && events_of(m, p, EventType::disconnected).size() <= cut_events[k]) everywhere = false;
+        if (everywhere) state[k] = 2;
+      } else if (state[k] == 2 && ++waited[k] >= wait[k]) {
+        RC_ASSERT(match.restart_rejoining(p));
+        state[k] = 3;
+      }
+    }
+    match.tick();
+    for (uint32_t m = 0; m < o.machines; ++m) {
+      Machine& me = match.machine(m);
+      if (me.stopped) continue;
+      if (answered[m] > me.game.events.size()) answered[m] = 0;  // restarted
+      for (size_t k = answered[m]; k < me.game.events.size(); ++k)
+        if (me.game.events[k].type == EventType::rejoin_requested)
+          RC_ASSERT(me.session->answer_rejoin(me.game.events[k].player, true) == Result::ok);
+      answered[m] = me.game.events.size();
+    }
+    for (int k = 0; k < 2; ++k) {
+      Machine& back = match.machine(leavers[k]);
+      if (state[k] == 3 && !back.stopped && !back.session->running() &&
+          match.count_events(leavers[k], EventType::cannot_continue) > 0)
+        back.stopped = true;  // the rejoin failed: it never ran
+    }
+    done = state[0] == 3 && state[1] == 3;
+    for (uint32_t m = 0; m < o.machines; ++m)
+      if (!match.machine(m).stopped && match.machine(m).session->confirmed_frame() < o.frames) done = false;
+  }
+  RC_ASSERT(done);
+  RC_ASSERT(match.errors() == 0u);
+  std::vector<Frame> cut(match.players(), -2), live(match.players(), -2), recut(match.players(), -2);
+  for (int k = 0; k < 2; ++k) {
+    const uint32_t p = leavers[k];
+    const std::vector<Frame> cuts = events_of(0, p, EventType::disconnected);
+    const std::vector<Frame> coming = events_of(0, p, EventType::player_rejoining);
+    for (uint32_t m = 1; m < o.machines; ++m)
+      if (m != a && m != b) {
+        RC_ASSERT(events_of(m, p, EventType::disconnected) == cuts);
+        RC_ASSERT(events_of(m, p, EventType::player_rejoining) == coming);
+        RC_ASSERT(events_of(m, p, EventType::player_rejoined) == events_of(0, p, EventType::player_rejoined));
+      }
+    RC_ASSERT(!cuts.empty());
+    cut[p] = cuts[0];
+    const bool came_back = !match.machine(p).stopped;
+    if (came_back) {
+      RC_ASSERT(coming.size() == 1u);
+      RC_ASSERT(events_of(p, p, EventType::player_rejoining) == coming);
+      RC_ASSERT(events_of(p, p, EventType::player_rejoined) == coming);
+      RC_ASSERT(cuts.size() == 1u);
+      live[p] = coming[0];
+      // The other leaver, back too: it saw this one's rejoin when its own came first.
+      const uint32_t q = leavers[1 - k];
+      if (!match.machine(q).stopped) {
+        const std::vector<Frame> seen_there = events_of(q, p, EventType::player_rejoining);
+        RC_ASSERT(seen_there.empty() || seen_there == coming);
+      }
+    }
+    if (!came_back && !coming.empty()) {
+      // It gave up: cut again where it was stamped, just before its live frame, or (its input of
+      // that frame went out before it gave up) once it had played from it, the same everywhere.
+      RC_ASSERT(cuts.size() == 2u);
+      const std::vector<Frame> rejoined = events_of(0, p, EventType::player_rejoined);
+      if (rejoined.empty()) {
+        RC_ASSERT(cuts[1] == coming[0] - 1);
+      } else {
+        RC_ASSERT(rejoined == coming && cuts[1] >= coming[0]);
+        live[p] = coming[0];
+        recut[p] = cuts[1];
+      }
+    }
+    RC_CLASSIFY(came_back, "came back");
+  }
+  const std::vector<uint64_t> ref = match.reference(cut, live, recut);
+  for (uint32_t m = 0; m < o.machines; ++m) {
+    Machine& me = match.machine(m);
+    if (me.stopped) continue;
+    RC_ASSERT(me.game.frame_errors == 0);
+    RC_ASSERT(match.count_events(m, EventType::desync_detected) == 0u);
+    const Frame last = std::min({o.frames, me.session->confirmed_frame() + 1, me.session->current_frame() - 1});
+    RC_ASSERT(last >= o.frames);
+    Frame first = 0;
+    if (m == a || m == b)
+      while (first <= last && me.hashes[size_t(first)] == 0) ++first;
+    for (Frame f = first; f <= last; ++f) RC_ASSERT(me.hashes[size_t(f)] == ref[size_t(f)]);
+  }
+  RC_CLASSIFY(leave_b - leave_a < 30, "left together");
+  RC_CLASSIFY(o.link.loss > 0.1, "loss > 10%");
+}
+
+}  // namespace
+}  // namespace retcon::test

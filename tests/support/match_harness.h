@@ -453,7 +453,10 @@ class Match {
   // Lockstep reference hashes for frames [0, frames]. `cut[p]`: player p's input is zeros
   // after that frame (a disconnect), or -2 for never; `live[p]` (a rejoin): from that frame on
   // its input is real again (-2: never).
-  std::vector<uint64_t> reference(const std::vector<Frame>& cut = {}, const std::vector<Frame>& live = {}) const {
+  // `recut[p]` (a rejoin whose machine gave up after its input of the live frame went out): zeros
+  // again after that frame (-2 or missing: never).
+  std::vector<uint64_t> reference(const std::vector<Frame>& cut = {}, const std::vector<Frame>& live = {},
+                                  const std::vector<Frame>& recut = {}) const {
     TestGame ref;
     std::vector<uint64_t> out;
     std::vector<uint8_t> inputs(size_t(players_) * opt_.input_size);
@@ -483,7 +486,8 @@ class Match {
       out.push_back(ref.hash());
       for (uint32_t p = 0; p < players_; ++p)
         for (uint32_t i = 0; i < opt_.input_size; ++i) {
-          const bool back = p < live.size() && live[p] != -2 && f >= live[p];
+          const bool back = p < live.size() && live[p] != -2 && f >= live[p] &&
+                            !(p < recut.size() && recut[p] != -2 && f > recut[p]);
           const bool gone = p < cut.size() && cut[p] != -2 && f > cut[p] && !back;
           inputs[p * opt_.input_size + i] = gone ? 0 : back ? rejoined[p].by_frame[size_t(f)][i] : played[p].by_frame[size_t(f)][i];
         }
