@@ -562,8 +562,13 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   // disconnected (the usual datagram) there is nothing to check or take.
   const uint32_t players = body.disconnected != 0 ? config_.shape.num_players : 0;
   // A disconnected player's last frame is one the peer had: not far beyond what we sent it.
+  // Except a rejoin's cut (live_at - 1, our floor for that player): the live frame is stamped
+  // seconds ahead (the state transfer's time), and a peer that cuts the player there (its
+  // machine never came) reports it long before we reach it; dropping those datagrams cost us
+  // every input of that peer until we dropped it, each survivor playing on alone (a desync).
   for (uint32_t i = 0; i < players && config_.send_blob_size != 0; ++i) {
-    if (body.status[i].disconnected && body.status[i].last_frame > last_sent_ + kMaxFrameSkew) {
+    if (body.status[i].disconnected && body.status[i].last_frame > last_sent_ + kMaxFrameSkew &&
+        body.status[i].last_frame > status_floor_[i]) {
       drop(DropReason::out_of_window);
       return false;
     }

@@ -399,6 +399,50 @@ TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
 // Mid-match handshakes carrying the peer's real nonce (what an on-path observer can forge
 // without a key) and another shape: replies are dropped (no challenge is open), requests only
 // answered. The connection keeps running with the shape it agreed.
+// The range check of a disconnected player's last frame stops at a rejoin's cut we know of
+// (rejoin_remote_player: live_at - 1, stamped seconds ahead): a peer cutting the rejoiner there
+// (its machine never came) is heard however far ahead that is. Before, its every inputs datagram
+// was dropped (`out_of_window`) until the two machines dropped each other. A cut beyond the
+// known one stays a counted drop.
+TEST(EndpointAttack, ARejoinCutFarAheadIsTakenOnlyWhereItIsKnown) {
+  EndpointPair pair(config(111, false), config(112, false));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  ASSERT_TRUE(stream(pair, 40, nullptr));
+  Endpoint& a = pair.a().endpoint;
+  const uint32_t b_nonce = pair.b().endpoint.local_nonce();
+  const uint64_t key = detail::connection_checksum_key(b_nonce, a.local_nonce());
+  uint32_t sequence = 20000;
+  uint8_t d[detail::kMaxDatagramSize];
+  const uint8_t blob[2] = {1, 1};
+  // One new frame from B, reporting player 0 cut at `cut`: was it taken?
+  auto send_cut = [&](Frame cut) {
+    detail::ConnectStatus status[2] = {{true, cut}, {false, -1}};
+    detail::Header h;
+    h.nonce = b_nonce;
+    h.sequence = sequence++;
+    detail::InputsWriter w(d, sizeof d, h, a.last_received_frame() + 1, a.last_sent_frame(), 2, status, 2,
+                           a.received_input(a.last_received_frame()));
+    w.append(blob);
+    const size_t n = w.finish();
+    detail::seal_datagram(d, n, key, h.sequence);
+    const Frame received = a.last_received_frame();
+    a.on_datagram(d, n, pair.now);
+    return a.last_received_frame() == received + 1;
+  };
+  const Frame live_at = a.last_sent_frame() + detail::kMaxFrameSkew + 500;  // a slow transfer's T
+  const uint64_t before = dropped(a, DropReason::out_of_window);
+  EXPECT_FALSE(send_cut(live_at - 1)) << "no rejoin known: too far ahead";
+  EXPECT_EQ(dropped(a, DropReason::out_of_window), before + 1);
+  a.rejoin_remote_player(0, live_at - 1);
+  EXPECT_FALSE(send_cut(live_at)) << "beyond the rejoin's cut";
+  EXPECT_EQ(dropped(a, DropReason::out_of_window), before + 2);
+  EXPECT_TRUE(send_cut(live_at - 1)) << "the rejoin's cut";
+  EXPECT_TRUE(a.remote_connect_status(0).disconnected);
+  EXPECT_EQ(a.remote_connect_status(0).last_frame, live_at - 1);
+  EXPECT_EQ(dropped(a, DropReason::out_of_window), before + 2);
+}
+
 TEST(EndpointAttack, MidMatchHandshakesWithAnotherShapeChangeNothing) {
   EndpointPair pair(config(117, false), config(118, false));
   pair.start();

@@ -35,8 +35,9 @@ class RejoinNoticeReachedSome : public ::testing::TestWithParam<PartialCase> {};
 // dies (at once, or once the rejoiner loaded its state: then it comes back). Machines 1 and 2
 // cut the host at one frame, name one cut of player 3 (and the rejoiner, when back, the same
 // host cut and live frame), play to the end, and every state equals the reference; no stall
-// goes untold (liveness monitor). Each case fails on the old code (the two survivors drop each
-// other, or machine 2 runs player 3 disconnected where the others have it live).
+// goes untold (liveness monitor); the survivors never drop each other. Each case fails on the
+// old code (the two survivors drop each other, or machine 2 runs player 3 disconnected where the
+// others have it live).
 TEST_P(RejoinNoticeReachedSome, TheSurvivorsAgreeAndPlayOn) {
   const PartialCase c = GetParam();
   MatchOptions o = slow_transfer_rejoin_options(1000);
@@ -95,6 +96,10 @@ TEST_P(RejoinNoticeReachedSome, TheSurvivorsAgreeAndPlayOn) {
     return v;
   };
   EXPECT_EQ(cuts_of(1), cuts_of(2)) << "one cut of player 3";
+  for (uint32_t m : {1u, 2u})
+    for (const Event& e : match.machine(m).game.events)
+      EXPECT_FALSE(e.type == EventType::disconnected && (e.player == 1 || e.player == 2))
+          << "machine " << m << " dropped survivor " << e.player << " at frame " << e.frame;
   EXPECT_EQ(cuts_of(1).front(), cut);
   EXPECT_EQ(seen(match, 1, 3).rejoining, seen(match, 2, 3).rejoining);
   const bool back = !match.machine(3).stopped;
@@ -117,7 +122,13 @@ INSTANTIATE_TEST_SUITE_P(Cases, RejoinNoticeReachedSome,
                          ::testing::Values(PartialCase{true, 0.0, 1}, PartialCase{true, 0.0, 2},
                                            PartialCase{true, 0.03, 3}, PartialCase{false, 0.0, 1},
                                            PartialCase{false, 0.03, 2}, PartialCase{false, 0.0, 3, true},
-                                           PartialCase{false, 0.0, 4, true}, PartialCase{false, 0.03, 5, true}));
+                                           PartialCase{false, 0.0, 4, true}, PartialCase{false, 0.03, 5, true},
+                                           // The rejoiner's machine cut at T - 1 while the survivors were more than
+                                           // 256 frames before T: the other survivor dropped every datagram that
+                                           // told it so (a cut too far ahead), then dropped its sender.
+                                           PartialCase{true, 0.03, 9}, PartialCase{true, 0.03, 10},
+                                           PartialCase{true, 0.03, 13}, PartialCase{true, 0.03, 14},
+                                           PartialCase{true, 0.03, 18}, PartialCase{true, 0.03, 19}));
 
 }  // namespace
 }  // namespace retcon::test
