@@ -19,6 +19,11 @@ constexpr size_t kAckWords = kChannelChunkWindow / 64;  // the chunk bitmap, in 
 constexpr uint64_t kUnknownRttTimeoutUs = 200000;
 constexpr uint32_t kMaxRestarts = 3;
 
+// A received message's acknowledgement is sent again this many times, at least this far apart
+// (ReliableChannel::ack_repeats_ says why): just under a 60 Hz tick, so one per later tick.
+constexpr uint8_t kMessageAckRepeats = 2;
+constexpr uint64_t kMessageAckRepeatGapUs = 15000;
+
 // Resend after a round trip plus the receiver's acknowledgement delay (up to a tick) and margin.
 uint64_t resend_timeout(uint64_t rtt_us) noexcept {
   if (rtt_us == 0) return kUnknownRttTimeoutUs;
@@ -55,6 +60,7 @@ void ReliableChannel::reset() noexcept {
   in_status_id_ = 0;
   refused_id_ = 0;
   ack_due_ = false;
+  ack_repeats_ = 0;
   event_head_ = event_count_ = 0;
 }
 
@@ -267,6 +273,8 @@ void ReliableChannel::on_data(const uint8_t* body, size_t size, uint64_t now_us)
       return;
     }
     ack_due_ = true;
+    ack_repeats_ = kMessageAckRepeats;  // see ack_repeats_
+    ack_repeat_at_ = now_us + kMessageAckRepeatGapUs;
     if (seq - in_msg_next_ >= kChannelMessageWindow) return;  // a duplicate, or too far ahead
     InMessage& m = in_msgs_[seq % kChannelMessageWindow];
     if (m.present) return;
@@ -422,6 +430,11 @@ void ReliableChannel::poll_busy(uint64_t now_us, uint64_t rtt_us, ChannelOutput&
     return;
   }
   uint32_t budget = config_.max_datagrams_per_poll;
+  if (!ack_due_ && ack_repeats_ > 0 && now_us >= ack_repeat_at_) {
+    ack_due_ = true;
+    --ack_repeats_;
+    ack_repeat_at_ = now_us + kMessageAckRepeatGapUs;
+  }
   if (ack_due_ && budget > 0) {
     ack_due_ = false;
     send_ack(out);

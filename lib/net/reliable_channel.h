@@ -110,7 +110,9 @@ class ReliableChannel {
   bool sending_blob() const noexcept { return out_blob_ != nullptr; }
   // Nothing to send: no acknowledgement due, no message unacknowledged, no blob going out. A
   // poll of an idle channel sends nothing (the session skips its second poll in a tick then).
-  bool idle() const noexcept { return !ack_due_ && out_msg_base_ == out_msg_next_ && out_blob_ == nullptr; }
+  bool idle() const noexcept {
+    return !ack_due_ && ack_repeats_ == 0 && out_msg_base_ == out_msg_next_ && out_blob_ == nullptr;
+  }
   uint32_t blob_chunks_acked() const noexcept;
 
   // ---- incoming blob, written into the owner's buffer (null: incoming blobs are refused).
@@ -215,6 +217,13 @@ class ReliableChannel {
   uint32_t in_status_id_ = 0;          // the id in_status_ is about
 
   bool ack_due_ = false;
+  // A message's acknowledgement goes out again on later polls (kMessageAckRepeats times, a tick
+  // or more apart): a sender may hold its inputs until it hears it (a rejoin notice, a timed
+  // decision), and with every copy of the acknowledgement lost the receiver stalls for a
+  // resend timeout and a round trip per loss, long enough under heavy loss for its liveness
+  // watch to drop a healthy peer. Messages are rare, so the repeats cost a few small datagrams.
+  uint8_t ack_repeats_ = 0;
+  uint64_t ack_repeat_at_ = 0;
   ChannelEvent events_[16] = {};
   uint32_t event_head_ = 0, event_count_ = 0;
   ChannelStats stats_;

@@ -164,6 +164,44 @@ TEST(ReliableChannel, OneMiBOver100msRttAndFivePercentLossCompletesWithinTheBoun
   }
 }
 
+// A message's acknowledgement is repeated on the next ticks: with the first copy lost, the
+// sender still hears it before its resend timeout (a sender may hold its inputs until it does:
+// a rejoin notice, a timed decision). Only a few repeats, and none for an idle channel.
+TEST(ReliableChannel, AMessagesAcknowledgementIsRepeatedSoOneLostCopyCostsNoResend) {
+  Pair p(1, 1024, 0.0, 10000, 0);
+  const uint8_t m[3] = {1, 2, 3};
+  ASSERT_EQ(p.a.send_message(ChannelStream::decisions, m, sizeof m), Result::ok);
+  const uint64_t rtt = 40000;  // resend after 70 ms
+  uint64_t acks_before = 0;
+  bool first_ack_lost = false;
+  int acknowledged_at = -1;
+  for (int t = 1; t <= 30; ++t) {
+    // Lose what b sends in the tick it first has the message (its first acknowledgement).
+    const bool b_has_it_now = p.b.stats().messages_received == 0;
+    p.now += 16667;
+    p.ab.deliver(p.now, p.b);
+    p.ba.deliver(p.now, p.a);
+    p.ab.now = p.ba.now = p.now;
+    p.a.poll(p.now, rtt, p.ab);
+    const bool lose = b_has_it_now && p.b.stats().messages_received == 1 && !first_ack_lost;
+    p.ba.blocked = lose;
+    acks_before = p.ba.sent;
+    p.b.poll(p.now, rtt, p.ba);
+    if (lose) {
+      first_ack_lost = true;
+      EXPECT_EQ(p.ba.sent, acks_before + 1) << "the acknowledgement went out (and was lost)";
+    }
+    p.ba.blocked = false;
+    if (acknowledged_at < 0 && p.a.acknowledged_through(0)) acknowledged_at = t;
+  }
+  ASSERT_TRUE(first_ack_lost);
+  ASSERT_GE(acknowledged_at, 0);
+  EXPECT_EQ(p.a.stats().messages_resent, 0u) << "a repeat reached the sender before its resend timeout";
+  EXPECT_LE(acknowledged_at, 5) << "about a round trip and a tick after the message arrived";
+  EXPECT_EQ(p.ba.sent, 3u) << "the acknowledgement and two repeats, then silence";
+  EXPECT_TRUE(p.b.idle());
+}
+
 TEST(ReliableChannel, MessagesArriveOnceAndInOrderBesideABlob) {
   Pair p(3, 64 * 1024, 0.2, 40000, 60000, 1u << 20, 0.1);
   const std::vector<uint8_t> blob = random_bytes(64 * 1024, 5);
