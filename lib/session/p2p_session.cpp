@@ -1853,6 +1853,11 @@ void P2PSessionImpl::serve_rejoin(uint32_t asker) {
     // waiting for its own turn, holds nobody up: two machines that crashed together and came
     // back together waited for each other for ever.
     if (&o != &r && o.rejoining && !stream_waits_[i]) return;
+    // Nor while a lower player machine's rejoin, accepted here, waits for its stamp: it may have
+    // asked another host (the lowest it reached), which stamps it without our knowing; two hosts
+    // stamping at once each sent a state that has the other player cut (a split). The lowest
+    // waiting rejoiner goes first everywhere, so nobody waits for ever.
+    if (&o != &r && o.rejoining && stream_waits_[i] && i < asker) return;
     if (o.channel.messages_free() < r.player_count) return;
   }
   // As in stream_to_spectators: a peer's window is at most our configured one.
