@@ -69,23 +69,13 @@ target_compile_definitions(session_state_transfer_doc_test PRIVATE RETCON_SOURCE
 # .random_seed) that keeps exploring. Its known failures are fixed (seeds 5, 18 and 30 at
 # max_success=1000; seeds 1-60 x 1,000 matches pass, docs/NETWORKING.md "Rejoin"): when it finds
 # one again, give it the label known_gap while that failure is open.
-# The two-leaver property's fresh-seed find (RapidCheck seed 6006849875241409222: two hosts
-# stamped two rejoins at once) is fixed; P2PRejoinProperty.TwoLeaversReproduce replays its
-# shrunk case as a plain test (a RapidCheck reproduce of a passing case reports a failure),
-# discovered with the others: it gates.
-# Open (2026-12-03): the fresh-seed run then found another, older than that fix (it fails the same
-# way before it): a machine's state differs from the reference (seed 7170597072767107367, replayed
-# by P2PRejoinProperty.TwoLeaversReproduceStates, known_gap); the fresh-seed run of the two-leaver
-# property stays known_gap until it is fixed (its seed-1 run gates).
+# The two-leaver property's fresh-seed finds are fixed (RapidCheck seed 6006849875241409222: two
+# hosts stamped two rejoins at once; 7170597072767107367: the property read a state its machine
+# had not yet corrected); P2PRejoinProperty.TwoLeaversReproduce and .TwoLeaversReproduceStates
+# replay their shrunk cases as plain tests, discovered with the others (a RapidCheck reproduce of a
+# passing case reports a failure).
 if(NOT WIN32)
   retcon_add_test(session_rejoin_property_test ${CMAKE_CURRENT_LIST_DIR}/p2p_rejoin_property_test.cpp
     ENVIRONMENT "RC_PARAMS=seed=1")
-  gtest_discover_tests(session_rejoin_property_test DISCOVERY_TIMEOUT 300 TEST_SUFFIX .random_seed
-    TEST_FILTER "-P2PRejoinProperty.TwoLeaversComeBackOneAfterTheOther")
-  gtest_discover_tests(session_rejoin_property_test DISCOVERY_TIMEOUT 300 TEST_SUFFIX .random_seed
-    TEST_FILTER "P2PRejoinProperty.TwoLeaversComeBackOneAfterTheOther" PROPERTIES LABELS known_gap)
-  add_test(NAME P2PRejoinProperty.TwoLeaversReproduceStates COMMAND session_rejoin_property_test
-    --gtest_filter=P2PRejoinProperty.TwoLeaversComeBackOneAfterTheOther)
-  set_tests_properties(P2PRejoinProperty.TwoLeaversReproduceStates PROPERTIES LABELS known_gap ENVIRONMENT
-    "RC_PARAMS=reproduce=BQDUyAlUlp2bp5GUy9GclJHd59CV39GTlFmdlJ3cD9WblJUYjt2TuVWQmRXZyRFal9EdoVmcMofeOwY0yIkXEmc5DVNy0314giskFeuI0A6M822AN2IgACoAAchVAAAAIwxWJkgEIgQI")
+  gtest_discover_tests(session_rejoin_property_test DISCOVERY_TIMEOUT 300 TEST_SUFFIX .random_seed)
 endif()
