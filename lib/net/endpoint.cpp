@@ -931,18 +931,7 @@ void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, const Peer
     loss_seen_ = true;
     loss_seen_at_ = now_us;
   }
-  auto decide = [&] {
-    SendPolicyInput in;
-    in.now_us = now_us;
-    in.frame_us = frame_us_;
-    in.pending_frames = pending ? uint32_t(last_sent_ - last_flushed_) : 0;
-    in.changed = inputs_dirty_;
-    in.last_inputs_at_us = last_inputs_sent_at_;
-    in.ack_due = ack_due_;
-    in.ack_due_since_us = ack_due_since_;
-    in.urgent = urgent_;
-    return decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
-  };
+  auto decide = [&] { return send_decision(now_us); };
   // Nothing pending but frames unacknowledged: resend them now and then (loss recovery when
   // no new frame is coming, e.g. while the owner waits at its prediction limit). While the
   // owner is stalled, every frame time: after a blackout the first datagram through then

@@ -375,6 +375,19 @@ class Endpoint {
   // questions in its order, each one answered "nothing" or the answer is no (then poll_full
   // runs and decides as ever); where poll_full's answer needs more than a few fields (a peer
   // silent, riders waiting, a disconnected player's status repeated) it says no at once.
+  // The send policy's answer now (net/send_policy.h), for quiet_at and poll_full alike.
+  SendDecision send_decision(uint64_t now_us) const noexcept {
+    SendPolicyInput in;
+    in.now_us = now_us;
+    in.frame_us = frame_us_;
+    in.pending_frames = last_sent_ > last_flushed_ ? uint32_t(last_sent_ - last_flushed_) : 0;
+    in.changed = inputs_dirty_;
+    in.last_inputs_at_us = last_inputs_sent_at_;
+    in.ack_due = ack_due_;
+    in.ack_due_since_us = ack_due_since_;
+    in.urgent = urgent_;
+    return decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
+  }
   bool quiet_at(uint64_t now_us) const noexcept {
     if (state_ != EndpointState::running || peer_reply_due_ || stranger_count_ != 0 || spoke_again_ ||
         any_disconnected_ || riders_waiting() || !sent_anything_ || next_sequence_ >= kLastSequence)
@@ -401,16 +414,7 @@ class Endpoint {
       if (now_us >= last_inputs_sent_at_ + resend) return false;
     }
     if (!pending && !ack_due_) return true;
-    SendPolicyInput in;
-    in.now_us = now_us;
-    in.frame_us = frame_us_;
-    in.pending_frames = pending ? uint32_t(last_sent_ - last_flushed_) : 0;
-    in.changed = inputs_dirty_;
-    in.last_inputs_at_us = last_inputs_sent_at_;
-    in.ack_due = ack_due_;
-    in.ack_due_since_us = ack_due_since_;
-    in.urgent = urgent_;
-    const SendDecision d = decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
+    const SendDecision d = send_decision(now_us);
     if (unacked && pending && d.inputs) return false;
     return !(ack_due_ && (config_.send_blob_size == 0 || d.ack));
   }
