@@ -151,6 +151,14 @@ class ByteReader {
       *out = data_[pos_++];
       return true;
     }
+    // Two bytes (a frame number from 128 on: every inputs datagram's start frame): inline too,
+    // with varint_long's checks (a final byte of 0 is not minimal).
+    if (!failed_ && size_ - pos_ >= 2 && data_[pos_ + 1] < 0x80) {
+      const uint32_t low = data_[pos_] & 0x7Fu, high = data_[pos_ + 1];
+      pos_ += 2;
+      *out = high == 0 ? 0 : low | (high << 7);
+      return high != 0;
+    }
     return varint_long(out);
   }
 

@@ -93,6 +93,12 @@ class DatagramAuth {
   // `seek`: see InputsSeek (an inputs datagram's receiver).
   DecodeError open(const uint8_t* data, size_t size, const Header& header, Message* out,
                    uint32_t sequence_base = 0, const InputsSeek& seek = {}) noexcept;
+  // The same for an inputs datagram without a key (keyed() false): the receiver's usual datagram,
+  // its sequence already widened (`sequence`). Only `out` is written (decode_inputs_body).
+  DecodeError open_plain_inputs(const uint8_t* data, size_t size, uint32_t sequence, const InputsSeek& seek,
+                                InputsBody* out) const noexcept {
+    return decode_inputs_body(data, size, sequence, bound_ ? receive_checksum_key_ : 0, seek, out);
+  }
 
  private:
   void wipe() noexcept;

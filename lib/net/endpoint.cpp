@@ -163,6 +163,7 @@ Result Endpoint::init(const EndpointConfig& config) {
     local_status_[i] = remote_status_[i] = ConnectStatus{};
     status_floor_[i] = kNullFrame;
   }
+  remote_reports_cut_ = false;
   any_disconnected_ = false;
   local_frame_ = 0;
   local_advantage_ = 0;
@@ -275,6 +276,39 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
   if (now_us > now_) now_ = now_us;  // when an acknowledgement became due
   ++stats_.datagrams_received;
   stats_.bytes_received += length;
+  // The usual datagram: inputs, protocol 7, without a key, from our verified peer on a
+  // connection that is not over. The general path below takes it exactly so (a valid public
+  // header, from_peer, no bad nonce, the checksum, then the inputs body); this way only skips
+  // the steps that cannot apply: the header's general decode, the message type switch, the
+  // AEAD branch.
+  if (length >= kDataHeaderSize && length <= kMaxDatagramSize && data[0] == kMagic0 && data[1] == kMagic1 &&
+      data[2] == kProtocolVersion && data[3] == uint8_t(MessageType::inputs) && remote_nonce_ != 0 &&
+      (state_ == EndpointState::synchronizing || running()) && !auth_.keyed()) {
+    on_inputs_datagram(data, length, now_us);
+    return;
+  }
+  on_other_datagram(data, length, now_us);
+}
+
+void Endpoint::on_inputs_datagram(const uint8_t* data, size_t length, uint64_t now_us) {
+  const uint32_t sequence = widen_sequence(uint16_t(data[4] | (data[5] << 8)), replay_window_.highest());
+  InputsBody& body = received_.inputs;
+  const DecodeError error = auth_.open_plain_inputs(
+      data, length, sequence, InputsSeek{uint16_t(config_.receive_blob_size), last_received_ + 1}, &body);
+  if (error != DecodeError::ok) {
+    drop(drop_reason_of(error));
+    return;
+  }
+  if (!replay_window_.fresh(sequence)) {
+    drop(DropReason::replayed);
+    return;
+  }
+  if (!handle_inputs_message(body, now_us)) return;
+  heard_data_ = true;
+  on_accepted(sequence, now_us);
+}
+
+void Endpoint::on_other_datagram(const uint8_t* data, size_t length, uint64_t now_us) {
   if (state_ == EndpointState::idle) {
     drop(DropReason::wrong_state);
     return;
@@ -344,7 +378,12 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     if (!handle(m, now_us)) return;
     heard_data_ = true;
   }
-  replay_window_.commit(m.header.sequence);
+  on_accepted(m.header.sequence, now_us);
+}
+
+// A datagram passed every check (on_datagram).
+void Endpoint::on_accepted(uint32_t sequence, uint64_t now_us) noexcept {
+  replay_window_.commit(sequence);
   // The peer speaks again after a silence (a blackout): what it may be stalled on goes out at
   // the next poll, not at the next (slowed) resend.
   if (running() && peer_silent(now_us)) spoke_again_ = true;
@@ -437,16 +476,7 @@ bool Endpoint::handle(const Message& m, uint64_t now_us) {
   switch (m.header.type) {
     case MessageType::handshake_request:
     case MessageType::handshake_reply: return false;  // on_datagram's
-    case MessageType::inputs:
-      if (remote_hello_.shape.num_players == 0 ||
-          m.inputs.blob_size != config_.receive_blob_size ||
-          (m.inputs.disconnected >> config_.shape.num_players) != 0) {
-        drop(DropReason::malformed);
-        return false;
-      }
-      if (!handle_inputs(m.inputs)) return false;
-      handle_riders(m.inputs.riders, now_us);
-      return true;
+    case MessageType::inputs: return handle_inputs_message(m.inputs, now_us);
     case MessageType::input_ack:
       if (m.ack_frame > last_sent_) {
         drop(DropReason::out_of_window);  // acknowledges frames never sent
@@ -552,15 +582,90 @@ void Endpoint::want_ack() noexcept {
   ack_due_since_ = now_;
 }
 
+bool Endpoint::handle_inputs_message(const InputsBody& body, uint64_t now_us) {
+  if (remote_hello_.shape.num_players == 0 || body.blob_size != config_.receive_blob_size ||
+      (body.disconnected >> config_.shape.num_players) != 0) {
+    drop(DropReason::malformed);
+    return false;
+  }
+  if (!handle_inputs(body)) return false;
+  handle_riders(body.riders, now_us);
+  return true;
+}
+
 bool Endpoint::handle_inputs(const InputsBody& body) {
   if (!handle_ack(body.ack_frame)) {
     drop(DropReason::out_of_window);
     return false;
   }
-  // Only disconnected players' statuses travel; a connected one decodes as {false, -1}, which
-  // changes nothing below (a connected player's last frame is never below -1): with nobody
-  // disconnected (the usual datagram) there is nothing to check or take.
-  const uint32_t players = body.disconnected != 0 ? config_.shape.num_players : 0;
+  // Only disconnected players' statuses travel; with nobody disconnected (the usual datagram)
+  // there is nothing to check or take.
+  if (body.disconnected != 0 && !take_statuses(body)) return false;
+
+  const Frame start = body.start_frame;
+  const Frame end = start + body.count - 1;  // the codec rules out overflow
+  const Frame last = last_received_;
+  const Frame window = Frame(config_.receive_window_frames);
+  if (end <= last) {
+    // Nothing new: the peer has not seen our acknowledgement yet. Recent repeats are the
+    // protocol working; frames older than anything we still hold are not. Either our
+    // acknowledgement was lost or the peer resends while it waits for us: send at once.
+    want_ack();
+    loss_seen_ = true;
+    loss_seen_at_ = now_;
+    if (end <= last - window) {
+      drop(DropReason::out_of_window);
+      return false;
+    }
+    return true;
+  }
+  const Frame window_end = next_pop_ + window - 1;
+  if (receive_paused_) return true;  // the owner takes no frames yet (see pause_receive)
+  // The first frame's reference must be held (received_input(start - 1), or zeros before the
+  // stream's first frame), and no gap may open before it. Frames after `start` we hold already
+  // are skipped, so the reference of the first new one is the last we hold.
+  if (start > last + 1 || last >= window_end ||
+      (start != in_base_ && (start - 1 < in_base_ || start - 1 <= last - window))) {
+    drop(DropReason::out_of_window);
+    want_ack();
+    return false;
+  }
+  // Expanded straight into the receive ring: frames we hold already are skipped unexpanded
+  // (ours is the next one's reference), then each new frame is the slot before it XOR its delta.
+  // The codec validated the payload (exactly count blobs of this size); the checks here are
+  // defensive only. A frame's slot is never its predecessor's (the window is >= 2 frames).
+  DeltaRunDecoder decoder(body.payload, body.payload_size);
+  const size_t blob = config_.receive_blob_size;
+  if (start <= last) {
+    // By position when decoding noted where our next frame starts (on_datagram asked it to):
+    // the tokens of the frames we hold are not walked a second time.
+    if (body.seek_frame == last + 1) {
+      if (!decoder.seek(body.seek_offset, body.seek_into)) return true;
+    } else if (!decoder.discard(size_t(last - start + 1) * blob)) {
+      return true;
+    }
+  }
+  // The reference: the last frame held (start - 1 when nothing was skipped), zeros before the first.
+  uint8_t* const ring = receive_ring_.data();
+  uint8_t* const ring_end = ring + size_t(window) * blob;
+  const uint8_t* previous = last < in_base_ ? zeros_.data() : receive_slot(last);
+  uint8_t* slot = receive_slot(last + 1);
+  const Frame stop = end < window_end ? end : window_end;
+  for (Frame f = last + 1; f <= stop; ++f) {
+    if (!decoder.apply(slot, previous, blob)) break;
+    last_received_ = f;
+    previous = slot;
+    slot += blob;
+    if (slot == ring_end) slot = ring;
+  }
+  remote_estimate_.on_input_progress(now_);  // the peer played at least one more frame
+  want_ack();
+  return true;
+}
+
+// An inputs datagram's statuses, when it names a disconnected player. False when dropped.
+bool Endpoint::take_statuses(const InputsBody& body) noexcept {
+  const uint32_t players = config_.shape.num_players;
   // A disconnected player's last frame is one the peer had: not far beyond what we sent it.
   // Except a rejoin's cut (live_at - 1, our floor for that player): the live frame is stamped
   // seconds ahead (the state transfer's time), and a peer that cuts the player there (its
@@ -576,7 +681,8 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   for (uint32_t i = 0; i < players; ++i) {
     // Reordered datagrams must not move a player's status backwards. While connected, the last
     // frame only grows (protocol 2 does not send it: it stays -1); once disconnected it is the
-    // agreed cut, which only ever moves earlier.
+    // agreed cut, which only ever moves earlier. A connected player decodes as {false, -1},
+    // which changes nothing (a connected player's last frame is never below -1).
     ConnectStatus& s = remote_status_[i];
     const ConnectStatus& in = body.status[i];
     if (in.disconnected && in.last_frame < status_floor_[i]) {
@@ -584,59 +690,11 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     } else if (in.disconnected) {
       s.last_frame = s.disconnected ? std::min(s.last_frame, in.last_frame) : in.last_frame;
       s.disconnected = true;
+      remote_reports_cut_ = true;
     } else if (!s.disconnected && in.last_frame > s.last_frame) {
       s.last_frame = in.last_frame;
     }
   }
-
-  const Frame start = body.start_frame;
-  const Frame end = start + body.count - 1;  // the codec rules out overflow
-  if (end <= last_received_) {
-    // Nothing new: the peer has not seen our acknowledgement yet. Recent repeats are the
-    // protocol working; frames older than anything we still hold are not. Either our
-    // acknowledgement was lost or the peer resends while it waits for us: send at once.
-    want_ack();
-    loss_seen_ = true;
-    loss_seen_at_ = now_;
-    if (end <= last_received_ - Frame(config_.receive_window_frames)) {
-      drop(DropReason::out_of_window);
-      return false;
-    }
-    return true;
-  }
-  const Frame window_end = next_pop_ + Frame(config_.receive_window_frames) - 1;
-  if (receive_paused_) return true;  // the owner takes no frames yet (see pause_receive)
-  const uint8_t* reference = start == in_base_ ? zeros_.data() : received_input(start - 1);
-  if (start > last_received_ + 1 || reference == nullptr || last_received_ >= window_end) {
-    drop(DropReason::out_of_window);
-    want_ack();
-    return false;
-  }
-  // Expanded straight into the receive ring: frames we hold already are skipped unexpanded
-  // (ours is the next one's reference), then each new frame is the slot before it XOR its delta.
-  // The codec validated the payload (exactly count blobs of this size); the checks here are
-  // defensive only. A frame's slot is never its predecessor's (the window is >= 2 frames).
-  DeltaRunDecoder decoder(body.payload, body.payload_size);
-  const size_t blob = config_.receive_blob_size;
-  const uint8_t* previous = reference;
-  if (start <= last_received_) {
-    // By position when decoding noted where our next frame starts (on_datagram asked it to):
-    // the tokens of the frames we hold are not walked a second time.
-    if (body.seek_frame == last_received_ + 1) {
-      if (!decoder.seek(body.seek_offset, body.seek_into)) return true;
-    } else if (!decoder.discard(size_t(last_received_ - start + 1) * blob)) {
-      return true;
-    }
-    previous = received_input(last_received_);
-  }
-  for (Frame f = last_received_ + 1; f <= end && f <= window_end; ++f) {
-    uint8_t* slot = receive_slot(f);
-    if (!decoder.apply(slot, previous, blob)) break;
-    previous = slot;
-    last_received_ = f;
-  }
-  remote_estimate_.on_input_progress(now_);  // the peer played at least one more frame
-  want_ack();
   return true;
 }
 

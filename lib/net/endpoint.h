@@ -231,6 +231,9 @@ class Endpoint {
     if (player < 0 || player >= kMaxPlayers) return kNone;
     return remote_status_[player];
   }
+  // False while the peer never reported any player disconnected (remote_connect_status is then
+  // connected for all): the session's per-datagram question, answered without asking per player.
+  bool remote_reported_cut() const noexcept { return remote_reports_cut_; }
   // Rejoin: `player` plays again from `floor` + 1. The peer's report of it starts over
   // (connected), and reports of it disconnected before `floor` (its old cut, in datagrams sent
   // before the peer knew) are ignored from now on.
@@ -321,9 +324,15 @@ class Endpoint {
   void handle_request(const Message& message, bool from_peer, uint64_t now_us) noexcept;
   bool handle_reply(const Message& message, uint64_t now_us) noexcept;
   bool plausible_report(const QualityReport& report) const noexcept;
+  // on_datagram's two paths: the usual inputs datagram, and every other (see there).
+  void on_inputs_datagram(const uint8_t* data, size_t length, uint64_t now_us);
+  void on_other_datagram(const uint8_t* data, size_t length, uint64_t now_us);
+  void on_accepted(uint32_t sequence, uint64_t now_us) noexcept;
   // False when the message was dropped (and counted).
   bool handle(const Message& message, uint64_t now_us);
+  bool handle_inputs_message(const InputsBody& body, uint64_t now_us);
   bool handle_inputs(const InputsBody& body);
+  bool take_statuses(const InputsBody& body) noexcept;
   // Reports, replies and checksum reports, alone or `riding` on an inputs datagram. False when
   // dropped (and counted: in `dropped` when alone, in riders_dropped when riding).
   void drop_report(DropReason reason, bool riding) noexcept;
@@ -520,6 +529,7 @@ class Endpoint {
   ChannelSink* channel_sink_ = nullptr;
   Message received_;  // the datagram on_datagram is decoding (see there)
   ConnectStatus remote_status_[kMaxPlayers];
+  bool remote_reports_cut_ = false;  // some remote_status_ entry was disconnected (since init)
   Frame status_floor_[kMaxPlayers] = {};  // see rejoin_remote_player (init: kNullFrame, none)
 
   // Time sync.

@@ -167,31 +167,35 @@ constexpr uint8_t kFlagSilence = 0x40;        // a silence note rides
 constexpr uint8_t kKnownInputsFlags = 0x7F;
 static_assert(kMaxRiddenChecksums == 7, "bits 3-5 of the flags count them");
 
+// The riders the flags name, each written (an absent one's fields are left as they were).
+bool read_riders(ByteReader& r, uint8_t flags, Frame start_frame, Riders* riders_out) noexcept {
+  Riders& riders = *riders_out;
+  riders.has_report = (flags & kFlagReport) != 0;
+  if (riders.has_report && !read_report(r, start_frame, &riders.report)) return false;
+  riders.has_reply = (flags & kFlagReply) != 0;
+  if (riders.has_reply && !read_reply(r, &riders.reply)) return false;
+  riders.checksum_count = uint8_t((flags >> kChecksumCountShift) & 7u);
+  for (uint8_t i = 0; i < riders.checksum_count; ++i)
+    if (!read_checksum(r, start_frame, &riders.checksums[i])) return false;
+  riders.has_silence = (flags & kFlagSilence) != 0;
+  if (riders.has_silence && !read_silence(r, &riders.silence)) return false;
+  return true;
+}
+
 // Layout in docs/PROTOCOL.md: start_frame, ack_frame - start_frame (zigzag), count, flags, then
 // by the flags the disconnected mask with each disconnected player's last_frame + 1, a quality
 // report, a quality reply, checksum reports, a silence note; then the payload, whose decoded length gives the
 // blob size.
 bool read_inputs(ByteReader& r, InputsBody* b, const InputsSeek& seek) noexcept {
-  // Every field a decoded body has, as InputsBody{} has them, but the riders' unused checksum
-  // slots (their count says which hold one): a reset of what a datagram can leave behind, not of
-  // the whole Message.
+  // Only what a datagram can leave behind is reset, not the whole body: the statuses when the
+  // last one decoded here named a disconnected player (they are written only after
+  // `disconnected` is, so with it 0 they are all still connected), and the riders' presence
+  // (an absent rider's fields are not read). Every other field is written below on success.
   static constexpr ConnectStatus kConnected[kMaxPlayers] = {};
-  b->start_frame = 0;
-  b->ack_frame = kNullFrame;
-  b->count = 0;
-  b->blob_size = 0;
-  b->disconnected = 0;
-  std::memcpy(b->status, kConnected, sizeof b->status);
-  b->riders.has_report = false;
-  b->riders.report = QualityReport{};
-  b->riders.has_reply = false;
-  b->riders.reply = QualityReply{};
-  b->riders.checksum_count = 0;
-  b->riders.has_silence = false;
-  b->riders.silence = SilenceNote{};
-  b->payload = nullptr;
-  b->payload_size = 0;
-  b->seek_frame = kNullFrame;
+  if (b->disconnected != 0) {
+    std::memcpy(b->status, kConnected, sizeof b->status);
+    b->disconnected = 0;
+  }
   uint32_t start = 0, ack_delta = 0, count = 0;
   bool valid = r.varint(&start) && r.varint(&ack_delta) && r.varint(&count);
   const uint8_t flags = r.u8();
@@ -221,15 +225,12 @@ bool read_inputs(ByteReader& r, InputsBody* b, const InputsSeek& seek) noexcept 
     b->status[i].last_frame = Frame(int64_t(last) - 1);
   }
   Riders& riders = b->riders;
-  riders.has_report = (flags & kFlagReport) != 0;
-  if (riders.has_report && !read_report(r, b->start_frame, &riders.report)) return false;
-  riders.has_reply = (flags & kFlagReply) != 0;
-  if (riders.has_reply && !read_reply(r, &riders.reply)) return false;
-  riders.checksum_count = uint8_t((flags >> kChecksumCountShift) & 7u);
-  for (uint8_t i = 0; i < riders.checksum_count; ++i)
-    if (!read_checksum(r, b->start_frame, &riders.checksums[i])) return false;
-  riders.has_silence = (flags & kFlagSilence) != 0;
-  if (riders.has_silence && !read_silence(r, &riders.silence)) return false;
+  if ((flags & (kFlagReport | kFlagReply | (7u << kChecksumCountShift) | kFlagSilence)) == 0) {
+    riders.has_report = riders.has_reply = riders.has_silence = false;  // the usual datagram
+    riders.checksum_count = 0;
+  } else if (!read_riders(r, flags, b->start_frame, &riders)) {
+    return false;
+  }
   if (r.failed()) return true;
   b->payload_size = r.remaining();
   b->payload = r.skip(b->payload_size);
@@ -250,6 +251,8 @@ bool read_inputs(ByteReader& r, InputsBody* b, const InputsSeek& seek) noexcept 
     b->seek_frame = seek.frame;
     b->seek_offset = uint32_t(seek_offset);
     b->seek_into = uint32_t(seek_into);
+  } else {
+    b->seek_frame = kNullFrame;
   }
   return true;
 }
@@ -422,6 +425,20 @@ DecodeError decode_message_body(const uint8_t* data, size_t size, const Header& 
       if (out->channel_size == 0) return DecodeError::truncated;
       break;
   }
+  if (r.failed()) return DecodeError::truncated;
+  if (!valid || r.remaining() != 0) return DecodeError::malformed;
+  return DecodeError::ok;
+}
+
+DecodeError decode_inputs_body(const uint8_t* data, size_t size, uint32_t sequence, uint64_t connection_key,
+                               const InputsSeek& seek, InputsBody* out) noexcept {
+  if (out == nullptr || data == nullptr) return DecodeError::malformed;
+  if (size < kDataHeaderSize) return DecodeError::truncated;
+  const uint32_t checksum = ByteReader(data + kDataPublicHeaderSize, 4).u32();
+  if (checksum != data_checksum(data, size, connection_key, sequence)) return DecodeError::bad_checksum;
+  // decode_message_body's inputs case and its end checks (read_inputs takes the rest as payload).
+  ByteReader r(data + kDataHeaderSize, size - kDataHeaderSize);
+  const bool valid = read_inputs(r, out, seek);
   if (r.failed()) return DecodeError::truncated;
   if (!valid || r.remaining() != 0) return DecodeError::malformed;
   return DecodeError::ok;

@@ -304,9 +304,17 @@ DecodeError decode_message(const uint8_t* data, size_t size, Message* out,
 // (it returned ok): the same checks and the same result, without reading the header again or
 // resetting the whole Message. Only `out->header` and the body `header.type` names are written;
 // the other bodies keep what they held (for a receiver that decodes every datagram into one
-// Message and reads only the body its type names).
+// Message and reads only the body its type names). Of an inputs body's riders, those absent
+// (has_report false, ...) keep what they held too: only a present rider's fields are read.
 DecodeError decode_message_body(const uint8_t* data, size_t size, const Header& header, Message* out,
                                 Integrity integrity = {}) noexcept;
+
+// decode_message_body for an inputs datagram without a match key, the receiver's usual one: the
+// caller read its public header (decode_public_header would return ok, type inputs) and widened
+// its sequence (`sequence`, as Integrity::sequence_base does). The same checks and result as
+// decode_message_body with that key and seek; only `out` (the inputs body) is written.
+DecodeError decode_inputs_body(const uint8_t* data, size_t size, uint32_t sequence, uint64_t connection_key,
+                               const InputsSeek& seek, InputsBody* out) noexcept;
 
 // Encodes any message but inputs (use InputsWriter). Returns the datagram size, 0 when it
 // does not fit `capacity` or the type is inputs.

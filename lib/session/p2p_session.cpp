@@ -12,6 +12,7 @@
 
 #include "core/checksum.h"
 #include "core/report_throttle.h"
+#include "net/same_address.h"
 #include "retcon/p2p.h"
 #include "session/adaptive_delay.h"
 #include "session/catch_up.h"
@@ -613,7 +614,14 @@ void P2PSessionImpl::receive_datagrams() {
   size_t length = 0;
   // Bounded, so a flood cannot hold the game's frame hostage.
   for (int i = 0; i < 4096 && transport_->receive(&from, datagram_, sizeof datagram_, &length); ++i) {
-    Peer* peer = find_peer(from);
+    // find_peer, with the inline comparison (every datagram asks).
+    Peer* peer = nullptr;
+    for (uint32_t k = 0; k < num_peers_; ++k) {
+      if (same_address(peers_[k].address, from)) {
+        peer = &peers_[k];
+        break;
+      }
+    }
     if (peer == nullptr) {
       if (allow_rejoin_ && rejoin_stranger(from, datagram_, length)) continue;
       ++dropped_unknown_address_;
@@ -621,8 +629,10 @@ void P2PSessionImpl::receive_datagrams() {
     }
     peer->endpoint.on_datagram(datagram_, length, now_);
     // A peer's reports change only with its datagrams: one reporting a player disconnected
-    // wakes disconnect agreement (cuts_active_). Spectators report nothing that counts.
-    if (!cuts_active_ && !peer->spectator) cuts_active_ = reports_any_cut(peer->endpoint);
+    // wakes disconnect agreement (cuts_active_). Spectators report nothing that counts. Until a
+    // peer reported anyone disconnected, none of its statuses is (asked without the per-player loop).
+    if (!cuts_active_ && !peer->spectator && peer->endpoint.remote_reported_cut())
+      cuts_active_ = reports_any_cut(peer->endpoint);
   }
 }
 

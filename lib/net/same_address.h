@@ -1,0 +1,37 @@
+// retcon: PeerAddress equality for the receive loop, inline. A session looks up the sender of
+// every datagram among its peers; operator== (peer_address.cpp) is a call and a memcmp of a
+// variable length, several times the work of comparing a few words.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+
+#include "retcon/transport.h"
+
+namespace retcon::detail {
+
+// operator==: the same size and the same first `size` bytes (bytes beyond the size are not
+// compared: a transport need not clear them). A corrupt size (above capacity) matches nothing.
+inline bool same_address(const PeerAddress& a, const PeerAddress& b) noexcept {
+  static_assert(PeerAddress::kCapacity % 8 == 0, "compared in 8-byte words");
+  if (a.size != b.size || a.size > PeerAddress::kCapacity) return false;
+  size_t at = 0;
+  for (; at + 8 <= a.size; at += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.bytes + at, 8);
+    std::memcpy(&y, b.bytes + at, 8);
+    if (x != y) return false;
+  }
+  const size_t tail = a.size - at;  // 0..7 bytes, in the word at `at` (within the array)
+  if (tail == 0) return true;
+  uint64_t x, y;
+  std::memcpy(&x, a.bytes + at, 8);
+  std::memcpy(&y, b.bytes + at, 8);
+  // The first `tail` bytes in memory: the low ones on a little-endian machine, else the high.
+  const uint64_t mask = std::endian::native == std::endian::little ? (uint64_t{1} << (8 * tail)) - 1
+                                                                   : ~((~uint64_t{0}) >> (8 * tail));
+  return ((x ^ y) & mask) == 0;
+}
+
+}  // namespace retcon::detail
