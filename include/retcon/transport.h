@@ -61,8 +61,9 @@ class Transport {
   // `capacity` is dropped (or, on UDP, truncated to `capacity`): give a buffer larger than
   // the biggest datagram you expect, so an oversized one is recognisable by its length.
   virtual bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) = 0;
-  // Hand over what send() queued. Sessions call it once per tick after their sends; a transport
-  // that batches sends (UdpTransport on Linux: one sendmmsg per tick) sends them here.
+  // Hand over what send() queued. Sessions call it after the sends of a tick (a send pass that
+  // sent nothing does not call it); a transport that batches sends (UdpTransport on Linux: one
+  // sendmmsg per tick) sends them here.
   virtual void flush() {}
 
  protected:

@@ -306,8 +306,12 @@ class Endpoint {
   AeadAlgorithm aead_algorithm() const noexcept { return auth_.algorithm(); }
   uint32_t local_nonce() const noexcept { return local_nonce_; }
   bool pop_event(EndpointEvent* event) noexcept;
+  // Inline: the session asks every poll, and most polls no event waits.
+  bool has_event() const noexcept { return event_count_ != 0; }
   EndpointStats stats() const noexcept;
   uint64_t datagrams_received() const noexcept { return stats_.datagrams_received; }
+  // Every datagram handed to the transport so far (the session flushes only after sends).
+  uint64_t datagrams_sent() const noexcept { return stats_.datagrams_sent; }
 
  private:
   static constexpr size_t kEventCapacity = 64;

@@ -139,6 +139,8 @@ class ReliableChannel {
   void peer_gone() noexcept;
 
   bool pop_event(ChannelEvent* event) noexcept;
+  // Inline: the session asks every poll, and most polls no event waits.
+  bool has_event() const noexcept { return event_count_ != 0; }
   const ChannelStats& stats() const noexcept { return stats_; }
 
  private:

@@ -180,7 +180,18 @@ class P2PSessionImpl final : public P2PSession {
   void exchange_checksums();
   void compare_reports(Peer& peer);
   void update_time_sync();
-  void watch_lateness(Peer& peer);
+  // Inline for the usual tick of a running peer: nothing arrived from it since the last one
+  // (LatenessMonitor::quiet), or it came back lately (judge_lateness sees to both).
+  void watch_lateness(Peer& peer) {
+    if (peer.dropped || peer.rejoining || !peer.endpoint.running()) return;
+    const Endpoint& ep = peer.endpoint;
+    if (rejoined_at_us_[peer.players[0]] == 0 &&
+        peer.lateness.quiet(ep.last_received_frame(), ep.datagrams_received(), ep.last_acked_frame(), ep.ping_us(),
+                            ep.jitter_us(), ep.silences().told().arrived_at_us))
+      return;
+    judge_lateness(peer);
+  }
+  void judge_lateness(Peer& peer);
   void update_running();
   void watch_progress();
   void watch_handshakes();
@@ -266,6 +277,9 @@ class P2PSessionImpl final : public P2PSession {
   // (handshakes_open_).
   bool cuts_active_ = false;
   bool handshakes_open_ = true;
+  // A stranger reply went out since the last flush (answer_stranger): the next send pass
+  // flushes even if it sends nothing itself (send_due).
+  bool stranger_sent_ = false;
   Frame last_local_sent_ = kNullFrame;  // the newest local frame sent to any player peer
   Frame sent_to_peer_[kMaxPlayers];     // per player peer: the newest local frame sent to it
   // The newest frame cleared for spectators (confirmed, no disconnect cut settling before it),
@@ -551,7 +565,9 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     if (running_) driver_.reporter().emit(Reporter::make(EventType::running, "no remote players: running"));
   }
   receive_datagrams();
-  for (uint32_t i = 0; i < num_peers_; ++i) handle_endpoint_events(peers_[i]);
+  // Most polls no event waits: the out-of-line pop only when one does.
+  for (uint32_t i = 0; i < num_peers_; ++i)
+    if (peers_[i].endpoint.has_event()) handle_endpoint_events(peers_[i]);
   for (uint32_t i = 0; i < num_peers_; ++i) route_channel_messages(peers_[i]);
   if (handshakes_open_) watch_handshakes();
   // Before running too: a synchronized peer may tell us that a third machine, which we are
@@ -1288,7 +1304,7 @@ void P2PSessionImpl::route_channel_messages(Peer& peer) {
   if (peer.channel.has_message()) route_waiting_messages(peer);
   if (peer.spectator) {
     snapshots_.on_channel_events(uint32_t(&peer - peers_) - num_player_peers_, peer);
-  } else {
+  } else if (peer.channel.has_event()) {
     ChannelEvent e;
     while (peer.channel.pop_event(&e)) on_player_channel_event(peer, e);
   }
@@ -1567,15 +1583,15 @@ Result P2PSessionImpl::pick_delay(const AdaptiveDelayRule& rule, DelayChoice* ou
 
 // Lag-switch detection: judge the frames of this peer that arrived since the last poll
 // (session/lateness_monitor.h) and tell the game when they came far later than the network explains.
-void P2PSessionImpl::watch_lateness(Peer& peer) {
-  if (peer.dropped || peer.rejoining || !peer.endpoint.running()) return;
+void P2PSessionImpl::judge_lateness(Peer& peer) {
   // A machine that just came back runs a little behind until time sync evened it out.
   if (rejoined_at_us_[peer.players[0]] != 0 && now_ - rejoined_at_us_[peer.players[0]] < kRejoinGraceUs) {
     peer.lateness = LatenessMonitor{};
     peer.lateness.skip_to(peer.endpoint.last_received_frame());
     return;
   }
-  // Most ticks without a datagram from the peer: nothing to judge (observe would change nothing).
+  // Most ticks without a datagram from the peer: nothing to judge (observe would change nothing;
+  // watch_lateness asked already unless the peer came back once).
   const Endpoint& ep = peer.endpoint;
   if (peer.lateness.quiet(ep.last_received_frame(), ep.datagrams_received(), ep.last_acked_frame(), ep.ping_us(),
                           ep.jitter_us(), ep.silences().told().arrived_at_us))
@@ -1723,6 +1739,7 @@ void P2PSessionImpl::answer_stranger(const PeerAddress& from, const Handshake& r
   h.aes256gcm = stranger_auth_.offers_aes256gcm();
   h.refused = refused;
   stranger_replies_.send(stranger_auth_, *transport_, from, h, length, now_);
+  stranger_sent_ = true;  // the next send pass flushes it
 }
 
 // The game's answer. Accepted: a new connection to the requester's address for that slot (the
@@ -2366,6 +2383,7 @@ void P2PSessionImpl::send_due(bool again) {
   int32_t delay = kMaxPredictionFrames;
   for (uint32_t k = 0; k < local_count_; ++k) delay = std::min(delay, driver_.input_delay(local_players_[k]));
   const uint64_t cover_us = uint64_t(window + delay) * frame_us_;
+  bool sent = false;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
     // Spectators need it too: it tells them which players are gone and from which frame. Only
@@ -2379,9 +2397,11 @@ void P2PSessionImpl::send_due(bool again) {
     peer.endpoint.set_urgent(!peer.spectator && (pressing || slow_trip_us >= cover_us ||
                                                  (half_full && peer.endpoint.loss_recent(now_))),
                              stalled_ && !peer.spectator);
+    const uint64_t sent_before = peer.endpoint.datagrams_sent();
     if (again && peer.endpoint.polled_at(now_)) {
       peer.endpoint.poll_again(now_, *transport_, peer.address);
       if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
+      sent |= peer.endpoint.datagrams_sent() != sent_before;
       continue;
     }
     // Our frame and advantage travel only in quality reports (one every quality_interval_us):
@@ -2404,8 +2424,16 @@ void P2PSessionImpl::send_due(bool again) {
     }
     peer.endpoint.poll(now_, *transport_, peer.address);
     if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
+    sent |= peer.endpoint.datagrams_sent() != sent_before;
   }
-  transport_->flush();  // this tick's datagrams in one go (one sendmmsg on Linux UDP)
+  // This tick's datagrams in one go (one sendmmsg on Linux UDP). A pass that handed the
+  // transport nothing has nothing to flush (most: a steady match sends ~0.6 inputs datagrams
+  // per frame, nearly all from one pass). An endpoint sends only from its polls here (its
+  // channel's datagrams too), each one counted in its datagrams_sent; the session's own
+  // datagrams are stranger replies (answer_stranger).
+  if (!sent && !stranger_sent_) return;
+  stranger_sent_ = false;
+  transport_->flush();
 }
 
 }  // namespace

@@ -35,8 +35,38 @@ class TimeSync {
   static constexpr int32_t kMaxGap = 1000;
 
   // How far our frame is ahead of the peer's, estimated as we advanced one frame.
+  // Inline for the usual frame (a full window whose oldest sample equals the new one: nothing
+  // moves), out of line otherwise.
   void add_sample(int32_t local_ahead) noexcept {
     const int32_t sample = std::clamp(local_ahead, -kMaxGap, kMaxGap);
+    if (count_ == kSamples && local_[next_] == sample) {
+      next_ = (next_ + 1) % kSamples;
+      return;
+    }
+    insert(sample);
+  }
+  void reset() noexcept { next_ = count_ = 0; }
+  uint32_t samples() const noexcept { return count_; }
+
+  // Our advantage as we report it to the peer: the median of the window, so the peer's filter
+  // gets a filtered number too (`instant` until the window has enough samples).
+  int32_t reported_ahead(int32_t instant) const noexcept { return count_ >= 8 ? median() : instant; }
+
+  // Whole frames to wait, given the peer's (filtered) report of its advantage over us: half
+  // the gap beyond the dead band, capped. Never negative: the peer that is behind does not
+  // hurry (it cannot run frames faster), the one ahead waits. 0 without enough samples.
+  int32_t frames_to_wait(int32_t remote_ahead) const noexcept {
+    if (count_ < kMinSamples) return 0;
+    const int32_t twice = median() - std::clamp(remote_ahead, -kMaxGap, kMaxGap);
+    if (twice <= 2 * kDeadBandFrames) return 0;
+    return std::min(twice / 2, kMaxAdviceFrames);
+  }
+
+ private:
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  void insert(int32_t sample) noexcept {
     // The window is also kept sorted, so the median (asked for on every send and every frame)
     // is one load. A full window replaces its oldest sample: only the samples between the old
     // value and the new one move (none when they are equal, the usual case).
@@ -61,24 +91,7 @@ class TimeSync {
     local_[next_] = sample;
     next_ = (next_ + 1) % kSamples;
   }
-  void reset() noexcept { next_ = count_ = 0; }
-  uint32_t samples() const noexcept { return count_; }
 
-  // Our advantage as we report it to the peer: the median of the window, so the peer's filter
-  // gets a filtered number too (`instant` until the window has enough samples).
-  int32_t reported_ahead(int32_t instant) const noexcept { return count_ >= 8 ? median() : instant; }
-
-  // Whole frames to wait, given the peer's (filtered) report of its advantage over us: half
-  // the gap beyond the dead band, capped. Never negative: the peer that is behind does not
-  // hurry (it cannot run frames faster), the one ahead waits. 0 without enough samples.
-  int32_t frames_to_wait(int32_t remote_ahead) const noexcept {
-    if (count_ < kMinSamples) return 0;
-    const int32_t twice = median() - std::clamp(remote_ahead, -kMaxGap, kMaxGap);
-    if (twice <= 2 * kDeadBandFrames) return 0;
-    return std::min(twice / 2, kMaxAdviceFrames);
-  }
-
- private:
   // The middle sample in sorted order (the upper one of an even count).
   int32_t median() const noexcept { return sorted_[count_ / 2]; }
   std::array<int32_t, kSamples> local_{};   // in arrival order: the oldest is replaced next
