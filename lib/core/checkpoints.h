@@ -7,6 +7,7 @@
 // lookups fall back to the checkpoints, see RollbackDriver::saved()).
 #pragma once
 
+#include <limits>
 #include <utility>
 
 #include "core/state_ring.h"
@@ -19,6 +20,7 @@ class Checkpoints {
     ring_.init(count, capacity);
     interval_ = interval;
     head_ = size_ = 0;
+    due_ = kNullFrame;
   }
   bool enabled() const noexcept { return ring_.size() > 0; }
   // How far back the oldest checkpoint reaches, at least.
@@ -26,8 +28,7 @@ class Checkpoints {
 
   // Called for every save: takes it when the newest checkpoint is an interval old.
   void offer(SavedState& saved) noexcept {
-    if (!enabled()) return;
-    if (size_ > 0 && saved.frame < newest().frame + interval_) return;
+    if (saved.frame < due_) return;
     if (size_ == ring_.size()) {
       head_ = (head_ + 1) % ring_.size();
       --size_;
@@ -41,10 +42,12 @@ class Checkpoints {
     saved.frame = kNullFrame;
     saved.checksum_valid = false;
     ++size_;
+    due_ = slot.frame + interval_;
   }
   // A rollback re-simulates from `frame`: later checkpoints hold states it may change.
   void invalidate_after(Frame frame) noexcept {
     while (size_ > 0 && newest().frame > frame) --size_;
+    due_ = !enabled() ? kNever : size_ > 0 ? newest().frame + interval_ : kNullFrame;
   }
   // The checkpoint of exactly `frame`, or null.
   SavedState* find(Frame frame) noexcept {
@@ -65,9 +68,13 @@ class Checkpoints {
 
  private:
   const SavedState& newest() const noexcept { return ring_.slot((head_ + size_ - 1) % ring_.size()); }
+  static constexpr Frame kNever = std::numeric_limits<Frame>::max();
   StateRing ring_;
   int32_t interval_ = 1;
   uint32_t head_ = 0, size_ = 0;
+  // offer() takes frames from this one on: an interval after the newest checkpoint, any frame
+  // when there is none (kNullFrame), none when disabled (kNever).
+  Frame due_ = kNever;
 };
 
 }  // namespace retcon::detail

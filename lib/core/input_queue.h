@@ -47,6 +47,11 @@ class InputQueue {
  public:
   // Allocates the ring once; `capacity` is rounded up to a power of two.
   void init(PlayerIndex player, uint32_t input_size, uint32_t capacity);
+  // Uses a caller's ring of `capacity` (a power of two) rows of `stride` bytes, this queue's
+  // input at `offset` in each: the driver keeps every player's input of a frame side by side,
+  // so a frame's row is handed to the game as it is (RollbackDriver::step).
+  void init_shared(PlayerIndex player, uint32_t input_size, uint32_t capacity, uint8_t* rows, size_t stride,
+                   size_t offset);
 
   uint32_t capacity() const noexcept { return mask_ + 1; }
   Frame last_confirmed() const noexcept { return last_confirmed_; }
@@ -75,6 +80,8 @@ class InputQueue {
 
   // The input to simulate `frame` with: the real one if confirmed, otherwise a fresh prediction
   // from the newest confirmed input, remembered so add_confirmed can tell a misprediction.
+  // Inline, with the default carry-forward prediction inline too: asked for every player of
+  // every frame simulated, re-simulations included.
   const uint8_t* input_for(Frame frame, const Predictor& predictor, InputStatus* status) noexcept {
     if (frame <= last_confirmed_) {
       *status = InputStatus::confirmed;
@@ -83,6 +90,14 @@ class InputQueue {
     *status = InputStatus::predicted;
     return predict(frame, predictor);
   }
+  // The prediction for `frame` (after last_confirmed()), written into its slot and returned.
+  const uint8_t* predict(Frame frame, const Predictor& predictor) noexcept {
+    if (frame > last_predicted_) last_predicted_ = frame;
+    if (predictor.predict) return predict_with(frame, predictor);
+    uint8_t* dst = slot(frame);
+    copy_input(dst, last_confirmed_ == kNullFrame ? zeros_.get() : slot(last_confirmed_), input_size_);
+    return dst;
+  }
 
   // True when `frame` can be stored without overwriting a frame at or after `oldest_needed`.
   bool fits(Frame frame, Frame oldest_needed) const noexcept {
@@ -90,13 +105,14 @@ class InputQueue {
   }
 
  private:
-  uint8_t* slot(Frame frame) const noexcept {
-    return ring_.get() + size_t(uint32_t(frame) & mask_) * input_size_;
-  }
-  const uint8_t* predict(Frame frame, const Predictor& predictor) noexcept;
+  uint8_t* slot(Frame frame) const noexcept { return base_ + size_t(uint32_t(frame) & mask_) * stride_; }
+  // A prediction by the game's predictor (Predictor::predict set).
+  const uint8_t* predict_with(Frame frame, const Predictor& predictor) noexcept;
 
-  std::unique_ptr<uint8_t[]> ring_;
+  std::unique_ptr<uint8_t[]> ring_;  // own ring (init), or none (init_shared)
   std::unique_ptr<uint8_t[]> zeros_;  // the "last input" before any was confirmed
+  uint8_t* base_ = nullptr;           // this queue's input in the first row
+  size_t stride_ = 0;                 // bytes from one frame's row to the next
   uint32_t input_size_ = 0;
   uint32_t mask_ = 0;
   PlayerIndex player_ = 0;

@@ -23,15 +23,15 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   max_prediction_ = config.max_prediction;
   window_ = config.max_prediction;
   history_ = std::max(history, config.max_prediction);
+  reach_ = history_;
   save_mode_ = save_mode == SaveMode::automatic ? SaveMode::every_frame : save_mode;
   saves_needed_ = save_mode != SaveMode::automatic || history_ > 0;
 
   // Remote inputs can run ahead of frame_ by both sides' delays plus the window; rollbacks and
   // sync tests read back up to `history_` frames. Twice both, plus slack, never wraps a needed
   // frame.
-  const uint32_t queue_frames = std::bit_ceil(uint32_t(2 * history_ + 2 * kMaxInputDelay + 16));
-  for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
   frame_inputs_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
+  init_queues();
   zeros_ = std::make_unique<uint8_t[]>(input_size_);
   memory_budget_ = config.memory_budget;
   committed_bytes_ = 0;
@@ -53,6 +53,7 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   start_frame_ = 0;
   first_incorrect_ = kNullFrame;
   last_saved_ = kNullFrame;
+  update_absence();
   changed();
   return Result::ok;
 }
@@ -67,6 +68,9 @@ Result RollbackDriver::start_from(Frame frame, const uint8_t* data, size_t size)
   slot.frame = frame;
   slot.length = size;
   slot.checksum_valid = false;
+  // An input taken before stays the one of the (new) current frame.
+  for (uint32_t p = 0; p < num_players_; ++p)
+    if (players_[p].added_at == frame_) players_[p].added_at = frame;
   frame_ = start_frame_ = frame;
   changed();
   last_saved_ = frame;
@@ -102,6 +106,7 @@ Result RollbackDriver::enable_checkpoints(int32_t depth) {
     return r;
   }
   checkpoints_.init(count, interval, ring_.capacity());
+  reach_ = std::max(history_, checkpoints_.depth() + 1);
   reporter_.log(LogLevel::info, "checkpoints: %u of %zu bytes (%llu bytes committed in all)", count,
                 ring_.capacity(), static_cast<unsigned long long>(committed_bytes_));
   // Inputs must reach as far back as the states do.
@@ -120,33 +125,43 @@ void RollbackDriver::init_queues() {
   const int32_t depth = checkpoints_.enabled() ? checkpoints_.depth() : 0;
   const uint32_t queue_frames =
       std::bit_ceil(uint32_t(2 * history_ + depth + 2 * kMaxInputDelay + 16 + extra_input_frames_));
-  for (uint32_t p = 0; p < num_players_; ++p) players_[p].queue.init(PlayerIndex(p), input_size_, queue_frames);
+  // One ring for every player: a frame's inputs side by side, as FrameInputs hands them over.
+  const size_t stride = size_t(num_players_) * input_size_;
+  input_rows_ = std::make_unique<uint8_t[]>(size_t(queue_frames) * stride);
+  input_row_mask_ = queue_frames - 1;
+  for (uint32_t p = 0; p < num_players_; ++p)
+    players_[p].queue.init_shared(PlayerIndex(p), input_size_, queue_frames, input_rows_.get(), stride,
+                                  size_t(p) * input_size_);
   changed();
 }
 
 // ---------------------------------------------------------------- inputs
 
 Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, size_t size) noexcept {
-  if (player < 0 || uint32_t(player) >= num_players_ || !players_[player].local) return Result::invalid_player;
+  // A negative player is a huge unsigned one.
+  if (uint32_t(player) >= num_players_ || !players_[player].local) return Result::invalid_player;
   if (input == nullptr) return Result::invalid_argument;
   if (size != input_size_) return Result::invalid_input_size;
   Player& p = players_[player];
   // No window check here: the input of the frame about to run is always taken (and sent), or
   // peers in lockstep would wait on each other forever. advance() enforces the window.
-  if (p.added_this_frame) return Result::input_already_added;
-
+  if (p.added_at == frame_) return Result::input_already_added;
+  p.added_at = frame_;
   const Frame target = frame_ + p.delay;
-  Frame last = p.queue.last_confirmed();
-  p.added_this_frame = true;
+  const Frame last = p.queue.last_confirmed();
+  // The usual input: the frame right after the previous one (the delay did not change).
+  if (last + 1 != target) [[unlikely]] return add_local_after_gap(p, last, target, static_cast<const uint8_t*>(input));
+  if (!p.queue.fits(target, oldest_needed())) return Result::input_out_of_window;
+  input_rose(p, last);
+  if (p.queue.add_confirmed(target, static_cast<const uint8_t*>(input))) note_mispredicted(target);
+  return Result::ok;
+}
+
+Result RollbackDriver::add_local_after_gap(Player& p, Frame last, Frame target, const uint8_t* input) noexcept {
   // Delay was lowered: frames up to `last` already have inputs; this sample has no frame.
   if (last >= target) return Result::ok;
-  // Exact: the horizons are usually valid here (the frame's first input computes them for the
-  // others), so the lower bound would only add work.
   if (!p.queue.fits(target, oldest_needed())) return Result::input_out_of_window;
-  // A local input never bounds the window, and moves the confirmed frame only when this player
-  // held it back (below the simulated frames, the lowest: the start, a raised delay): either way
-  // it can only raise the horizons.
-  if (!horizons_valid_ || p.disconnected || (last < frame_ - 1 && last <= horizons_.confirmed)) rose();
+  input_rose(p, last);
   // Delay was raised (or this is the first input): repeat the last input over the gap so
   // every frame has exactly one input.
   while (last + 1 < target) {
@@ -154,19 +169,19 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
     p.queue.add_confirmed(last + 1, fill);
     ++last;
   }
-  if (p.queue.add_confirmed(target, static_cast<const uint8_t*>(input))) note_mispredicted(target);
+  if (p.queue.add_confirmed(target, input)) note_mispredicted(target);
   return Result::ok;
 }
 
 Result RollbackDriver::add_remote_input(PlayerIndex player, Frame frame, const uint8_t* input) noexcept {
-  if (player < 0 || uint32_t(player) >= num_players_ || players_[player].local) return Result::invalid_player;
+  if (uint32_t(player) >= num_players_ || players_[player].local) return Result::invalid_player;  // < 0 too
   if (input == nullptr || frame < 0) return Result::invalid_argument;
   Player& p = players_[player];
   const Frame last = p.queue.last_confirmed();
   if (frame <= last) return Result::ok;  // a duplicate of a confirmed frame
   if (frame != last + 1 || !fits_window(p.queue, frame)) return Result::input_out_of_window;
   if (p.disconnected && frame > p.disconnected_after) return Result::ok;
-  rose();  // a newest input only moves up (reaching a cut only ends that player's bound)
+  input_rose(p, last);
   if (p.queue.add_confirmed(frame, input)) note_mispredicted(frame);
   return Result::ok;
 }
@@ -195,6 +210,7 @@ Result RollbackDriver::disconnect_player(PlayerIndex player, Frame after, bool a
   p.disconnected_after = after;
   p.cut_agreed = agreed;
   changed();
+  update_absence();
   // Frames after `after` were simulated with other inputs than the zeros they get now.
   note_mispredicted(before_start ? start_frame_ : after + 1);
   return Result::ok;
@@ -214,6 +230,7 @@ Result RollbackDriver::rejoin_player(PlayerIndex player, Frame at) noexcept {
   // Every frame before `at` counts as confirmed (absent): the next real input is the one of `at`.
   p.queue.start_at(at);
   changed();
+  update_absence();
   note_mispredicted(at);
   return Result::ok;
 }
@@ -223,26 +240,47 @@ Result RollbackDriver::rejoin_player(PlayerIndex player, Frame at) noexcept {
 void RollbackDriver::compute_horizons() const noexcept {
   Frame confirmed = kFrameMax;
   Frame unknown = kFrameMax;  // first frame with an unknown remote input (local ones are never predicted)
+  if (!any_cut_) {
+    // Nobody disconnected (the usual match): every player counts with its newest input.
+    for (uint32_t i = 0; i < num_players_; ++i) {
+      const Player& p = players_[i];
+      const Frame last = p.queue.last_confirmed();
+      confirmed = std::min(confirmed, last);
+      if (!p.local) unknown = std::min(unknown, last + 1);
+    }
+  } else {
+    for (uint32_t i = 0; i < num_players_; ++i) {
+      const Player& p = players_[i];
+      const Frame last = p.queue.last_confirmed();
+      if (p.disconnected && last >= p.disconnected_after) {
+        // Known forever after, unless the cut may still move.
+        if (!p.cut_agreed) {
+          confirmed = std::min(confirmed, p.disconnected_after);
+          if (!p.local) unknown = std::min(unknown, p.disconnected_after + 1);
+        }
+        continue;
+      }
+      confirmed = std::min(confirmed, last);
+      if (!p.local) unknown = std::min(unknown, last + 1);
+    }
+  }
+  inputs_confirmed_ = confirmed;
+  // window_full() compares it with the window in use, not the configured one: a lowered window
+  // holds the simulation closer to the confirmed frame (the bound a late disconnect cut relies on).
+  unknown_ = unknown;
+  horizons_dirty_ = false;
+}
+
+void RollbackDriver::update_absence() noexcept {
+  plain_from_ = 0;
+  plain_to_ = kFrameMax;
+  any_cut_ = false;
   for (uint32_t i = 0; i < num_players_; ++i) {
     const Player& p = players_[i];
-    const Frame last = p.queue.last_confirmed();
-    if (p.disconnected && last >= p.disconnected_after) {
-      // Known forever after, unless the cut may still move.
-      if (!p.cut_agreed) {
-        confirmed = std::min(confirmed, p.disconnected_after);
-        if (!p.local) unknown = std::min(unknown, p.disconnected_after + 1);
-      }
-      continue;
-    }
-    confirmed = std::min(confirmed, last);
-    if (!p.local) unknown = std::min(unknown, last + 1);
+    if (p.gap_until > p.gap_from) plain_from_ = std::max(plain_from_, p.gap_until);
+    if (p.disconnected) plain_to_ = std::min(plain_to_, p.disconnected_after);
+    any_cut_ = any_cut_ || p.disconnected;
   }
-  // Inputs may be confirmed ahead of the simulation (delay); a frame counts once simulated.
-  horizons_.confirmed = std::min(confirmed, frame_ - 1);
-  // The window in use, not the configured one: a lowered window holds the simulation closer to
-  // the confirmed frame (the bound a late disconnect cut relies on).
-  horizons_.window_full = unknown <= frame_ && int64_t(frame_) - unknown + 1 > window_;
-  horizons_valid_ = true;
 }
 
 Result RollbackDriver::check_local_inputs() const noexcept {
@@ -255,33 +293,18 @@ Result RollbackDriver::check_local_inputs() const noexcept {
 
 // ---------------------------------------------------------------- primitives
 
-Result RollbackDriver::save_into(SavedState& out, Frame frame) noexcept {
-  const size_t capacity = ring_.capacity();
-  const size_t used = callbacks_.save_state(callbacks_.user, frame, out.data, capacity);
-  out.checksum_valid = false;
-  if (used > capacity) {
-    out.frame = kNullFrame;  // the buffer may hold a partial write
-    Event e = Reporter::make(EventType::save_failed, "save_state needed more than max_state_size bytes");
-    e.frame = frame;
-    e.count = used > size_t(INT32_MAX) ? INT32_MAX : int32_t(used);
-    reporter_.emit(e);
-    reporter_.log(LogLevel::error, "save of frame %d needs %zu bytes, max_state_size is %zu", frame, used, capacity);
-    return Result::save_failed;
-  }
-  out.frame = frame;
-  out.length = used;
-  ++stats_.saves;
-  return Result::ok;
+Result RollbackDriver::save_failed(SavedState& out, Frame frame, size_t used) noexcept {
+  out.frame = kNullFrame;  // the buffer may hold a partial write
+  Event e = Reporter::make(EventType::save_failed, "save_state needed more than max_state_size bytes");
+  e.frame = frame;
+  e.count = used > size_t(INT32_MAX) ? INT32_MAX : int32_t(used);
+  reporter_.emit(e);
+  reporter_.log(LogLevel::error, "save of frame %d needs %zu bytes, max_state_size is %zu", frame, used,
+                ring_.capacity());
+  return Result::save_failed;
 }
 
-Result RollbackDriver::save(Frame frame) noexcept {
-  SavedState& slot = ring_.slot_for(frame);
-  Result r = save_into(slot, frame);
-  if (r != Result::ok) return r;
-  if (frame > last_saved_) last_saved_ = frame;
-  checkpoints_.offer(slot);
-  return r;
-}
+Result RollbackDriver::save(Frame frame) noexcept { return save_frame(frame); }
 
 Result RollbackDriver::load(Frame frame) noexcept {
   const SavedState* s = saved(frame);
@@ -298,30 +321,51 @@ Result RollbackDriver::load(const SavedState& state) noexcept {
   return Result::ok;
 }
 
-void RollbackDriver::step(Frame frame, uint32_t flags) noexcept {
-  for (uint32_t i = 0; i < num_players_; ++i) {
-    Player& p = players_[i];
-    const uint8_t* src;
-    InputStatus status;
-    if ((p.disconnected && frame > p.disconnected_after) || (frame >= p.gap_from && frame < p.gap_until)) {
-      src = zeros_.get();
-      status = InputStatus::disconnected;
-    } else {
-      src = p.queue.input_for(frame, predictor_, &status);
+__attribute__((always_inline)) inline void RollbackDriver::step_frame(Frame frame, uint32_t flags) noexcept {
+  const uint8_t* bytes;
+  const uint32_t players = num_players_;
+  if (frame >= plain_from_ && frame <= plain_to_) [[likely]] {
+    // Usually nobody is absent at `frame`: every input is the queues' (real or predicted), and
+    // their shared ring holds them side by side (a prediction is written into its slot), so the
+    // frame's row is the game's input as it is.
+    InputStatus* status = frame_status_.data();
+    for (uint32_t i = 0; i < players; ++i) {
+      InputQueue& q = players_[i].queue;
+      if (frame <= q.last_confirmed()) {
+        status[i] = InputStatus::confirmed;
+      } else {
+        status[i] = InputStatus::predicted;
+        q.predict(frame, predictor_);
+      }
     }
-    copy_input(frame_inputs_.get() + size_t(i) * input_size_, src, input_size_);
-    frame_status_[i] = status;
+    bytes = input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * players * input_size_;
+  } else {
+    uint8_t* dst = frame_inputs_.get();
+    for (uint32_t i = 0; i < players; ++i, dst += input_size_) {
+      const uint8_t* src;
+      if (!absent(PlayerIndex(i), frame)) {
+        src = players_[i].queue.input_for(frame, predictor_, &frame_status_[i]);
+      } else {
+        src = zeros_.get();
+        frame_status_[i] = InputStatus::disconnected;
+      }
+      copy_input(dst, src, input_size_);
+    }
+    bytes = frame_inputs_.get();
   }
-  FrameInputs inputs{frame_inputs_.get(), frame_status_.data(), input_size_, num_players_};
-  if (decisions_.for_frame) inputs.decision_count = decisions_.for_frame(decisions_.user, frame, &inputs.decisions);
+  FrameInputs inputs{bytes, frame_status_.data(), input_size_, players};
+  if (decisions_.for_frame && (decisions_.queued == nullptr || *decisions_.queued != 0))
+    inputs.decision_count = decisions_.for_frame(decisions_.user, frame, &inputs.decisions);
   callbacks_.advance_frame(callbacks_.user, frame, &inputs, flags);
 }
 
+void RollbackDriver::step(Frame frame, uint32_t flags) noexcept { step_frame(frame, flags); }
+
 void RollbackDriver::finish_frame() noexcept {
+  // The horizons hold no frame_ (applied when asked) and add_local_input compares added_at
+  // with frame_: nothing else to reset.
   ++frame_;
-  rose();
   ++stats_.frames_advanced;
-  for (uint32_t i = 0; i < num_players_; ++i) players_[i].added_this_frame = false;
 }
 
 uint64_t RollbackDriver::checksum(SavedState& state) noexcept {
@@ -401,14 +445,18 @@ Result RollbackDriver::rollback() noexcept {
   if (sparse) last_saved_ = target;
 
   const Frame newest_final = confirmed_frame() + 1;
+  const bool probing = probe_interval_ > 0;
   Result outcome = Result::ok;
-  for (Frame f = target; f < frame_; ++f) {
-    if (f != target && (!sparse || f == newest_final)) {
+  // `target` itself was just loaded: its state is saved already.
+  if (probing) probe(target);
+  step_frame(target, kAdvanceResimulating);
+  for (Frame f = target + 1; f < frame_; ++f) {
+    if (!sparse || f == newest_final) {
       // A failed save is reported, but re-simulation goes on so the live state stays whole.
-      if (Result r = save(f); r != Result::ok) outcome = r;
+      if (Result r = save_frame(f); r != Result::ok) outcome = r;
     }
-    probe(f);
-    step(f, kAdvanceResimulating);
+    if (probing) probe(f);
+    step_frame(f, kAdvanceResimulating);
   }
   const uint32_t depth = uint32_t(frame_ - target);
   stats_.frames_resimulated += depth;
@@ -436,10 +484,10 @@ Result RollbackDriver::advance() noexcept {
     return Result::prediction_limit;
   }
   if (should_save(frame_)) {
-    if (Result r = save(frame_); r != Result::ok) return r;
+    if (Result r = save_frame(frame_); r != Result::ok) return r;
   }
-  probe(frame_);
-  step(frame_, kAdvanceNone);
+  if (probe_interval_ > 0) probe(frame_);
+  step_frame(frame_, kAdvanceNone);
   finish_frame();
   return Result::ok;
 }

@@ -24,6 +24,9 @@ namespace retcon::detail {
 struct DecisionSource {
   void* user = nullptr;
   uint32_t (*for_frame)(void* user, Frame frame, const Decision** out) = nullptr;
+  // When set, for_frame is asked only while *queued is not 0 (nothing queued: no decision for
+  // any frame), saving a call per frame simulated in the usual match.
+  const uint32_t* queued = nullptr;
 };
 
 class RollbackDriver {
@@ -122,9 +125,23 @@ class RollbackDriver {
 
   // ---- primitives (the sync test composes its own frame from these) ----
   Result check_local_inputs() const noexcept;
-  bool window_full() const noexcept { return horizons().window_full; }
+  // The simulation is `window_` frames past the oldest unknown remote input: advance() refuses.
+  bool window_full() const noexcept {
+    refresh_horizons();
+    return unknown_ <= frame_ && int64_t(frame_) - unknown_ + 1 > window_;
+  }
   Result save(Frame frame) noexcept;                 // live state -> ring slot of `frame`
-  Result save_into(SavedState& out, Frame frame) noexcept;  // live state -> caller's buffer
+  // live state -> caller's buffer
+  Result save_into(SavedState& out, Frame frame) noexcept {
+    const size_t capacity = ring_.capacity();
+    const size_t used = callbacks_.save_state(callbacks_.user, frame, out.data, capacity);
+    out.checksum_valid = false;
+    if (used > capacity) [[unlikely]] return save_failed(out, frame, used);
+    out.frame = frame;
+    out.length = used;
+    ++stats_.saves;
+    return Result::ok;
+  }
   Result load(Frame frame) noexcept;                 // ring slot of `frame` -> live state
   Result load(const SavedState& state) noexcept;     // any saved state -> live state
   void step(Frame frame, uint32_t flags) noexcept;   // simulate one frame with its best inputs
@@ -140,7 +157,11 @@ class RollbackDriver {
   // ---- queries ----
   Frame frame() const noexcept { return frame_; }
   // Newest frame whose inputs are all confirmed (kNullFrame before any).
-  Frame confirmed_frame() const noexcept { return horizons().confirmed; }
+  Frame confirmed_frame() const noexcept {
+    refresh_horizons();
+    // Inputs may be confirmed ahead of the simulation (delay); a frame counts once simulated.
+    return std::min(inputs_confirmed_, frame_ - 1);
+  }
   Frame last_confirmed(PlayerIndex player) const noexcept { return players_[player].queue.last_confirmed(); }
   const uint8_t* confirmed_input(PlayerIndex player, Frame frame) const noexcept {
     return players_[player].queue.confirmed(frame);
@@ -162,8 +183,7 @@ class RollbackDriver {
   // next advances are refused (prediction_limit) until the confirmed frame catches up.
   Result set_prediction_window(int32_t frames) noexcept {
     if (frames < 0 || frames > max_prediction_) return Result::invalid_argument;
-    window_ = frames;
-    changed();  // window_full depends on it
+    window_ = frames;  // window_full() reads it directly
     return Result::ok;
   }
   int32_t prediction_window() const noexcept { return window_; }
@@ -172,7 +192,7 @@ class RollbackDriver {
   struct Player {
     InputQueue queue;
     bool local = false;
-    bool added_this_frame = false;
+    Frame added_at = kNullFrame;  // the frame_ its last local input was taken at (one per frame)
     int32_t delay = 0;
     Frame disconnected_after = kNullFrame;  // valid when disconnected
     bool disconnected = false;
@@ -186,45 +206,48 @@ class RollbackDriver {
   };
   static constexpr uint32_t kProbes = 64;
   void probe(Frame frame) noexcept;
+  // step() and save(), inlined into advance() and rollback()'s loop.
+  void step_frame(Frame frame, uint32_t flags) noexcept;
+  Result save_frame(Frame frame) noexcept {
+    SavedState& slot = ring_.slot_for(frame);
+    if (Result r = save_into(slot, frame); r != Result::ok) return r;
+    if (frame > last_saved_) last_saved_ = frame;
+    checkpoints_.offer(slot);
+    return Result::ok;
+  }
+  // add_local_input when its frame is not the one after the player's newest input.
+  Result add_local_after_gap(Player& p, Frame last, Frame target, const uint8_t* input) noexcept;
+  // save_into's error path (reported), out of the way of the usual save.
+  [[gnu::cold, gnu::noinline]] Result save_failed(SavedState& out, Frame frame, size_t used) noexcept;
 
   Result rollback() noexcept;
   void init_queues();
-  // confirmed_frame() and window_full() scan every player and are asked several times per
-  // frame (every input added, every send pass): their answers are kept until an input, a
-  // player's status or the frame changes (every such change calls changed()).
-  struct Horizons {
-    Frame confirmed = kNullFrame;
-    bool window_full = false;
-  };
-  void changed() noexcept {
-    horizons_valid_ = false;
-    horizons_rose_only_ = false;
+  // The horizons (confirmed_frame(), window_full()) are asked several times per frame (every
+  // input added, every send pass). What they take from the players (the lowest confirmed input,
+  // the first unknown remote one) does not depend on the frame, so it is kept until a player's
+  // status changes (every such change calls changed()) or an input reaches a player that held
+  // one of them (input_rose()); the frame is applied when asked.
+  void changed() noexcept { horizons_dirty_ = true; }
+  // `p`'s newest confirmed input rose from `last`: the minimums move only if it held one.
+  void input_rose(const Player& p, Frame last) noexcept {
+    if (p.disconnected || last <= inputs_confirmed_ || (!p.local && last + 1 <= unknown_)) horizons_dirty_ = true;
   }
-  // A change that can only raise them (an input added, the frame advanced): the horizons as
-  // last computed stay a lower bound until the next changed() (fits_window uses that).
-  void rose() noexcept {
-    if (horizons_valid_) horizons_rose_only_ = true;
-    horizons_valid_ = false;
-  }
-  const Horizons& horizons() const noexcept {
-    if (!horizons_valid_) compute_horizons();
-    return horizons_;
+  void refresh_horizons() const noexcept {
+    if (horizons_dirty_) compute_horizons();
   }
   void compute_horizons() const noexcept;
+  // The frames step() may take every input from the queues without asking absent() per player:
+  // after every rejoin gap, up to the earliest disconnect cut (kept by update_absence()).
+  void update_absence() noexcept;
   bool should_save(Frame frame) const noexcept;
   // Inline: asked for every input added (and by the session before each remote one).
   Frame oldest_needed() const noexcept { return oldest_needed_from(confirmed_frame()); }
-  // Whether `frame` fits the queue's window. Against the horizons as last computed first, when
-  // only rises happened since: their oldest needed frame is at most today's, so a frame that
-  // fits there fits, without rescanning every player after each input; else exactly.
+  // Whether `frame` fits the queue's window.
   bool fits_window(const InputQueue& queue, Frame frame) const noexcept {
-    if (!horizons_valid_ && horizons_rose_only_ && queue.fits(frame, oldest_needed_from(horizons_.confirmed)))
-      return true;
     return queue.fits(frame, oldest_needed());
   }
   Frame oldest_needed_from(Frame confirmed) const noexcept {
-    Frame oldest = std::min(confirmed + 1, frame_ - history_);
-    if (checkpoints_.enabled()) oldest = std::min(oldest, frame_ - checkpoints_.depth() - 1);
+    Frame oldest = std::min(confirmed + 1, frame_ - reach_);
     if (save_mode_ == SaveMode::sparse && last_saved_ != kNullFrame) oldest = std::min(oldest, last_saved_);
     return std::max<Frame>(oldest, 0);
   }
@@ -240,7 +263,11 @@ class RollbackDriver {
   StateRing ring_;
   Checkpoints checkpoints_;
   std::array<Player, kMaxPlayers> players_{};
-  std::unique_ptr<uint8_t[]> frame_inputs_;  // scratch: every player's input for one frame
+  // Every player's inputs, a row of num_players_ * input_size_ bytes per frame (the queues'
+  // shared ring), input_row_mask_ + 1 rows.
+  std::unique_ptr<uint8_t[]> input_rows_;
+  uint32_t input_row_mask_ = 0;
+  std::unique_ptr<uint8_t[]> frame_inputs_;  // scratch: a frame's inputs when someone is absent
   std::unique_ptr<uint8_t[]> zeros_;
   std::array<InputStatus, kMaxPlayers> frame_status_{};
   SessionStats stats_{};
@@ -249,6 +276,8 @@ class RollbackDriver {
   int32_t max_prediction_ = 0;
   int32_t window_ = 0;  // set_prediction_window: <= max_prediction_
   int32_t history_ = 0;
+  // How far behind frame_ states may be loaded: history_, or past the oldest checkpoint.
+  int32_t reach_ = 0;
   int32_t extra_input_frames_ = 0;
   SaveMode save_mode_ = SaveMode::every_frame;
   bool saves_needed_ = true;
@@ -256,9 +285,13 @@ class RollbackDriver {
   Frame start_frame_ = 0;  // the first frame simulated here (start_from)
   Frame first_incorrect_ = kNullFrame;
   Frame last_saved_ = kNullFrame;
-  mutable Horizons horizons_;
-  mutable bool horizons_valid_ = false;
-  bool horizons_rose_only_ = false;  // see rose()
+  // See changed(): the players' lowest confirmed input (a cut that may still move counts as
+  // its frame) and first unknown remote input (kFrameMax: none), without frame_ applied.
+  mutable Frame inputs_confirmed_ = kNullFrame;
+  mutable Frame unknown_ = kNullFrame;
+  mutable bool horizons_dirty_ = true;
+  Frame plain_from_ = 0, plain_to_ = 0;  // see update_absence()
+  bool any_cut_ = false;                  // a player is disconnected (update_absence())
   uint64_t memory_budget_ = 0;
   uint64_t committed_bytes_ = 0;
   int32_t probe_interval_ = 0;

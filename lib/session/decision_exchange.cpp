@@ -38,7 +38,8 @@ Result DecisionExchange::init(RollbackDriver& driver, int32_t retention, uint32_
   queue_.set_filter(DecisionQueue::Filter{this, &DecisionExchange::applies});
   driver.set_decision_source(DecisionSource{&queue_, [](void* q, Frame f, const Decision** out) {
                                               return static_cast<DecisionQueue*>(q)->for_frame(f, out);
-                                            }});
+                                            },
+                                            queue_.queued()});
   return Result::ok;
 }
 

@@ -87,6 +87,8 @@ class DecisionQueue {
   bool applies(const Entry& e) const noexcept { return filter_.applies == nullptr || filter_.applies(filter_.user, e.sender, e.frame); }
   Frame retired_before() const noexcept { return retired_before_; }
   bool any_ever() const noexcept { return digest_ != 0 || count_ != 0; }
+  // How many are queued (for_frame answers nothing while it is 0), read by the driver before asking.
+  const uint32_t* queued() const noexcept { return &count_; }
 
  private:
   void retire_queued_before(Frame frame) noexcept;
