@@ -101,8 +101,20 @@ void check_seek(const uint8_t* data, size_t size, DecodeError expected, const Me
     integrity.seek.frame = (expected == DecodeError::ok ? body.start_frame : 0) + k;
     const DecodeError error = decode_message_body(data, size, header, &sought, integrity);
     FUZZ_CHECK(error == expected);
+    // The endpoint's way for the usual inputs datagram (decode_inputs_body: its own reading of
+    // the usual body, read_inputs for any other) into a reused body: the same result and fields.
+    static InputsBody direct;
+    const DecodeError direct_error = decode_inputs_body(data, size, widen_sequence(uint16_t(header.sequence), 0), 0,
+                                                        integrity.seek, &direct);
+    FUZZ_CHECK(direct_error == expected);
     if (error != DecodeError::ok) continue;
     FUZZ_CHECK(same_message(sought, fresh));
+    Message direct_message = sought;
+    direct_message.inputs = direct;
+    FUZZ_CHECK(same_message(direct_message, fresh));
+    FUZZ_CHECK(direct.seek_frame == sought.inputs.seek_frame);
+    if (direct.seek_frame != kNullFrame)
+      FUZZ_CHECK(direct.seek_offset == sought.inputs.seek_offset && direct.seek_into == sought.inputs.seek_into);
     const bool noted = variant == 0 && k >= 1 && k < Frame(body.count);
     FUZZ_CHECK(sought.inputs.seek_frame == (noted ? integrity.seek.frame : kNullFrame));
     if (!noted) continue;

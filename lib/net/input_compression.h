@@ -113,6 +113,12 @@ class DeltaRunDecoder {
   // bounds check per token, whole runs copied at once. False when the payload ends early.
   // Inline: the receiver calls it per frame.
   bool apply(uint8_t* blob, const uint8_t* previous, size_t size) noexcept {
+    // The usual frame: an input that did not change, inside the zero run under way.
+    if (zeros_left_ >= size) {
+      copy_bytes(blob, previous, size);
+      zeros_left_ -= size;
+      return true;
+    }
     size_t i = 0;
     while (i < size) {
       if (!refill()) return false;
@@ -224,30 +230,31 @@ inline bool delta_tokens_find(const uint8_t* payload, size_t size, size_t seek, 
                               size_t* seek_offset, size_t* seek_into) noexcept {
   *delta_bytes = 0;
   if (payload == nullptr) return size == 0;
-  size_t at = 0, total = 0;
+  const uint8_t* at = payload;
+  const uint8_t* const end = payload + size;
+  size_t total = 0;
   // Up to the token that holds delta byte `seek` (one more compare per token), then the rest.
-  while (at < size) {
-    const size_t token_at = at;
-    const uint8_t token = payload[at++];
+  while (at != end) {
+    const uint8_t* const token_at = at;
+    const uint8_t token = *at++;
     const size_t n = size_t{token & 0x7Fu} + 1;
     if (token >= 0x80) {
-      if (n > size - at) return false;  // literal bytes missing
+      if (n > size_t(end - at)) return false;  // literal bytes missing
       at += n;
     }
-    if (total + n > seek) {
-      *seek_offset = token_at;
-      *seek_into = seek - total;
-      total += n;
+    total += n;
+    if (total > seek) {
+      *seek_offset = size_t(token_at - payload);
+      *seek_into = seek - (total - n);
       break;
     }
-    total += n;
   }
-  while (at < size) {
-    const uint8_t token = payload[at++];
+  while (at != end) {
+    const uint8_t token = *at++;
     const size_t n = size_t{token & 0x7Fu} + 1;
     total += n;
     if (token >= 0x80) {
-      if (n > size - at) return false;  // literal bytes missing
+      if (n > size_t(end - at)) return false;  // literal bytes missing
       at += n;
     }
   }

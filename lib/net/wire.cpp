@@ -430,12 +430,81 @@ DecodeError decode_message_body(const uint8_t* data, size_t size, const Header& 
   return DecodeError::ok;
 }
 
+namespace {
+// read_inputs for the usual body: a start frame of one or two bytes, an acknowledgement within 63
+// frames of it, fewer than 128 frames, nobody disconnected (riders or not), read straight from
+// the bytes. DecodeError::ok (used here as "not the usual body") with nothing written for any
+// other body: read_inputs then reads it, and decides what an invalid one is. Else the result
+// decode_message_body gives (truncated and malformed as read_inputs tells them apart).
+enum class Usual : uint8_t { no, ok, truncated, malformed };
+Usual read_usual_inputs(const uint8_t* p, const uint8_t* end, const InputsSeek& seek, InputsBody* b) noexcept {
+  if (end - p < 5) return Usual::no;  // start (two bytes at most here), ack, count, flags, a token
+  uint32_t start = p[0];
+  if (start < 0x80) {
+    ++p;
+  } else {
+    if (p[1] == 0 || p[1] >= 0x80) return Usual::no;  // not minimal, or longer
+    start = (start & 0x7Fu) | (uint32_t{p[1]} << 7);
+    p += 2;
+  }
+  const uint8_t ack_delta = p[0], count = p[1], flags = p[2];
+  if (ack_delta >= 0x80 || count == 0 || count >= 0x80 || (flags & (kFlagDisconnected | ~kKnownInputsFlags)) != 0)
+    return Usual::no;
+  const int32_t ack = int32_t(start) + unzigzag(ack_delta);
+  if (ack < kNullFrame) return Usual::no;
+  p += 3;
+  // As read_inputs leaves a body: statuses all connected; riders as the flags say.
+  if (b->disconnected != 0) {
+    for (ConnectStatus& s : b->status) s = ConnectStatus{};
+    b->disconnected = 0;
+  }
+  b->start_frame = Frame(start);
+  b->ack_frame = ack;
+  b->count = count;
+  if (flags == 0) {
+    b->riders.has_report = b->riders.has_reply = b->riders.has_silence = false;  // the usual datagram
+    b->riders.checksum_count = 0;
+  } else {
+    ByteReader r(p, size_t(end - p));
+    const bool valid = read_riders(r, flags, b->start_frame, &b->riders);
+    if (r.failed()) return Usual::truncated;
+    if (!valid) return Usual::malformed;
+    p = end - r.remaining();
+  }
+  b->payload = p;
+  b->payload_size = size_t(end - p);
+  const Frame ahead = seek.frame - b->start_frame;  // both in -1..2^31-1
+  const size_t skip = ahead > 0 && ahead < Frame(count) ? size_t(ahead) * seek.blob_size : SIZE_MAX;
+  size_t delta_bytes = 0, seek_offset = 0, seek_into = 0;
+  if (!delta_tokens_find(b->payload, b->payload_size, skip, &delta_bytes, &seek_offset, &seek_into) ||
+      delta_bytes % count != 0)
+    return Usual::malformed;
+  const size_t blob_size = delta_bytes / count;
+  if (blob_size < 1 || blob_size > kMaxBlobSize) return Usual::malformed;
+  b->blob_size = uint16_t(blob_size);
+  if (skip != SIZE_MAX && blob_size == seek.blob_size) {
+    b->seek_frame = seek.frame;
+    b->seek_offset = uint32_t(seek_offset);
+    b->seek_into = uint32_t(seek_into);
+  } else {
+    b->seek_frame = kNullFrame;
+  }
+  return Usual::ok;
+}
+}  // namespace
+
 DecodeError decode_inputs_body(const uint8_t* data, size_t size, uint32_t sequence, uint64_t connection_key,
                                const InputsSeek& seek, InputsBody* out) noexcept {
   if (out == nullptr || data == nullptr) return DecodeError::malformed;
   if (size < kDataHeaderSize) return DecodeError::truncated;
   const uint32_t checksum = ByteReader(data + kDataPublicHeaderSize, 4).u32();
   if (checksum != data_checksum(data, size, connection_key, sequence)) return DecodeError::bad_checksum;
+  switch (read_usual_inputs(data + kDataHeaderSize, data + size, seek, out)) {
+    case Usual::no: break;
+    case Usual::ok: return DecodeError::ok;
+    case Usual::truncated: return DecodeError::truncated;
+    case Usual::malformed: return DecodeError::malformed;
+  }
   // decode_message_body's inputs case and its end checks (read_inputs takes the rest as payload).
   ByteReader r(data + kDataHeaderSize, size - kDataHeaderSize);
   const bool valid = read_inputs(r, out, seek);

@@ -1032,17 +1032,19 @@ Result P2PSessionImpl::disconnect(PlayerIndex player) {
 }
 
 void P2PSessionImpl::drain_inputs(Peer& peer) {
+  // The newest frame received does not move while we pop (only a datagram moves it).
+  const Frame next = peer.endpoint.last_received_frame();
+  if (peer.player_count == 0 || next == kNullFrame) return;
+  const PlayerIndex first = peer.players[0];
   Frame frame;
   const uint8_t* blob;
   for (;;) {
-    const Frame next = peer.endpoint.last_received_frame();
-    if (peer.player_count == 0 || next == kNullFrame) return;
     // Peek at the next frame first: the driver takes it only in order and inside its window.
-    const PlayerIndex first = peer.players[0];
     const Frame want = driver_.last_confirmed(first) + 1;
     if (want > next || !driver_.can_accept(first, want)) return;
     if (!peer.endpoint.pop_input(&frame, &blob)) return;
-    for (uint32_t k = 0; k < peer.player_count; ++k)
+    driver_.add_remote_input(first, frame, blob);
+    for (uint32_t k = 1; k < peer.player_count; ++k)
       driver_.add_remote_input(peer.players[k], frame, blob + size_t(k) * input_size_);
   }
 }
