@@ -31,6 +31,7 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   // sync tests read back up to `history_` frames. Twice both, plus slack, never wraps a needed
   // frame.
   frame_inputs_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
+  frame_view_ = FrameInputs{nullptr, nullptr, input_size_, num_players_};
   init_queues();
   zeros_ = std::make_unique<uint8_t[]>(input_size_);
   memory_budget_ = config.memory_budget;
@@ -129,6 +130,7 @@ void RollbackDriver::init_queues() {
   const size_t stride = size_t(num_players_) * input_size_;
   input_rows_ = std::make_unique<uint8_t[]>(size_t(queue_frames) * stride);
   input_row_mask_ = queue_frames - 1;
+  input_row_bytes_ = stride;
   for (uint32_t p = 0; p < num_players_; ++p)
     players_[p].queue.init_shared(PlayerIndex(p), input_size_, queue_frames, input_rows_.get(), stride,
                                   size_t(p) * input_size_);
@@ -151,7 +153,7 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   const Frame last = p.queue.last_confirmed();
   // The usual input: the frame right after the previous one (the delay did not change).
   if (last + 1 != target) [[unlikely]] return add_local_after_gap(p, last, target, static_cast<const uint8_t*>(input));
-  if (!p.queue.fits(target, oldest_needed())) return Result::input_out_of_window;
+  if (!fits_window(p.queue, target)) return Result::input_out_of_window;
   input_rose(p, last);
   if (p.queue.add_confirmed(target, static_cast<const uint8_t*>(input))) note_mispredicted(target);
   return Result::ok;
@@ -268,7 +270,7 @@ void RollbackDriver::compute_horizons() const noexcept {
   // window_full() compares it with the window in use, not the configured one: a lowered window
   // holds the simulation closer to the confirmed frame (the bound a late disconnect cut relies on).
   unknown_ = unknown;
-  horizons_dirty_ = false;
+  confirmed_known_ = unknown_known_ = kExact;
 }
 
 void RollbackDriver::update_absence() noexcept {
@@ -281,14 +283,6 @@ void RollbackDriver::update_absence() noexcept {
     if (p.disconnected) plain_to_ = std::min(plain_to_, p.disconnected_after);
     any_cut_ = any_cut_ || p.disconnected;
   }
-}
-
-Result RollbackDriver::check_local_inputs() const noexcept {
-  for (uint32_t i = 0; i < num_players_; ++i) {
-    const Player& p = players_[i];
-    if (p.local && !p.disconnected && p.queue.last_confirmed() < frame_) return Result::missing_local_input;
-  }
-  return Result::ok;
 }
 
 // ---------------------------------------------------------------- primitives
@@ -338,7 +332,7 @@ __attribute__((always_inline)) inline void RollbackDriver::step_frame(Frame fram
         q.predict(frame, predictor_);
       }
     }
-    bytes = input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * players * input_size_;
+    bytes = input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
   } else {
     uint8_t* dst = frame_inputs_.get();
     for (uint32_t i = 0; i < players; ++i, dst += input_size_) {
@@ -353,10 +347,15 @@ __attribute__((always_inline)) inline void RollbackDriver::step_frame(Frame fram
     }
     bytes = frame_inputs_.get();
   }
-  FrameInputs inputs{bytes, frame_status_.data(), input_size_, players};
-  if (decisions_.for_frame && (decisions_.queued == nullptr || *decisions_.queued != 0))
-    inputs.decision_count = decisions_.for_frame(decisions_.user, frame, &inputs.decisions);
-  callbacks_.advance_frame(callbacks_.user, frame, &inputs, flags);
+  frame_view_.bytes = bytes;
+  frame_view_.status = frame_status_.data();
+  if (*decisions_queued_ != 0) [[unlikely]] {
+    frame_view_.decision_count = decisions_.for_frame(decisions_.user, frame, &frame_view_.decisions);
+  } else {
+    frame_view_.decisions = nullptr;
+    frame_view_.decision_count = 0;
+  }
+  callbacks_.advance_frame(callbacks_.user, frame, &frame_view_, flags);
 }
 
 void RollbackDriver::step(Frame frame, uint32_t flags) noexcept { step_frame(frame, flags); }
@@ -444,7 +443,7 @@ Result RollbackDriver::rollback() noexcept {
   // A cut moved before the newest sparse save: that save no longer holds a final state.
   if (sparse) last_saved_ = target;
 
-  const Frame newest_final = confirmed_frame() + 1;
+  const Frame newest_final = sparse ? confirmed_frame() + 1 : kNullFrame;  // read when sparse only
   const bool probing = probe_interval_ > 0;
   Result outcome = Result::ok;
   // `target` itself was just loaded: its state is saved already.

@@ -49,6 +49,9 @@ class RollbackDriver {
 
   void set_local(PlayerIndex player, bool local) noexcept {
     players_[player].local = local;
+    local_count_ = 0;
+    for (uint32_t p = 0; p < num_players_; ++p)
+      if (players_[p].local) locals_[local_count_++] = PlayerIndex(p);
     changed();
   }
   bool is_local(PlayerIndex player) const noexcept { return players_[player].local; }
@@ -90,7 +93,10 @@ class RollbackDriver {
     const Player& p = players_[player];
     return (p.disconnected && frame > p.disconnected_after) || (frame >= p.gap_from && frame < p.gap_until);
   }
-  void set_decision_source(const DecisionSource& source) noexcept { decisions_ = source; }
+  void set_decision_source(const DecisionSource& source) noexcept {
+    decisions_ = source;
+    decisions_queued_ = source.for_frame == nullptr ? &kDecisionsNever : source.queued ? source.queued : &kDecisionsAlways;
+  }
   // Something `frame` was simulated with changed (a timed decision arrived for it): the next
   // advance rolls back to it. No-op for frames not simulated yet.
   void mark_incorrect(Frame frame) noexcept { note_mispredicted(frame); }
@@ -124,11 +130,19 @@ class RollbackDriver {
   Result advance() noexcept;
 
   // ---- primitives (the sync test composes its own frame from these) ----
-  Result check_local_inputs() const noexcept;
+  Result check_local_inputs() const noexcept {
+    for (uint32_t k = 0; k < local_count_; ++k) {
+      const Player& p = players_[locals_[k]];
+      if (!p.disconnected && p.queue.last_confirmed() < frame_) return Result::missing_local_input;
+    }
+    return Result::ok;
+  }
   // The simulation is `window_` frames past the oldest unknown remote input: advance() refuses.
   bool window_full() const noexcept {
-    refresh_horizons();
-    return unknown_ <= frame_ && int64_t(frame_) - unknown_ + 1 > window_;
+    // A lower bound of the first unknown input that leaves room leaves room: no rescan.
+    if (unknown_known_ == kExact || (unknown_known_ == kLowerBound && !full_at(unknown_))) return full_at(unknown_);
+    compute_horizons();
+    return full_at(unknown_);
   }
   Result save(Frame frame) noexcept;                 // live state -> ring slot of `frame`
   // live state -> caller's buffer
@@ -158,9 +172,8 @@ class RollbackDriver {
   Frame frame() const noexcept { return frame_; }
   // Newest frame whose inputs are all confirmed (kNullFrame before any).
   Frame confirmed_frame() const noexcept {
-    refresh_horizons();
-    // Inputs may be confirmed ahead of the simulation (delay); a frame counts once simulated.
-    return std::min(inputs_confirmed_, frame_ - 1);
+    if (confirmed_known_ != kExact) compute_horizons();
+    return confirmed_from(inputs_confirmed_);
   }
   Frame last_confirmed(PlayerIndex player) const noexcept { return players_[player].queue.last_confirmed(); }
   const uint8_t* confirmed_input(PlayerIndex player, Frame frame) const noexcept {
@@ -225,16 +238,27 @@ class RollbackDriver {
   // The horizons (confirmed_frame(), window_full()) are asked several times per frame (every
   // input added, every send pass). What they take from the players (the lowest confirmed input,
   // the first unknown remote one) does not depend on the frame, so it is kept until a player's
-  // status changes (every such change calls changed()) or an input reaches a player that held
-  // one of them (input_rose()); the frame is applied when asked.
-  void changed() noexcept { horizons_dirty_ = true; }
+  // status changes (every such change calls changed(): then it is unknown) or an input reaches
+  // a player that held one of them (input_rose(): then the kept value is a lower bound, which
+  // answers "does it fit" and "is there room" when the answer is yes); the frame is applied when
+  // asked.
+  enum Known : uint8_t { kExact = 0, kLowerBound = 1, kUnknown = 3 };  // |= kLowerBound keeps kUnknown
+  void changed() noexcept {
+    confirmed_known_ = unknown_known_ = kUnknown;
+    fits_below_ = kNullFrame;  // the oldest needed frame may have gone down
+  }
   // `p`'s newest confirmed input rose from `last`: the minimums move only if it held one.
   void input_rose(const Player& p, Frame last) noexcept {
-    if (p.disconnected || last <= inputs_confirmed_ || (!p.local && last + 1 <= unknown_)) horizons_dirty_ = true;
+    if (p.disconnected) [[unlikely]] {
+      changed();  // its cut, not its input, may count
+      return;
+    }
+    if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
+    if (!p.local && last + 1 <= unknown_) unknown_known_ = Known(unknown_known_ | kLowerBound);
   }
-  void refresh_horizons() const noexcept {
-    if (horizons_dirty_) compute_horizons();
-  }
+  // Inputs may be confirmed ahead of the simulation (delay); a frame counts once simulated.
+  Frame confirmed_from(Frame inputs_confirmed) const noexcept { return std::min(inputs_confirmed, frame_ - 1); }
+  bool full_at(Frame unknown) const noexcept { return unknown <= frame_ && int64_t(frame_) - unknown + 1 > window_; }
   void compute_horizons() const noexcept;
   // The frames step() may take every input from the queues without asking absent() per player:
   // after every rejoin gap, up to the earliest disconnect cut (kept by update_absence()).
@@ -242,9 +266,17 @@ class RollbackDriver {
   bool should_save(Frame frame) const noexcept;
   // Inline: asked for every input added (and by the session before each remote one).
   Frame oldest_needed() const noexcept { return oldest_needed_from(confirmed_frame()); }
-  // Whether `frame` fits the queue's window.
+  // Whether `frame` fits the queue's window (every queue has the same capacity). The oldest
+  // needed frame only rises until changed() (the confirmed frame and frame_ only rise; sparse
+  // saving, whose last save can go down, does not keep it), so the bound it gave when last
+  // computed stays good: what is below it fits, without recomputing after every input.
   bool fits_window(const InputQueue& queue, Frame frame) const noexcept {
-    return queue.fits(frame, oldest_needed());
+    return frame < fits_below_ || fits_window_exactly(queue, frame);
+  }
+  bool fits_window_exactly(const InputQueue& queue, Frame frame) const noexcept {
+    const Frame oldest = oldest_needed();
+    if (save_mode_ != SaveMode::sparse) fits_below_ = int64_t(oldest) + queue.capacity();
+    return queue.fits(frame, oldest);
   }
   Frame oldest_needed_from(Frame confirmed) const noexcept {
     Frame oldest = std::min(confirmed + 1, frame_ - reach_);
@@ -259,6 +291,10 @@ class RollbackDriver {
   GameCallbacks callbacks_{};
   Predictor predictor_{};
   DecisionSource decisions_{};
+  // step() asks decisions_ while this is not 0: its `queued`, or always (a source without one),
+  // or never (no source).
+  static constexpr uint32_t kDecisionsNever = 0, kDecisionsAlways = 1;
+  const uint32_t* decisions_queued_ = &kDecisionsNever;
   Reporter reporter_;
   StateRing ring_;
   Checkpoints checkpoints_;
@@ -267,6 +303,9 @@ class RollbackDriver {
   // shared ring), input_row_mask_ + 1 rows.
   std::unique_ptr<uint8_t[]> input_rows_;
   uint32_t input_row_mask_ = 0;
+  size_t input_row_bytes_ = 0;
+  // What step() hands the game: the sizes are filled at init.
+  FrameInputs frame_view_{nullptr, nullptr, 0, 0};
   std::unique_ptr<uint8_t[]> frame_inputs_;  // scratch: a frame's inputs when someone is absent
   std::unique_ptr<uint8_t[]> zeros_;
   std::array<InputStatus, kMaxPlayers> frame_status_{};
@@ -289,7 +328,10 @@ class RollbackDriver {
   // its frame) and first unknown remote input (kFrameMax: none), without frame_ applied.
   mutable Frame inputs_confirmed_ = kNullFrame;
   mutable Frame unknown_ = kNullFrame;
-  mutable bool horizons_dirty_ = true;
+  mutable Known confirmed_known_ = kUnknown, unknown_known_ = kUnknown;
+  mutable int64_t fits_below_ = kNullFrame;  // see fits_window()
+  std::array<PlayerIndex, kMaxPlayers> locals_{};  // the local players (set_local)
+  uint32_t local_count_ = 0;
   Frame plain_from_ = 0, plain_to_ = 0;  // see update_absence()
   bool any_cut_ = false;                  // a player is disconnected (update_absence())
   uint64_t memory_budget_ = 0;
