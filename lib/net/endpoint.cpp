@@ -133,6 +133,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   reject_reason_ = RejectReason::none;
   sent_anything_ = false;
   disconnect_notices_left_ = 0;
+  timers_due_at_ = 0;
 
   send_capacity_ = config.send_queue_frames;
   send_ring_.assign(size_t(send_capacity_) * config.send_blob_size, 0);

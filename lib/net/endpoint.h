@@ -401,18 +401,28 @@ class Endpoint {
     in.urgent = urgent_;
     return decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
   }
-  bool quiet_at(uint64_t now_us) const noexcept {
+  bool quiet_at(uint64_t now_us) noexcept {
     if (state_ != EndpointState::running || peer_reply_due_ || stranger_count_ != 0 || spoke_again_ ||
         any_disconnected_ || riders_waiting() || !sent_anything_ || next_sequence_ >= kLastSequence)
       return false;
-    if (config_.disconnect_timeout_us != 0) {
-      const uint64_t heard = last_received_at_ > peer_request_at_ ? last_received_at_ : peer_request_at_;
-      const uint64_t silence = now_us > heard ? now_us - heard : 0;
-      if (silence >= config_.disconnect_timeout_us) return false;
-      if (config_.notify_delay_us != 0 && silence >= config_.notify_delay_us) return false;
+    // The timers that only ever move later while the connection runs (the silence limits from
+    // the last datagram or request heard, the next quality report, the keep-alive from the last
+    // datagram sent): their earliest, as last worked out, is a bound before which none is due,
+    // so most polls compare once (it is worked out again about every keep-alive interval).
+    if (now_us >= timers_due_at_) {
+      uint64_t at = next_quality_at_;  // a report falls due (none waits: riders)
+      const uint64_t keepalive = last_sent_at_ + config_.keepalive_interval_us;
+      if (keepalive < at) at = keepalive;
+      if (config_.disconnect_timeout_us != 0) {
+        // Silence (now - heard, 0 before it) reaching either limit: now >= heard + limit.
+        const uint64_t heard = last_received_at_ > peer_request_at_ ? last_received_at_ : peer_request_at_;
+        uint64_t limit = config_.disconnect_timeout_us;
+        if (config_.notify_delay_us != 0 && config_.notify_delay_us < limit) limit = config_.notify_delay_us;
+        if (heard + limit < at) at = heard + limit;
+      }
+      if (now_us >= at) return false;
+      timers_due_at_ = at;
     }
-    if (now_us >= next_quality_at_) return false;  // a report falls due (none waits: riders)
-    if (now_us >= last_sent_at_ + config_.keepalive_interval_us) return false;
     // send_inputs_due: loss seen, a resend, the send policy's inputs or acknowledgement.
     if (have_rtt_ && last_flushed_ > last_acked_ &&
         now_us > unacked_since_ + srtt_us_ + 2 * jitter_us_ + 2 * frame_us_)
@@ -492,6 +502,9 @@ class Endpoint {
     bool urgent = false, stalled = false, any_disconnected = false;
   };
   PollMark polled_;
+  // quiet_at: the earliest of the timers that only move later while running, as last worked out
+  // (0: work it out at the next poll; init() clears it for a new connection).
+  uint64_t timers_due_at_ = 0;
   bool sent_anything_ = false;
   int disconnect_notices_left_ = 0;
 

@@ -201,6 +201,10 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t silence_of(PlayerIndex player) const;
   uint64_t silent_after_us() const;
   void send_due(bool again = false);
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  void tell_local_frame(Peer& peer);
   void route_channel_messages(Peer& peer);
   void route_waiting_messages(Peer& peer);
   void on_player_channel_event(Peer& peer, const ChannelEvent& e);
@@ -2364,6 +2368,22 @@ void P2PSessionImpl::tell_rejoined() {
   }
 }
 
+// Our frame and advantage, for the quality report that waits or falls due (send_due). Out of
+// line: a report goes every quality_interval_us, the pass runs twice a tick.
+void P2PSessionImpl::tell_local_frame(Peer& peer) {
+  // With 8 samples the advantage we report is their median, whatever the instant estimate
+  // (TimeSync::reported_ahead); the estimate is then needed only to tell "no report yet" (0),
+  // which remote_report_at() already says: it is set with the report the estimate starts from.
+  int32_t ahead = 0;
+  if (peer.time_sync.samples() >= 8 && peer.endpoint.remote_report_at() != 0) {
+    ahead = peer.time_sync.reported_ahead(0);
+  } else {
+    const Frame remote = peer.endpoint.estimated_remote_frame(now_);
+    ahead = remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote);
+  }
+  peer.endpoint.set_local_frame(driver_.frame(), ahead);
+}
+
 // `again`: the pass of advance_frame, right after poll's at the same time: an endpoint that poll
 // saw to then looks only at what changed since (our new input), and an idle channel is left be.
 void P2PSessionImpl::send_due(bool again) {
@@ -2410,20 +2430,7 @@ void P2PSessionImpl::send_due(bool again) {
     // told while one waits or falls due at this poll, they are what every report carries, since
     // a report goes only from this pass or advance_frame's right after it (same frame, same
     // time, no datagram between).
-    if (peer.endpoint.report_may_go(now_)) {
-      // With 8 samples the advantage we report is their median, whatever the instant estimate
-      // (TimeSync::reported_ahead); the estimate is then needed only to tell "no report yet"
-      // (0), which remote_report_at() already says: it is set with the report the estimate
-      // starts from.
-      int32_t ahead = 0;
-      if (peer.time_sync.samples() >= 8 && peer.endpoint.remote_report_at() != 0) {
-        ahead = peer.time_sync.reported_ahead(0);
-      } else {
-        const Frame remote = peer.endpoint.estimated_remote_frame(now_);
-        ahead = remote == kNullFrame ? 0 : peer.time_sync.reported_ahead(driver_.frame() - remote);
-      }
-      peer.endpoint.set_local_frame(driver_.frame(), ahead);
-    }
+    if (peer.endpoint.report_may_go(now_)) tell_local_frame(peer);
     peer.endpoint.poll(now_, *transport_, peer.address);
     if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
     sent |= peer.endpoint.datagrams_sent() != sent_before;
