@@ -401,6 +401,9 @@ class Endpoint {
     in.urgent = urgent_;
     return decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
   }
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   bool quiet_at(uint64_t now_us) noexcept {
     if (state_ != EndpointState::running || peer_reply_due_ || stranger_count_ != 0 || spoke_again_ ||
         any_disconnected_ || riders_waiting() || !sent_anything_ || next_sequence_ >= kLastSequence)

@@ -127,7 +127,9 @@ struct LatenessNumbers {
 // baseline. Clamping is monotone, so the clamped median is the median of the clamped samples;
 // those take kMaxFrames + 2 values, so a count per value keeps the median in a few instructions
 // per sample (a selection over the whole window per judged frame was ~650 instructions per
-// peer-frame of the P2P benchmark).
+// peer-frame of the P2P benchmark). It is worked out when a sample changes the counts and kept:
+// most samples of a full window replace one of the same value (a steady peer), and then
+// neither the counts nor the rank move.
 class LatenessBaseline {
  public:
   static constexpr uint32_t kSamples = 32;
@@ -135,16 +137,23 @@ class LatenessBaseline {
 
   void add(int32_t late) noexcept {
     const uint8_t v = uint8_t(std::clamp(late, 0, kMaxFrames + 1));
-    if (samples_ >= kSamples) --counts_[window_[next_]];
-    window_[next_] = v;
-    ++counts_[v];
+    const bool full = samples_ >= kSamples;
+    const uint8_t gone = window_[next_];
     next_ = (next_ + 1) % kSamples;
     if (samples_ < UINT32_MAX) ++samples_;
+    if (full && gone == v) return;  // the same counts, the same rank: the same median
+    if (full) --counts_[gone];
+    window_[(next_ + kSamples - 1) % kSamples] = v;
+    ++counts_[v];
+    median_ = middle();
   }
   // The lower-middle sample (index n / 2 of the last n = min(samples, kSamples) in order),
   // clamped to 0..kMaxFrames; 0 before any sample.
-  int32_t median() const noexcept {
-    if (samples_ == 0) return 0;
+  int32_t median() const noexcept { return median_; }
+  uint32_t samples() const noexcept { return samples_; }
+
+ private:
+  int32_t middle() const noexcept {
     const uint32_t rank = std::min(samples_, kSamples) / 2;
     uint32_t below = 0;
     for (int32_t v = 0; v <= kMaxFrames; ++v) {
@@ -153,12 +162,11 @@ class LatenessBaseline {
     }
     return kMaxFrames;
   }
-  uint32_t samples() const noexcept { return samples_; }
 
- private:
   std::array<uint8_t, kSamples> window_{};
   std::array<uint8_t, kMaxFrames + 2> counts_{};
   uint32_t next_ = 0, samples_ = 0;
+  int32_t median_ = 0;  // middle() as of the last sample that changed the counts (0: none yet)
 };
 
 class LatenessMonitor {
@@ -193,7 +201,12 @@ class LatenessMonitor {
   }
 
   // The peer's inputs now reach `newest` (frames after the last call arrived at `now_us`).
-  // Returns the worst lateness in frames among them (0: none late, or nothing new).
+  // Returns the worst lateness in frames among them (0: none late, or nothing new). Always
+  // inline: the session calls it from one place, and there the Link's fields need not be
+  // stored to be read back.
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   int32_t observe(Frame newest, uint64_t now_us, const Link& current, const LocalTimeline& timeline) noexcept {
     int32_t worst = 0;
     if (current.frame_us == 0) return worst;
