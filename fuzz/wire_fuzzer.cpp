@@ -7,6 +7,7 @@
 // (which may choose other run-length tokens), decoded again, and must give the same fields and
 // the same blobs. Independently, the input's tail is used as raw blobs for an encode/decode round
 // trip of the delta/run-length compression, so the encoder sees arbitrary blob contents.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -244,6 +245,63 @@ void check_compression(fuzz::FuzzInput& in) {
   FUZZ_CHECK(!reader.next(blob));
 }
 
+// The sender's run kept ready (PreparedInputs): blobs from the input, appended once each, the
+// front cut where the input says (acknowledgements), and at each step the datagram
+// write_plain_inputs builds from the run equals the one InputsWriter builds frame by frame from
+// the run's first frame (and it builds one exactly when all those frames fit).
+void check_prepared(fuzz::FuzzInput& in) {
+  const uint16_t blob_size = uint16_t(in.range(1, 300));
+  static uint8_t blobs[256 * 300];
+  const uint16_t count = uint16_t(in.range(1, 256));
+  for (uint16_t i = 0; i < count; ++i) {
+    uint8_t* blob = blobs + size_t(i) * blob_size;
+    if (i == 0) std::memset(blob, 0, blob_size);
+    else std::memcpy(blob, blob - blob_size, blob_size);
+    const uint8_t changes = in.u8() % 6;
+    for (uint8_t k = 0; k < changes; ++k) blob[in.range(0, blob_size - 1u)] = in.u8();
+  }
+  static const uint8_t kZeros[kMaxBlobSize] = {};
+  const Frame base = Frame(in.range(0, 100000));
+  auto blob_of = [&](Frame f) { return f <= base ? kZeros : blobs + size_t(f - base - 1) * blob_size; };
+  PreparedInputs run;
+  run.init(blob_size, kMaxDatagramSize);
+  run.reset(base + 1);  // frame base + 1 + i is blob i; the stream starts after zeros
+  static uint8_t tokens[max_encoded_delta_size(kMaxBlobSize)];
+  Frame queued = base + 1;
+  const Frame end = base + 1 + count;
+  while (!in.empty() && run.first() < end) {
+    const uint8_t op = in.u8();
+    if ((op & 3) != 0 && queued < end) queued = Frame(std::min<int64_t>(end, int64_t(queued) + (op >> 2) % 8 + 1));
+    else run.trim(run.first() + Frame(in.range(0, uint32_t(queued - run.first()))));
+    while (run.next() < queued) {
+      const Frame f = run.next();
+      const EncodedDelta d = encode_delta(blob_of(f), blob_of(f - 1), blob_size, tokens);
+      FUZZ_CHECK(d.size <= sizeof tokens);
+      if (!run.append(d, tokens)) break;
+    }
+    FUZZ_CHECK(run.first() <= run.next() && run.next() <= queued);
+    if (run.next() != queued || run.frames() == 0) continue;
+    const size_t capacity = in.range(0, kMaxDatagramSize + 10);
+    const uint32_t sequence = in.u32();
+    const Frame ack = Frame(in.range(0, 200000)) - 1;
+    uint8_t plain[kMaxDatagramSize], framewise[kMaxDatagramSize];
+    const size_t length = write_plain_inputs(plain, capacity, sequence, ack, run);
+    Header h;
+    h.type = MessageType::inputs;
+    h.sequence = sequence;
+    InputsWriter w(framewise, capacity, h, run.first(), ack, blob_size, nullptr, 0, blob_of(run.first() - 1));
+    for (Frame f = run.first(); f < run.next(); ++f)
+      if (!w.append(blob_of(f))) break;
+    const size_t expected = w.finish(Seal::none);
+    if (w.count() != run.frames()) {
+      FUZZ_CHECK(length == 0);
+      continue;
+    }
+    FUZZ_CHECK(length == expected && length <= capacity);
+    FUZZ_CHECK(std::memcmp(plain, framewise, length) == 0);
+  }
+}
+
 // DatagramAuth::open on any bytes: no key (connection-keyed checksum) and the fixed fuzz
 // match key with each AEAD. Never crashes; what opens is a current-version message.
 void check_open(const uint8_t* data, size_t size) {
@@ -302,6 +360,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > kHandshakeHeaderSize) {
     fuzz::FuzzInput in(data + kHandshakeHeaderSize, size - kHandshakeHeaderSize);
     check_compression(in);
+    fuzz::FuzzInput again(data + kHandshakeHeaderSize, size - kHandshakeHeaderSize);
+    check_prepared(again);
   }
   return 0;
 }

@@ -80,6 +80,15 @@ class DatagramAuth {
   // a data message's full sequence number (its header holds the low 16 bits).
   size_t seal(uint8_t* data, size_t size, size_t capacity, Xoshiro256& rng,
               uint32_t sequence) noexcept;
+  // seal() for a data message (not a handshake) in a buffer of kMaxDatagramSize bytes. Inline:
+  // without a key (and bound) it only writes the checksum, and every inputs datagram takes it.
+  size_t seal_data(uint8_t* data, size_t size, Xoshiro256& rng, uint32_t sequence) noexcept {
+    if (!keyed_ && bound_ && size >= kDataHeaderSize && size <= kMaxDatagramSize && data != nullptr) {
+      seal_data_datagram(data, size, send_checksum_key_, sequence);
+      return size;
+    }
+    return seal(data, size, kMaxDatagramSize, rng, sequence);
+  }
 
   // Verifies (with a key: decrypts) a datagram, then decodes it. Non-handshake messages need
   // bind() first (the caller checks the connection is bound); their sequence is widened against

@@ -137,9 +137,9 @@ Result Endpoint::init(const EndpointConfig& config) {
 
   send_capacity_ = config.send_queue_frames;
   send_ring_.assign(size_t(send_capacity_) * config.send_blob_size, 0);
-  encoded_stride_ = max_encoded_delta_size(config.send_blob_size);
-  encoded_ring_.assign(size_t(send_capacity_) * encoded_stride_, 0);
-  encoded_.assign(send_capacity_, EncodedDelta{});
+  // The run kept ready never needs more than a datagram holds.
+  prepared_.init(config.send_blob_size, kMaxDatagramSize);
+  delta_tokens_.assign(max_encoded_delta_size(config.send_blob_size), 0);
   last_sent_ = last_acked_ = last_flushed_ = kNullFrame;
   out_base_ = 0;
   inputs_dirty_ = false;
@@ -165,7 +165,7 @@ Result Endpoint::init(const EndpointConfig& config) {
     status_floor_[i] = kNullFrame;
   }
   remote_reports_cut_ = false;
-  any_disconnected_ = false;
+  any_disconnected_ = status_disconnected_ = false;
   local_frame_ = 0;
   local_advantage_ = 0;
   report_due_ = false;
@@ -713,20 +713,6 @@ void Endpoint::handle_rtt_sample(uint64_t rtt_us) noexcept {
 // ---------------------------------------------------------------------------------------------
 // Inputs in and out
 
-uint8_t* Endpoint::send_slot(Frame frame) noexcept {
-  return send_ring_.data() + size_t(uint32_t(frame) % send_capacity_) * config_.send_blob_size;
-}
-
-uint8_t* Endpoint::encoded_slot(Frame frame) noexcept {
-  return encoded_ring_.data() + size_t(uint32_t(frame) % send_capacity_) * encoded_stride_;
-}
-
-void Endpoint::encode_queued(Frame frame) noexcept {
-  const uint8_t* previous = frame == out_base_ ? zeros_.data() : send_slot(frame - 1);
-  encoded_[uint32_t(frame) % send_capacity_] =
-      encode_delta(send_slot(frame), previous, config_.send_blob_size, encoded_slot(frame));
-}
-
 uint8_t* Endpoint::receive_slot(Frame frame) noexcept {
   return receive_ring_.data() +
          size_t(uint32_t(frame) % config_.receive_window_frames) * config_.receive_blob_size;
@@ -742,6 +728,7 @@ void Endpoint::restart_outgoing_at(Frame frame) noexcept {
   out_base_ = frame;
   last_sent_ = last_acked_ = last_flushed_ = frame - 1;
   inputs_dirty_ = false;
+  prepared_.reset(frame);
 }
 
 void Endpoint::restart_incoming_at(Frame frame) noexcept {
@@ -761,16 +748,7 @@ Result Endpoint::grow_send_ring() {
   for (Frame f = std::max(out_base_, last_acked_ - 1); f <= last_sent_; ++f) {
     std::memcpy(ring.data() + size_t(uint32_t(f) % bigger) * blob, send_slot(f), blob);
   }
-  std::vector<uint8_t> encoded_ring(size_t(bigger) * encoded_stride_, 0);
-  std::vector<EncodedDelta> encoded(bigger);
-  for (Frame f = std::max(out_base_, last_acked_); f <= last_sent_; ++f) {
-    const uint32_t from = uint32_t(f) % send_capacity_, to = uint32_t(f) % bigger;
-    std::memcpy(encoded_ring.data() + size_t(to) * encoded_stride_, encoded_slot(f), encoded_stride_);
-    encoded[to] = encoded_[from];
-  }
   send_ring_ = std::move(ring);
-  encoded_ring_ = std::move(encoded_ring);
-  encoded_ = std::move(encoded);
   send_capacity_ = bigger;
   log(LogLevel::debug, "send queue grown to %u frames", bigger);
   return Result::ok;
@@ -787,11 +765,24 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
     const Result grown = grow_send_ring();
     if (grown != Result::ok) return grown;
   }
-  copy_bytes(send_slot(frame), blob, config_.send_blob_size);  // an input: a few bytes
-  encode_queued(frame);
-  // A changed input goes out at once; an unchanged one may wait to share a datagram.
-  if (!encoded_[uint32_t(frame) % send_capacity_].unchanged) {
-    inputs_dirty_ = true;
+  const size_t size = config_.send_blob_size;
+  const uint32_t index = uint32_t(frame) % send_capacity_;
+  uint8_t* const slot = send_ring_.data() + size_t(index) * size;
+  copy_bytes(slot, blob, size);  // an input: a few bytes
+  // Its delta against the frame before (the slot before, around the ring), coded once: appended
+  // to the run the datagrams carry.
+  const uint8_t* const previous =
+      frame == out_base_ ? zeros_.data() : index != 0 ? slot - size : send_ring_.data() + size_t(send_capacity_ - 1) * size;
+  // Behind (it was full): prepare_run appends this frame later.
+  const bool append = prepared_.next() == frame;
+  if (size <= kDeltaTokenReach && equal_bytes(slot, previous, size)) {
+    // The input did not change (most frames): one zero run, which may wait to share a datagram.
+    if (append) prepared_.append_unchanged(size);
+  } else {
+    const EncodedDelta delta = encode_delta(slot, previous, size, delta_tokens_.data());
+    // A changed input goes out at once; an unchanged one may wait to share a datagram.
+    if (!delta.unchanged) inputs_dirty_ = true;
+    if (append) prepared_.append(delta, delta_tokens_.data());
   }
   last_sent_ = frame;
   return Result::ok;
@@ -911,6 +902,22 @@ Result Endpoint::send(Transport& transport, const PeerAddress& to, size_t length
   return Result::ok;
 }
 
+Result Endpoint::send_data(Transport& transport, const PeerAddress& to, size_t length) {
+  if (length == 0) return Result::internal_error;
+  if (!auth_.bound()) return Result::ok;  // nobody to address it to yet
+  length = auth_.seal_data(datagram_, length, rng_, next_sequence_ - 1);
+  if (length == 0) return Result::internal_error;
+  ++stats_.datagrams_sent;
+  stats_.bytes_sent += length;
+  sent_anything_ = true;
+  last_sent_at_ = now_;
+  if (transport.send(to, datagram_, length) != Result::ok) {
+    ++stats_.send_failures;
+    return Result::transport_error;
+  }
+  return Result::ok;
+}
+
 Result Endpoint::send_message(Transport& transport, const PeerAddress& to, const Message& m) {
   return send(transport, to, encode_message(m, datagram_, auth_.plain_capacity(m.header.type)));
 }
@@ -922,48 +929,72 @@ Result Endpoint::send_reply(Transport& transport, const PeerAddress& to, uint64_
   return send_message(transport, to, m);
 }
 
-Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
-  Frame start = last_acked_ + 1;
-  const uint8_t* reference = last_acked_ < out_base_ ? zeros_.data() : send_slot(last_acked_);
-  if (start > last_sent_ && last_acked_ >= out_base_) {
-    // Nothing unacknowledged: repeat the last acknowledged frame (the receiver takes it as
-    // redundancy) so that the connect status it carries reaches the peer.
-    start = last_acked_;
-    reference = last_acked_ == out_base_ ? zeros_.data() : send_slot(last_acked_ - 1);
+bool Endpoint::prepare_run(Frame start) noexcept {
+  prepared_.trim(start);
+  // Frames queued while the run was full (or before a trim emptied it past them): coded again
+  // from the queue, as send_input coded them.
+  while (prepared_.next() <= last_sent_) {
+    const Frame f = prepared_.next();
+    const EncodedDelta delta = encode_delta(send_slot(f), reference_of(f), config_.send_blob_size, delta_tokens_.data());
+    if (!prepared_.append(delta, delta_tokens_.data())) break;
   }
+  return prepared_.first() == start && prepared_.next() == last_sent_ + 1;
+}
+
+const Riders* Endpoint::gather_riders(Frame start, size_t capacity) noexcept {
   // What waits to ride goes along when it leaves room for the first frame (always, but for
   // blobs of hundreds of bytes); otherwise it goes alone later (send_riders_alone).
-  const size_t capacity = auth_.plain_capacity(MessageType::inputs);
-  // Built only when something rides (most datagrams carry none): a Riders is ~140 bytes.
-  std::optional<Riders> riders;
-  const size_t first_frame = encoded_[uint32_t(start) % send_capacity_].size;
+  const size_t first_frame =
+      encode_delta(send_slot(start), reference_of(start), config_.send_blob_size, delta_tokens_.data()).size;
   const size_t fixed = kDataHeaderSize + kInputsFixedSize + kInputsStatusSize * config_.shape.num_players + first_frame;
-  if (riders_waiting() && fixed + riders_size() <= capacity) take_riders(&riders.emplace(), now_);
+  riders_ = Riders{};
+  bool any = false;
+  if (riders_waiting() && fixed + riders_size() <= capacity) {
+    take_riders(&riders_, now_);
+    any = true;
+  }
   // Our latest silence from the peer, for a while after it ended (a few bytes; never waits).
   SilenceNote note;
-  if (silences_.note_due(now_, &note) && fixed + (riders ? riders->max_size() : 0) + kSilenceRiderSize <= capacity) {
-    if (!riders) riders.emplace();
-    riders->has_silence = true;
-    riders->silence = note;
+  if (silences_.note_due(now_, &note) && fixed + (any ? riders_.max_size() : 0) + kSilenceRiderSize <= capacity) {
+    riders_.has_silence = true;
+    riders_.silence = note;
   }
-  InputsWriter writer(datagram_, capacity, next_header(MessageType::inputs), start,
-                      last_received_, config_.send_blob_size, local_status_,
-                      uint8_t(config_.shape.num_players), reference,
-                      riders.has_value() && !riders->empty() ? &*riders : nullptr);
-  for (Frame f = start; f <= last_sent_;) {
-    const EncodedDelta& delta = encoded_[uint32_t(f) % send_capacity_];
-    if (delta.unchanged) {
-      // A held input: the frames until it changes go in one go (one zero run).
-      Frame end = f + 1;
-      while (end <= last_sent_ && encoded_[uint32_t(end) % send_capacity_].unchanged) ++end;
-      if (writer.append_unchanged(uint32_t(end - f))) {
-        f = end;
-        continue;
-      }
+  return riders_.empty() ? nullptr : &riders_;
+}
+
+Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
+  Frame start = last_acked_ + 1;
+  // Nothing unacknowledged: repeat the last acknowledged frame (the receiver takes it as
+  // redundancy) so that the connect status it carries reaches the peer.
+  const bool repeat = start > last_sent_ && last_acked_ >= out_base_;
+  if (repeat) start = last_acked_;
+  const size_t capacity = auth_.plain_capacity(MessageType::inputs);
+  // Riders are rare (a report every half second, its reply, checksums, a silence note).
+  SilenceNote note;
+  const Riders* riders =
+      riders_waiting() || silences_.note_due(now_, &note) ? gather_riders(start, capacity) : nullptr;
+  // The usual datagram: every unacknowledged frame, their tokens kept ready (prepared_), and
+  // nothing else.
+  const bool prepared = !repeat && prepare_run(start);
+  if (prepared && riders == nullptr && !status_disconnected_) {
+    const size_t length = write_plain_inputs(datagram_, capacity, next_sequence_, last_received_, prepared_);
+    if (length != 0) {
+      ++next_sequence_;
+      return send_data(transport, to, length);
     }
-    // Oldest first: the rest goes next time.
-    if (!writer.append_encoded(delta, encoded_slot(f))) break;
-    ++f;
+  }
+  // Only disconnected players' statuses travel: with none, none is looked at.
+  InputsWriter writer(datagram_, capacity, next_header(MessageType::inputs), start, last_received_,
+                      config_.send_blob_size, local_status_,
+                      status_disconnected_ ? uint8_t(config_.shape.num_players) : uint8_t(0), nullptr, riders);
+  if (!prepared || !writer.append_prepared(prepared_)) {
+    // Frame by frame, oldest first, as many as fit: the rest goes next time.
+    const uint8_t* previous = reference_of(start);
+    for (Frame f = start; f <= last_sent_; ++f) {
+      const uint8_t* blob = send_slot(f);
+      if (!writer.append(blob, previous)) break;
+      previous = blob;
+    }
   }
   if (writer.count() == 0) {
     ++stats_.oversized_blobs;
@@ -971,8 +1002,8 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
         unsigned(config_.send_blob_size));
     return Result::internal_error;
   }
-  // DatagramAuth::seal writes the checksum (keyed) or seals it with an AEAD: no XXH3 here.
-  return send(transport, to, writer.finish(Seal::none));
+  // send_data writes the checksum (keyed) or seals it with an AEAD: no XXH3 here.
+  return send_data(transport, to, writer.finish(Seal::none));
 }
 
 // The inputs part of a poll: loss detection, the send policy, resends, and an acknowledgement

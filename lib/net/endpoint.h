@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "net/datagram_auth.h"
+#include "net/prepared_inputs.h"
 #include "net/quality_probe.h"
 #include "net/random.h"
 #include "net/replay_window.h"
@@ -224,6 +225,11 @@ class Endpoint {
       any |= status[i].disconnected;
     }
     any_disconnected_ = any;
+    // Every entry the inputs datagrams carry, those beyond `count` included (kept from before).
+    uint32_t sent = 0;
+    for (uint32_t i = 0; i < config_.shape.num_players && i < uint32_t(kMaxPlayers); ++i)
+      sent |= uint32_t(local_status_[i].disconnected) << i;
+    status_disconnected_ = sent != 0;
   }
   // Inline: the session asks for every player of every peer each poll.
   const ConnectStatus& remote_connect_status(PlayerIndex player) const noexcept {
@@ -370,9 +376,20 @@ class Endpoint {
   Handshake local_hello(uint64_t challenge) const noexcept;
   Header next_header(MessageType type) noexcept;
   Result send(Transport& transport, const PeerAddress& to, size_t length);
+  // send() for the data message just built in datagram_ (next_header drew its sequence).
+  Result send_data(Transport& transport, const PeerAddress& to, size_t length);
   Result send_reply(Transport& transport, const PeerAddress& to, uint64_t challenge);
   Result send_message(Transport& transport, const PeerAddress& to, const Message& message);
   Result send_inputs(Transport& transport, const PeerAddress& to);
+  // The reference of `frame`'s delta: the frame before, or zeros at the stream's first frame.
+  const uint8_t* reference_of(Frame frame) noexcept {
+    return frame == out_base_ ? zeros_.data() : send_slot(frame - 1);
+  }
+  // Cuts prepared_ to start at `start` and appends what waited (it was full). True when it then
+  // holds exactly the frames from `start` to last_sent_.
+  bool prepare_run(Frame start) noexcept;
+  // What rides on the inputs datagram starting at `start` (send_inputs): null when nothing.
+  const Riders* gather_riders(Frame start, size_t capacity) noexcept;
   void send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
   // Both polls of every tick ask; riders rarely wait.
   void send_riders_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
@@ -445,9 +462,9 @@ class Endpoint {
     return !(ack_due_ && (config_.send_blob_size == 0 || d.ack));
   }
   Result grow_send_ring();
-  uint8_t* send_slot(Frame frame) noexcept;
-  uint8_t* encoded_slot(Frame frame) noexcept;
-  void encode_queued(Frame frame) noexcept;
+  uint8_t* send_slot(Frame frame) noexcept {
+    return send_ring_.data() + size_t(uint32_t(frame) % send_capacity_) * config_.send_blob_size;
+  }
   uint8_t* receive_slot(Frame frame) noexcept;
   void log(LogLevel level, const char* format, ...) const noexcept
 // MinGW: libstdc++ formats like C99 (__USE_MINGW_ANSI_STDIO), not like msvcrt.
@@ -514,11 +531,11 @@ class Endpoint {
   // Outgoing inputs: frames [max(last_acked_, 0), last_sent_] live in the ring; the acked
   // one stays as the reference the next datagram's first delta is taken against.
   std::vector<uint8_t> send_ring_;
-  // Beside each queued blob, its delta against the frame before, coded once when it is queued
-  // (datagrams splice these; see InputsWriter::append_encoded).
-  std::vector<uint8_t> encoded_ring_;
-  std::vector<EncodedDelta> encoded_;
-  size_t encoded_stride_ = 0;
+  // The tokens of the unacknowledged frames as the next inputs datagram carries them, each
+  // frame's delta appended once when it is queued (net/prepared_inputs.h).
+  PreparedInputs prepared_;
+  std::vector<uint8_t> delta_tokens_;  // one frame's delta, coded (max_encoded_delta_size)
+  Riders riders_;                      // what rides on the datagram being built (gather_riders)
   uint32_t send_capacity_ = 0;
   Frame last_sent_ = kNullFrame;
   Frame last_acked_ = kNullFrame;
@@ -546,6 +563,8 @@ class Endpoint {
 
   ConnectStatus local_status_[kMaxPlayers];
   bool any_disconnected_ = false;  // some local_status_ entry is disconnected
+  // Some entry of the first num_players (what inputs datagrams carry) is disconnected.
+  bool status_disconnected_ = false;
   ChannelSink* channel_sink_ = nullptr;
   Message received_;  // the datagram on_datagram is decoding (see there)
   ConnectStatus remote_status_[kMaxPlayers];

@@ -1,6 +1,7 @@
 // retcon: see input_compression.h for the token format.
 #include "net/input_compression.h"
 
+#include <bit>
 #include <cstring>
 
 namespace retcon::detail {
@@ -91,8 +92,115 @@ bool DeltaRunEncoder::append(const uint8_t* blob, const uint8_t* previous, size_
   return true;
 }
 
+namespace {
+// encode_changed_delta for a delta of at most one token's reach (every input of a few bytes):
+// the delta XORed once into `d`, and no run can need a second token, so each zero run is one
+// token and each literal ends at the first zero run of kSplitRun or more, or at the blob's end.
+// The same tokens as the general loop below (one rule: literal_end_at's, within one token).
+EncodedDelta encode_short_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
+                                uint8_t* out) noexcept {
+  uint8_t d[kMaxToken];
+  for (size_t i = 0; i < size; ++i) d[i] = static_cast<uint8_t>(blob[i] ^ previous[i]);
+  uint8_t* o = out;
+  long open = -1;
+  uint32_t lead_zeros = 0;
+  size_t i = 0;
+  while (i < size) {
+    size_t j = i;
+    if (d[i] == 0) {
+      while (++j < size && d[j] == 0) {}
+      if (i == 0) lead_zeros = uint32_t(j);
+      open = j - i < kMaxToken ? long(o - out) : -1;
+      *o++ = static_cast<uint8_t>(j - i - 1);
+      i = j;
+      continue;
+    }
+    // A literal: through changed bytes and zero runs shorter than kSplitRun between them.
+    for (;;) {
+      while (j < size && d[j] != 0) ++j;
+      size_t k = j;
+      while (k < size && d[k] == 0) ++k;
+      if (k == size || k - j >= kSplitRun) break;
+      j = k;
+    }
+    *o++ = static_cast<uint8_t>(0x80 + (j - i) - 1);
+    for (size_t k = i; k < j; ++k) *o++ = d[k];
+    open = -1;
+    i = j;
+  }
+  EncodedDelta r;
+  r.size = uint32_t(o - out);
+  r.lead_zeros = lead_zeros;
+  r.lead_bytes = lead_zeros != 0 ? 1 : 0;
+  r.open_tail = int32_t(open);
+  r.unchanged = lead_zeros == size;
+  return r;
+}
+
+// Up to 8 bytes (n >= 1) as a little-endian word, the bytes beyond n zero.
+uint64_t load_word(const uint8_t* p, size_t n) noexcept {
+  auto load32 = [](const uint8_t* q) {  // one load where the machine is little-endian
+    return uint32_t(q[0]) | uint32_t(q[1]) << 8 | uint32_t(q[2]) << 16 | uint32_t(q[3]) << 24;
+  };
+  if (n >= 4) return load32(p) | (uint64_t(load32(p + n - 4)) << (8 * (n - 4)));  // overlap: same bytes
+  uint64_t v = p[0];
+  if (n >= 2) v |= uint64_t(p[1]) << 8;
+  if (n == 3) v |= uint64_t(p[2]) << 16;
+  return v;
+}
+
+// encode_short_delta for a delta of at most 8 bytes (the usual input): the delta is one word and
+// its changed bytes one bit each, so each run's end is a count of trailing zero bits.
+EncodedDelta encode_word_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
+                               uint8_t* out) noexcept {
+  const uint64_t d = load_word(blob, size) ^ load_word(previous, size);
+  // Bit i: delta byte i is not zero. (Each byte's bits folded into its lowest, then gathered.)
+  uint64_t x = d | (d >> 4);
+  x |= x >> 2;
+  x |= x >> 1;
+  x &= 0x0101010101010101ull;
+  const uint32_t changed = uint32_t((x * 0x0102040810204080ull) >> 56);
+  const uint32_t end = 1u << size;  // a stop bit past the last byte
+  uint8_t* o = out;
+  long open = -1;
+  uint32_t lead_zeros = 0;
+  size_t i = 0;
+  while (i < size) {
+    if (((changed >> i) & 1u) == 0) {
+      const size_t run = size_t(std::countr_zero((changed | end) >> i));
+      if (i == 0) lead_zeros = uint32_t(run);
+      open = long(o - out);  // fewer than 128 zeros: the token stays open
+      *o++ = static_cast<uint8_t>(run - 1);
+      i += run;
+      continue;
+    }
+    // A literal: through changed bytes and zero runs shorter than kSplitRun between them.
+    size_t j = i;
+    for (;;) {
+      j += size_t(std::countr_zero(~changed >> j));  // past the changed bytes (stops at `end`)
+      const size_t k = j + size_t(std::countr_zero((changed | end) >> j));
+      if (k == size || k - j >= kSplitRun) break;
+      j = k;
+    }
+    *o++ = static_cast<uint8_t>(0x80 + (j - i) - 1);
+    for (size_t k = i; k < j; ++k) *o++ = static_cast<uint8_t>(d >> (8 * k));
+    open = -1;
+    i = j;
+  }
+  EncodedDelta r;
+  r.size = uint32_t(o - out);
+  r.lead_zeros = lead_zeros;
+  r.lead_bytes = lead_zeros != 0 ? 1 : 0;
+  r.open_tail = int32_t(open);
+  r.unchanged = lead_zeros == size;
+  return r;
+}
+}  // namespace
+
 EncodedDelta encode_changed_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
                                   uint8_t* out) noexcept {
+  if (size >= 1 && size <= 8) return encode_word_delta(blob, previous, size, out);
+  if (size <= kMaxToken) return encode_short_delta(blob, previous, size, out);
   // The tokens append() writes for this delta on its own, written straight into `out` (which
   // always has room: at most a token per byte), without the writer's checks per byte or the
   // undo append() keeps. On its own, no run is open when a zero run starts (a literal or the

@@ -14,6 +14,7 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
 endif()
 list(APPEND RETCON_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/input_compression.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/prepared_inputs.cpp
   ${CMAKE_CURRENT_LIST_DIR}/wire.cpp
   ${CMAKE_CURRENT_LIST_DIR}/datagram_auth.cpp)
 list(APPEND RETCON_SOURCES ${CMAKE_CURRENT_LIST_DIR}/endpoint.cpp)

@@ -13,6 +13,7 @@
 
 #include "net/byte_io.h"
 #include "net/input_compression.h"
+#include "net/prepared_inputs.h"
 #include "retcon/types.h"
 
 namespace retcon::detail {
@@ -339,6 +340,25 @@ class InputsWriter {
                const Riders* riders = nullptr) noexcept;
   // False when the blob did not fit (the datagram is unchanged) or the header did not.
   bool append(const uint8_t* blob) noexcept;
+  // append() with its reference given (the blob before it; for a writer made without one).
+  bool append(const uint8_t* blob, const uint8_t* previous) noexcept {
+    previous_ = previous;
+    return append(blob);
+  }
+  // The frames of `run` (their tokens kept ready: net/prepared_inputs.h) as the datagram's
+  // frames, all of them: the same bytes as appending them one by one. False, with nothing
+  // written, when they do not all fit or a frame was appended already (then append them one
+  // by one). Nothing may be appended after them.
+  bool append_prepared(const PreparedInputs& run) noexcept {
+    const size_t size = run.size();
+    if (count_ != 0 || run.frames() > kMaxCount) return false;
+    uint8_t* const at = writer_.raw(size);
+    if (at == nullptr) return false;
+    run.write(at);
+    writer_.commit(size);
+    count_ = uint16_t(run.frames());
+    return true;
+  }
   // The same for a blob whose delta against the blob before it was coded once by
   // encode_delta (the endpoint does this when a frame is queued): bytes are spliced, not
   // re-coded. Gives the same datagram as append(blob). Do not mix with append() afterwards
@@ -385,6 +405,13 @@ class InputsWriter {
   uint16_t blob_size_;
   uint16_t count_ = 0;
 };
+
+// The usual inputs datagram in one pass: every frame of `run` (their tokens kept ready:
+// net/prepared_inputs.h; the first is the start frame), no rider and no disconnected player
+// (flags 0). Exactly the bytes InputsWriter writes for them with Seal::none (checksum field 0),
+// and the same frames fit: 0 when they do not all fit `capacity` (build it with InputsWriter).
+size_t write_plain_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
+                          const PreparedInputs& run) noexcept;
 
 // Expands the payload of a decoded inputs body, one blob per call, in frame order.
 class InputsReader {

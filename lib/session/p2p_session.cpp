@@ -175,7 +175,24 @@ class P2PSessionImpl final : public P2PSession {
   void agree_on_disconnects();
   void announce_agreed_cuts();
   void drain_inputs(Peer& peer);
-  void send_local_inputs();
+  // Sends the local inputs every player peer may have now (send_local_inputs_all). Inline:
+  // both send passes of every tick call it, and the poll's usually finds nothing left, which it
+  // tells here in a few loads: one local player, no delay change of ours out, nobody gone, and
+  // every streaming peer has the newest ready frame, which counts as sent. (A ready frame past
+  // the newest counted as sent always means work: asked first, it sends advance's call on.)
+  void send_local_inputs() {
+    if (local_count_ == 1 && driver_.last_confirmed(local_players_[0]) <= last_local_sent_ &&
+        own_delays_active_ == 0 && !cuts_active_) {
+      const Frame ready = driver_.last_confirmed(local_players_[0]);
+      bool idle = true;
+      for (uint32_t i = 0; i < num_player_peers_; ++i)
+        if (!peers_[i].dropped && !stream_waits_[i])
+          idle &= sent_to_peer_[i] >= ready && sent_to_peer_[i] <= last_local_sent_;
+      if (idle) return;
+    }
+    send_local_inputs_all();
+  }
+  void send_local_inputs_all();
   void stream_to_spectators();
   void exchange_checksums();
   void compare_reports(Peer& peer);
@@ -1053,7 +1070,7 @@ void P2PSessionImpl::drain_inputs(Peer& peer) {
   }
 }
 
-void P2PSessionImpl::send_local_inputs() {
+void P2PSessionImpl::send_local_inputs_all() {
   // A frame goes out once every local player's input for it is known.
   Frame ready = INT32_MAX;
   for (uint32_t k = 0; k < local_count_; ++k) ready = std::min(ready, driver_.last_confirmed(local_players_[k]));

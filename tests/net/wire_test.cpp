@@ -987,6 +987,110 @@ TEST(Wire, OtherVersionsAreRefusedWhateverTheirLayout) {
   }
 }
 
+// Inputs of up to 8 bytes (the usual ones) are coded from one word and a bit per changed byte
+// (encode_changed_delta's short path): every pattern of changed bytes, at every such size, codes
+// as the general encoder does.
+TEST(Wire, ShortDeltasCodeLikeTheGeneralEncoder) {
+  std::mt19937 rng(5);
+  for (size_t size = 1; size <= 12; ++size) {
+    for (uint32_t pattern = 0; pattern < (1u << size); ++pattern) {
+      std::vector<uint8_t> previous(size), blob(size);
+      for (size_t k = 0; k < size; ++k) {
+        previous[k] = uint8_t(rng());
+        const uint8_t change = ((pattern >> k) & 1u) != 0 ? uint8_t(1 + rng() % 255) : 0;
+        blob[k] = uint8_t(previous[k] ^ change);
+      }
+      std::vector<uint8_t> tokens(max_encoded_delta_size(size) + 1, 0xEE), general(tokens.size(), 0xEE);
+      const EncodedDelta d = encode_delta(blob.data(), previous.data(), size, tokens.data());
+      ByteWriter writer(general.data(), general.size());
+      DeltaRunEncoder encoder(writer);
+      ASSERT_TRUE(encoder.append(blob.data(), previous.data(), size));
+      ASSERT_EQ(d.size, writer.size()) << size << " " << pattern;
+      ASSERT_TRUE(std::equal(tokens.begin(), tokens.begin() + d.size, general.begin())) << size << " " << pattern;
+      EXPECT_EQ(tokens[d.size], 0xEE);  // nothing written past its tokens
+      EXPECT_EQ(d.open_tail, int32_t(encoder.open_run())) << size << " " << pattern;
+      uint32_t lead = 0;
+      while (lead < size && ((pattern >> lead) & 1u) == 0) ++lead;
+      EXPECT_EQ(d.lead_zeros, lead);
+      EXPECT_EQ(d.lead_bytes, lead != 0 ? 1u : 0u);
+      EXPECT_EQ(d.unchanged, pattern == 0);
+    }
+  }
+}
+
+// The run kept ready for the next inputs datagram (PreparedInputs: every frame appended once,
+// the front cut as acknowledgements come) gives, whatever the frames, cuts and sizes, exactly the
+// datagram InputsWriter builds frame by frame from its first frame; and write_plain_inputs fits
+// exactly when all those frames fit. Frames the run refused (its limit) are appended again after
+// a cut, as the endpoint does.
+TEST(Wire, PreparedRunIsTheDatagramOfItsFrames) {
+  std::mt19937 rng(17);
+  for (int round = 0; round < 400; ++round) {
+    const size_t blob_size = round % 4 == 0 ? 1 + rng() % 300 : 1 + rng() % 12;
+    const size_t count = 1 + rng() % 400;
+    const int changes = int(rng() % 5);  // out of 8: how often an input changes
+    std::vector<std::vector<uint8_t>> blobs(count, std::vector<uint8_t>(blob_size));
+    std::vector<uint8_t> current(blob_size, 0);
+    const bool noisy = rng() % 8 == 0;  // most bytes change: runs that fill the limit
+    for (auto& b : blobs) {
+      if (int(rng() % 8) < changes) {
+        const size_t n = noisy ? blob_size : 1 + rng() % 3;
+        for (size_t k = 0; k < n; ++k) current[noisy ? k : rng() % blob_size] = uint8_t(rng());
+      }
+      b = current;
+    }
+    const Frame base = Frame(rng() % 100000);  // the stream's first frame (zeros before it)
+    const std::vector<uint8_t> zeros(blob_size, 0);
+    auto blob_of = [&](Frame f) { return f < base ? zeros.data() : blobs[size_t(f - base)].data(); };
+    PreparedInputs run;
+    run.init(blob_size, kMaxDatagramSize);
+    run.reset(base);
+    std::vector<uint8_t> tokens(max_encoded_delta_size(blob_size));
+    Frame queued = base;  // one past the newest frame queued
+    for (int step = 0; step < 300 && run.first() < base + Frame(count); ++step) {
+      const uint32_t op = rng() % 8;
+      if (op < 4 && queued < base + Frame(count)) {
+        ++queued;
+      } else if (op < 6) {
+        run.trim(run.first() + Frame(rng() % (uint32_t(queued - run.first()) + 1)));
+      }
+      // As the endpoint: frames queued while the run was full are appended once it takes them.
+      while (run.next() < queued) {
+        const Frame f = run.next();
+        const EncodedDelta d = encode_delta(blob_of(f), blob_of(f - 1), blob_size, tokens.data());
+        if (!run.append(d, tokens.data())) break;
+      }
+      if (run.next() != queued || run.frames() == 0) continue;
+      const size_t capacity = rng() % 2 ? kMaxDatagramSize : 20 + rng() % kMaxDatagramSize;
+      const uint32_t sequence = uint32_t(rng());
+      const Frame ack = Frame(rng() % 200000) - 1;
+      std::vector<uint8_t> plain(kMaxDatagramSize + 16, 0xEE), framewise(kMaxDatagramSize, 0);
+      const size_t length = write_plain_inputs(plain.data(), capacity, sequence, ack, run);
+      Header h;
+      h.sequence = sequence;
+      h.type = MessageType::inputs;
+      InputsWriter w(framewise.data(), capacity, h, run.first(), ack, uint16_t(blob_size), nullptr, 0,
+                     blob_of(run.first() - 1));
+      for (Frame f = run.first(); f < run.next(); ++f)
+        if (!w.append(blob_of(f))) break;
+      const size_t expected = w.finish(Seal::none);
+      if (w.count() != run.frames()) {
+        ASSERT_EQ(length, 0u) << round << " " << step;  // not all fit: built frame by frame
+        continue;
+      }
+      ASSERT_EQ(length, expected) << round << " " << step;
+      ASSERT_TRUE(std::equal(plain.begin(), plain.begin() + length, framewise.begin())) << round << " " << step;
+      EXPECT_EQ(plain[length], 0xEE);
+      // InputsWriter::append_prepared splices the same run after whatever rides before it.
+      std::vector<uint8_t> spliced(kMaxDatagramSize, 0);
+      InputsWriter s(spliced.data(), capacity, h, run.first(), ack, uint16_t(blob_size), nullptr, 0, nullptr);
+      ASSERT_TRUE(s.append_prepared(run));
+      ASSERT_EQ(s.finish(Seal::none), expected);
+      ASSERT_TRUE(std::equal(spliced.begin(), spliced.begin() + expected, framewise.begin()));
+    }
+  }
+}
+
 // Garbled datagrams never crash the decoder nor make it read out of bounds (run under ASan),
 // and whatever decodes expands without reading past the payload.
 TEST(Wire, GarbledBytesNeverCrash) {

@@ -1,0 +1,106 @@
+// retcon: see prepared_inputs.h.
+#include "net/prepared_inputs.h"
+
+#include <cstring>
+
+namespace retcon::detail {
+
+void PreparedInputs::init(size_t blob_size, size_t limit) {
+  blob_size_ = blob_size;
+  limit_ = limit;
+  // Room for a whole run and one more frame's worst case beyond it, twice: the body only moves
+  // back to the start of the buffer once it reached the end (see append_slow).
+  buf_.assign(2 * (limit + max_encoded_delta_size(blob_size) + 2), 0);
+  reset(0);
+}
+
+void PreparedInputs::zero_run(size_t length) noexcept {
+  // As DeltaRunEncoder::zero_run_tokens: the open token is topped up to 128 zeros, then whole
+  // tokens, the last one left open while it holds fewer than 128.
+  while (length != 0) {
+    if (open_ >= 0) {
+      uint8_t& token = buf_[size_t(open_)];
+      const size_t have = size_t{token} + 1;
+      const size_t add = length < kDeltaTokenReach - have ? length : kDeltaTokenReach - have;
+      token = static_cast<uint8_t>(have + add - 1);
+      length -= add;
+      if (have + add == kDeltaTokenReach) open_ = -1;
+      continue;
+    }
+    const size_t take = length < kDeltaTokenReach ? length : kDeltaTokenReach;
+    open_ = take < kDeltaTokenReach ? long(end_) : -1;
+    buf_[end_++] = static_cast<uint8_t>(take - 1);
+    length -= take;
+  }
+}
+
+bool PreparedInputs::append_body(const EncodedDelta& delta, const uint8_t* tokens) noexcept {
+  // A token per 128 zeros and one where the open token is topped up, at most.
+  const size_t verbatim = delta.size - delta.lead_bytes;
+  const size_t most = delta.lead_zeros / kDeltaTokenReach + 2 + verbatim;
+  if (size() + most > limit_) return false;
+  if (end_ + most > buf_.size()) {
+    // The body reached the end of the buffer: back to its start (at most `limit_` bytes move,
+    // once per buffer's worth of appended tokens).
+    std::memmove(buf_.data(), buf_.data() + head_, end_ - head_);
+    if (open_ >= 0) open_ -= long(head_);
+    end_ -= head_;
+    head_ = 0;
+  }
+  zero_run(delta.lead_zeros);
+  if (verbatim != 0) {
+    open_ = delta.open_tail >= 0 ? long(end_ + size_t(delta.open_tail) - delta.lead_bytes) : -1;
+    copy_bytes(buf_.data() + end_, tokens + delta.lead_bytes, verbatim);
+    end_ += verbatim;
+  }
+  ++next_;
+  return true;
+}
+
+void PreparedInputs::trim(Frame frame) noexcept {
+  if (frame <= first_) return;
+  if (frame >= next_) {
+    reset(frame);
+    return;
+  }
+  size_t skip = size_t(frame - first_) * blob_size_;  // delta bytes to drop
+  first_ = frame;
+  if (skip <= lead_) {
+    lead_ -= skip;
+    return;
+  }
+  skip -= lead_;
+  size_t at = head_;
+  while (at < end_) {
+    const uint8_t token = buf_[at];
+    const size_t n = size_t{token & 0x7Fu} + 1;
+    if (token >= 0x80) {
+      if (skip == 0) {  // the frame starts with this literal
+        lead_ = 0;
+        head_ = at;
+        return;
+      }
+      if (n > skip) break;  // a literal across frames: never coded so (see below)
+      skip -= n;
+      at += 1 + n;
+      continue;
+    }
+    if (skip < n) {
+      // The frame starts inside this zero run: what is left of the run becomes the lead.
+      size_t zeros = n - skip;
+      ++at;
+      while (at < end_ && buf_[at] < 0x80) zeros += size_t{buf_[at++]} + 1;
+      lead_ = zeros;
+      head_ = at;
+      if (at == end_) head_ = end_ = 0, open_ = -1;
+      return;
+    }
+    skip -= n;
+    ++at;
+  }
+  // The tokens do not stand for the frames counted (not reachable: every append codes whole
+  // frames). Start over empty at `frame`: the sender appends its frames again.
+  reset(frame);
+}
+
+}  // namespace retcon::detail

@@ -1,0 +1,133 @@
+// retcon: the payload of the next inputs datagram, kept ready. An inputs datagram carries every
+// unacknowledged frame, so each frame goes out in several datagrams in a row (one per batch until
+// the peer's acknowledgement passes it). Instead of splicing every frame's coded delta again for
+// each of them, the sender keeps the tokens of its unacknowledged frames as one run, exactly as
+// a datagram starting at its first frame carries them (docs/PROTOCOL.md, "Input compression"):
+// each frame's delta is appended once when it is queued, and the front is cut off when the
+// acknowledgement moves. A datagram is then its header and one copy of this run.
+//
+// The run is a count of leading zero delta bytes (`lead`, tokenised only when written, since its
+// tokens depend on where the run starts) followed by tokens that begin with a literal (`body`).
+// Zero runs code greedily from their first byte (a full token per 128 zeros, then the rest), and
+// a literal never spans frames, so cutting frames off the front changes only the leading zero
+// run: the body from the next literal on is the same bytes whatever the datagram's first frame.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "net/byte_io.h"
+#include "net/input_compression.h"
+#include "retcon/types.h"
+
+namespace retcon::detail {
+
+class PreparedInputs {
+ public:
+  // Preallocates for runs of up to `limit` bytes of tokens of `blob_size`-byte frames. A frame
+  // that would take the run past the limit is not appended (the run stays behind: next() is
+  // then less than one past the sender's newest frame, and its datagrams are built frame by frame).
+  void init(size_t blob_size, size_t limit);
+  // An empty run whose first frame is `first`.
+  void reset(Frame first) noexcept {
+    first_ = next_ = first;
+    lead_ = 0;
+    head_ = end_ = 0;
+    open_ = -1;
+  }
+  Frame first() const noexcept { return first_; }
+  Frame next() const noexcept { return next_; }  // one past the last frame held
+  uint32_t frames() const noexcept { return uint32_t(next_ - first_); }
+
+  // Appends frame next()'s delta against the frame before it, coded by encode_delta. False,
+  // with nothing appended, when the run would grow past its limit.
+  // Inline: the sender appends every frame it queues.
+  bool append(const EncodedDelta& delta, const uint8_t* tokens) noexcept {
+    const size_t zeros = delta.lead_zeros;
+    const size_t verbatim = delta.size - delta.lead_bytes;
+    if (end_ == head_) {
+      // No body: the frame's leading zeros join the lead; its other tokens, if any, start the
+      // body (with a literal: the leading zeros stop at the frame's first changed byte).
+      const size_t lead = lead_ + zeros;
+      if (lead_tokens(lead) + verbatim > limit_) return false;
+      lead_ = lead;
+      if (verbatim != 0) {
+        head_ = 0;
+        copy_bytes(buf_.data(), tokens + delta.lead_bytes, verbatim);
+        end_ = verbatim;
+        open_ = delta.open_tail >= 0 ? long(size_t(delta.open_tail) - delta.lead_bytes) : -1;
+      }
+      ++next_;
+      return true;
+    }
+    // The usual frame: the input did not change, and the open token has room for its zeros.
+    if (verbatim == 0 && open_ >= 0 && size_t{buf_[size_t(open_)]} + 1 + zeros < kDeltaTokenReach) {
+      buf_[size_t(open_)] = static_cast<uint8_t>(buf_[size_t(open_)] + zeros);
+      ++next_;
+      return true;
+    }
+    return append_body(delta, tokens);
+  }
+
+  // append() for a frame whose input did not change: `zeros` (its size, 1..128) zero delta
+  // bytes. Inline and before append(): most frames are this one.
+  bool append_unchanged(size_t zeros) noexcept {
+    if (end_ == head_) {
+      if (lead_tokens(lead_ + zeros) > limit_) return false;
+      lead_ += zeros;
+      ++next_;
+      return true;
+    }
+    if (open_ >= 0 && size_t{buf_[size_t(open_)]} + 1 + zeros < kDeltaTokenReach) {
+      buf_[size_t(open_)] = static_cast<uint8_t>(buf_[size_t(open_)] + zeros);
+      ++next_;
+      return true;
+    }
+    EncodedDelta delta;  // what encode_delta codes for it (one zero-run token)
+    delta.size = delta.lead_bytes = 1;
+    delta.lead_zeros = uint32_t(zeros);
+    delta.open_tail = zeros < kDeltaTokenReach ? 0 : -1;
+    delta.unchanged = true;
+    const uint8_t token = static_cast<uint8_t>(zeros - 1);
+    return append_body(delta, &token);
+  }
+
+  // Drops the frames before `frame` (the acknowledgement moved). A frame past next() leaves the
+  // run empty at `frame`; one before first() changes nothing.
+  void trim(Frame frame) noexcept;
+
+  // The bytes write() puts out.
+  size_t size() const noexcept { return lead_tokens(lead_) + (end_ - head_); }
+  // Writes the run's tokens (size() bytes) at `out`.
+  // Inline: every datagram writes one.
+  void write(uint8_t* out) const noexcept {
+    size_t zeros = lead_;
+    while (zeros >= kDeltaTokenReach) {
+      *out++ = static_cast<uint8_t>(kDeltaTokenReach - 1);
+      zeros -= kDeltaTokenReach;
+    }
+    if (zeros != 0) *out++ = static_cast<uint8_t>(zeros - 1);
+    copy_bytes(out, buf_.data() + head_, end_ - head_);
+  }
+
+ private:
+  static size_t lead_tokens(size_t zeros) noexcept {
+    return zeros / kDeltaTokenReach + (zeros % kDeltaTokenReach != 0 ? 1 : 0);
+  }
+  bool append_body(const EncodedDelta& delta, const uint8_t* tokens) noexcept;
+  void zero_run(size_t length) noexcept;
+
+  std::vector<uint8_t> buf_;
+  size_t blob_size_ = 0;
+  size_t limit_ = 0;
+  Frame first_ = 0;
+  Frame next_ = 0;
+  size_t lead_ = 0;  // zero delta bytes before the first literal (or all of them: no body)
+  // The body: buf_[head_, end_), starting with a literal token.
+  size_t head_ = 0;
+  size_t end_ = 0;
+  long open_ = -1;  // offset in buf_ of the body's last token while it is a zero run < 128
+};
+
+}  // namespace retcon::detail
