@@ -21,6 +21,7 @@ void InputQueue::init_shared(PlayerIndex player, uint32_t input_size, uint32_t c
   player_ = player;
   last_confirmed_ = kNullFrame;
   last_predicted_ = kNullFrame;
+  last_input_ = zeros_.get();
 }
 
 const uint8_t* InputQueue::predict_with(Frame frame, const Predictor& predictor) noexcept {

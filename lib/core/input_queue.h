@@ -20,7 +20,12 @@ namespace retcon::detail {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Warray-bounds"
 #endif
+// Four bytes (a pad's buttons and sticks) is tested first: a compare instead of a jump table.
 inline void copy_input(uint8_t* dst, const uint8_t* src, size_t size) noexcept {
+  if (size == 4) {
+    std::memcpy(dst, src, 4);
+    return;
+  }
   switch (size) {
     case 1: *dst = *src; return;
     case 2: std::memcpy(dst, src, 2); return;
@@ -31,6 +36,7 @@ inline void copy_input(uint8_t* dst, const uint8_t* src, size_t size) noexcept {
   }
 }
 inline bool same_input(const uint8_t* a, const uint8_t* b, size_t size) noexcept {
+  if (size == 4) return std::memcmp(a, b, 4) == 0;
   switch (size) {
     case 1: return *a == *b;
     case 2: return std::memcmp(a, b, 2) == 0;
@@ -65,6 +71,7 @@ class InputQueue {
     const bool mispredicted = frame <= last_predicted_ && !same_input(dst, input, input_size_);
     copy_input(dst, input, input_size_);
     last_confirmed_ = frame;
+    last_input_ = dst;
     return mispredicted;
   }
 
@@ -72,7 +79,12 @@ class InputQueue {
   // confirmed, with zeros as the last input (a spectator never predicts from it).
   void start_at(Frame frame) noexcept {
     last_confirmed_ = last_predicted_ = frame - 1;
-    if (frame > 0) std::memset(slot(frame - 1), 0, input_size_);
+    last_input_ = zeros_.get();
+    if (frame > 0) {
+      uint8_t* last = slot(frame - 1);
+      std::memset(last, 0, input_size_);
+      last_input_ = last;
+    }
   }
 
   // The real input of a confirmed frame (caller checks frame <= last_confirmed()).
@@ -95,7 +107,7 @@ class InputQueue {
     if (frame > last_predicted_) last_predicted_ = frame;
     if (predictor.predict) return predict_with(frame, predictor);
     uint8_t* dst = slot(frame);
-    copy_input(dst, last_confirmed_ == kNullFrame ? zeros_.get() : slot(last_confirmed_), input_size_);
+    copy_input(dst, last_input_, input_size_);
     return dst;
   }
 
@@ -118,6 +130,7 @@ class InputQueue {
   PlayerIndex player_ = 0;
   Frame last_confirmed_ = kNullFrame;
   Frame last_predicted_ = kNullFrame;  // newest frame whose slot holds a prediction used so far
+  const uint8_t* last_input_ = nullptr;  // slot(last_confirmed_), or zeros_ before any
 };
 
 }  // namespace retcon::detail

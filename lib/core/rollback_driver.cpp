@@ -277,11 +277,13 @@ void RollbackDriver::update_absence() noexcept {
   plain_from_ = 0;
   plain_to_ = kFrameMax;
   any_cut_ = false;
+  awaited_count_ = 0;
   for (uint32_t i = 0; i < num_players_; ++i) {
     const Player& p = players_[i];
     if (p.gap_until > p.gap_from) plain_from_ = std::max(plain_from_, p.gap_until);
     if (p.disconnected) plain_to_ = std::min(plain_to_, p.disconnected_after);
     any_cut_ = any_cut_ || p.disconnected;
+    if (p.local && !p.disconnected) awaited_[awaited_count_++] = &p.queue;
   }
 }
 

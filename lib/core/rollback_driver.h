@@ -49,9 +49,7 @@ class RollbackDriver {
 
   void set_local(PlayerIndex player, bool local) noexcept {
     players_[player].local = local;
-    local_count_ = 0;
-    for (uint32_t p = 0; p < num_players_; ++p)
-      if (players_[p].local) locals_[local_count_++] = PlayerIndex(p);
+    update_absence();  // the list of local players check_local_inputs() walks
     changed();
   }
   bool is_local(PlayerIndex player) const noexcept { return players_[player].local; }
@@ -131,10 +129,8 @@ class RollbackDriver {
 
   // ---- primitives (the sync test composes its own frame from these) ----
   Result check_local_inputs() const noexcept {
-    for (uint32_t k = 0; k < local_count_; ++k) {
-      const Player& p = players_[locals_[k]];
-      if (!p.disconnected && p.queue.last_confirmed() < frame_) return Result::missing_local_input;
-    }
+    for (uint32_t k = 0; k < awaited_count_; ++k)
+      if (awaited_[k]->last_confirmed() < frame_) return Result::missing_local_input;
     return Result::ok;
   }
   // The simulation is `window_` frames past the oldest unknown remote input: advance() refuses.
@@ -261,7 +257,8 @@ class RollbackDriver {
   bool full_at(Frame unknown) const noexcept { return unknown <= frame_ && int64_t(frame_) - unknown + 1 > window_; }
   void compute_horizons() const noexcept;
   // The frames step() may take every input from the queues without asking absent() per player:
-  // after every rejoin gap, up to the earliest disconnect cut (kept by update_absence()).
+  // after every rejoin gap, up to the earliest disconnect cut (kept by update_absence(), with
+  // the other lists that change with a player's status).
   void update_absence() noexcept;
   bool should_save(Frame frame) const noexcept;
   // Inline: asked for every input added (and by the session before each remote one).
@@ -330,8 +327,10 @@ class RollbackDriver {
   mutable Frame unknown_ = kNullFrame;
   mutable Known confirmed_known_ = kUnknown, unknown_known_ = kUnknown;
   mutable int64_t fits_below_ = kNullFrame;  // see fits_window()
-  std::array<PlayerIndex, kMaxPlayers> locals_{};  // the local players (set_local)
-  uint32_t local_count_ = 0;
+  // The queues of the local players not disconnected, whose input every frame needs (kept by
+  // update_absence()).
+  std::array<const InputQueue*, kMaxPlayers> awaited_{};
+  uint32_t awaited_count_ = 0;
   Frame plain_from_ = 0, plain_to_ = 0;  // see update_absence()
   bool any_cut_ = false;                  // a player is disconnected (update_absence())
   uint64_t memory_budget_ = 0;
