@@ -607,7 +607,15 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     if (pending_delay_count_ != 0) apply_due_delays();
     timeline_.on_frame(driver_.frame(), now_);
     timeline_.on_confirmed(driver_.confirmed_frame(), now_);
-    for (uint32_t i = 0; i < num_player_peers_; ++i) watch_lateness(peers_[i]);
+    // One pass over the player peers: the lateness of what arrived, and (for watch_progress,
+    // below) when each one's input stream last moved. Neither changes what the other reads,
+    // and nothing between here and watch_progress moves a stream or drops a player peer.
+    for (uint32_t i = 0; i < num_player_peers_; ++i) {
+      Peer& peer = peers_[i];
+      if (peer.dropped) continue;
+      watch_lateness(peer);
+      peer.progress.observe(peer.endpoint.last_received_frame(), now_);
+    }
     send_local_inputs();
     if (num_spectators_ != 0) stream_to_spectators();
     if (desync_.enabled()) exchange_checksums();
@@ -889,8 +897,8 @@ void P2PSessionImpl::watch_handshakes() {
 // and the awaited peer is dropped once its input stream has not moved for the disconnect
 // timeout, whether or not it still sends keep-alives.
 void P2PSessionImpl::watch_progress() {
-  for (uint32_t i = 0; i < num_player_peers_; ++i)
-    if (!peers_[i].dropped) peers_[i].progress.observe(peers_[i].endpoint.last_received_frame(), now_);
+  // Each player peer's progress (its stream's newest frame and when it moved) was observed in
+  // this poll already, with its lateness (poll_once).
   const bool blocked = driver_.window_full();
   const bool tell = stall_.update(blocked, now_, notify_delay_us_);
   if (!blocked) return;
