@@ -54,8 +54,12 @@ class LocalTimeline {
   void on_sent(Frame frame, uint64_t now_us) noexcept { remember(sent_, frame, now_us, &newest_sent_); }
   // Every player's input of frames up to `frame` is here (our confirmed frame).
   void on_confirmed(Frame frame, uint64_t now_us) noexcept {
-    for (Frame f = std::max<Frame>(newest_confirmed_ + 1, frame - int32_t(kFrames) + 1); f <= frame; ++f)
-      remember(confirmed_, f, now_us, &newest_confirmed_);
+    // Every frame marked here is newer than every one marked before (and >= 0: the newest starts
+    // at kNullFrame), so none is in the ring yet: no lookup, and the newest is `frame` after.
+    const Frame from = std::max<Frame>(newest_confirmed_ + 1, frame - int32_t(kFrames) + 1);
+    if (from > frame) return;
+    for (Frame f = from; f <= frame; ++f) confirmed_[uint32_t(f) % kFrames] = Mark{f, now_us};
+    newest_confirmed_ = frame;
   }
 
   // The link to peer `peer` was cut both ways between `from_us` and `to_us`.
