@@ -230,34 +230,33 @@ inline bool delta_tokens_find(const uint8_t* payload, size_t size, size_t seek, 
                               size_t* seek_offset, size_t* seek_into) noexcept {
   *delta_bytes = 0;
   if (payload == nullptr) return size == 0;
-  const uint8_t* at = payload;
-  const uint8_t* const end = payload + size;
-  size_t total = 0;
+  // By offset, each token's end found without a branch on its kind: a literal cut short only
+  // carries the offset past the end, which ends the walk and fails it (no byte past the end is
+  // read: a token is read only at an offset below the size).
+  size_t at = 0, total = 0;
   // Up to the token that holds delta byte `seek` (one more compare per token), then the rest.
-  while (at != end) {
-    const uint8_t* const token_at = at;
-    const uint8_t token = *at++;
+  while (at < size) {
+    const uint8_t token = payload[at];
     const size_t n = size_t{token & 0x7Fu} + 1;
-    if (token >= 0x80) {
-      if (n > size_t(end - at)) return false;  // literal bytes missing
-      at += n;
-    }
-    total += n;
-    if (total > seek) {
-      *seek_offset = size_t(token_at - payload);
-      *seek_into = seek - (total - n);
+    const size_t next = at + 1 + (token >= 0x80 ? n : 0);
+    if (total + n > seek) {
+      if (next > size) return false;  // literal bytes missing
+      *seek_offset = at;
+      *seek_into = seek - total;
+      total += n;
+      at = next;
       break;
     }
+    total += n;
+    at = next;
   }
-  while (at != end) {
-    const uint8_t token = *at++;
+  while (at < size) {
+    const uint8_t token = payload[at];
     const size_t n = size_t{token & 0x7Fu} + 1;
     total += n;
-    if (token >= 0x80) {
-      if (n > size_t(end - at)) return false;  // literal bytes missing
-      at += n;
-    }
+    at += 1 + (token >= 0x80 ? n : 0);
   }
+  if (at != size) return false;  // literal bytes missing
   *delta_bytes = total;
   return true;
 }
