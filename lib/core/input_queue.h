@@ -45,6 +45,8 @@ inline bool same_input(const uint8_t* a, const uint8_t* b, size_t size) noexcept
     default: return std::memcmp(a, b, size) == 0;
   }
 }
+// The sizes add_confirmed_small() takes.
+inline bool small_input_size(size_t size) noexcept { return size == 1 || size == 2 || size == 4 || size == 8; }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -73,6 +75,43 @@ class InputQueue {
     last_confirmed_ = frame;
     last_input_ = dst;
     return mispredicted;
+  }
+
+  // add_confirmed for a size small_input_size() takes, with no call to memcmp or memcpy: the
+  // driver's usual input path then needs no registers kept across a call.
+  bool add_confirmed_small(Frame frame, const uint8_t* input) noexcept {
+    uint8_t* dst = slot(frame);
+    uint64_t old = 0, now = 0;
+    switch (input_size_) {
+      case 4: {
+        uint32_t a, b;
+        std::memcpy(&a, dst, 4);
+        std::memcpy(&b, input, 4);
+        std::memcpy(dst, &b, 4);
+        old = a, now = b;
+        break;
+      }
+      case 8:
+        std::memcpy(&old, dst, 8);
+        std::memcpy(&now, input, 8);
+        std::memcpy(dst, &now, 8);
+        break;
+      case 2: {
+        uint16_t a, b;
+        std::memcpy(&a, dst, 2);
+        std::memcpy(&b, input, 2);
+        std::memcpy(dst, &b, 2);
+        old = a, now = b;
+        break;
+      }
+      default:  // 1
+        old = *dst;
+        now = *dst = *input;
+        break;
+    }
+    last_confirmed_ = frame;
+    last_input_ = dst;
+    return frame <= last_predicted_ && old != now;
   }
 
   // A queue that starts at `frame` (a transferred state): every frame before it counts as

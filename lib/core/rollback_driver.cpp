@@ -20,6 +20,7 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   reporter_.init(config.callbacks, config.logger);
   num_players_ = config.num_players;
   input_size_ = config.input_size;
+  small_inputs_ = small_input_size(input_size_);
   max_prediction_ = config.max_prediction;
   window_ = config.max_prediction;
   history_ = std::max(history, config.max_prediction);
@@ -139,6 +140,9 @@ void RollbackDriver::init_queues() {
 
 // ---------------------------------------------------------------- inputs
 
+// add_local_input and add_remote_input take the usual input (the next frame, below the window
+// bound kept by fits_window, the player connected) in a few tests, with nothing to keep in
+// registers across a call; anything else goes to the full path, called last (a tail call).
 Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, size_t size) noexcept {
   // A negative player is a huge unsigned one.
   if (uint32_t(player) >= num_players_ || !players_[player].local) return Result::invalid_player;
@@ -152,17 +156,18 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   const Frame target = frame_ + p.delay;
   const Frame last = p.queue.last_confirmed();
   // The usual input: the frame right after the previous one (the delay did not change).
-  if (last + 1 != target) [[unlikely]] return add_local_after_gap(p, last, target, static_cast<const uint8_t*>(input));
-  if (!fits_window(p.queue, target)) return Result::input_out_of_window;
-  input_rose(p, last);
-  if (p.queue.add_confirmed(target, static_cast<const uint8_t*>(input))) note_mispredicted(target);
+  if (last + 1 != target || target >= fits_below_ || p.disconnected || !small_inputs_) [[unlikely]]
+    return add_local_checked(p, last, target, static_cast<const uint8_t*>(input));
+  // input_rose() for a connected local player (it never holds the first unknown remote input).
+  if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
+  if (p.queue.add_confirmed_small(target, static_cast<const uint8_t*>(input))) note_mispredicted(target);
   return Result::ok;
 }
 
-Result RollbackDriver::add_local_after_gap(Player& p, Frame last, Frame target, const uint8_t* input) noexcept {
+Result RollbackDriver::add_local_checked(Player& p, Frame last, Frame target, const uint8_t* input) noexcept {
   // Delay was lowered: frames up to `last` already have inputs; this sample has no frame.
   if (last >= target) return Result::ok;
-  if (!p.queue.fits(target, oldest_needed())) return Result::input_out_of_window;
+  if (!fits_window_exactly(p.queue, target)) return Result::input_out_of_window;
   input_rose(p, last);
   // Delay was raised (or this is the first input): repeat the last input over the gap so
   // every frame has exactly one input.
@@ -181,7 +186,18 @@ Result RollbackDriver::add_remote_input(PlayerIndex player, Frame frame, const u
   Player& p = players_[player];
   const Frame last = p.queue.last_confirmed();
   if (frame <= last) return Result::ok;  // a duplicate of a confirmed frame
-  if (frame != last + 1 || !fits_window(p.queue, frame)) return Result::input_out_of_window;
+  if (frame != last + 1) return Result::input_out_of_window;
+  if (frame >= fits_below_ || p.disconnected || !small_inputs_) [[unlikely]]
+    return add_remote_checked(p, last, frame, input);
+  // input_rose() for a connected remote player.
+  if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
+  if (last + 1 <= unknown_) unknown_known_ = Known(unknown_known_ | kLowerBound);
+  if (p.queue.add_confirmed_small(frame, input)) note_mispredicted(frame);
+  return Result::ok;
+}
+
+Result RollbackDriver::add_remote_checked(Player& p, Frame last, Frame frame, const uint8_t* input) noexcept {
+  if (!fits_window_exactly(p.queue, frame)) return Result::input_out_of_window;
   if (p.disconnected && frame > p.disconnected_after) return Result::ok;
   input_rose(p, last);
   if (p.queue.add_confirmed(frame, input)) note_mispredicted(frame);

@@ -224,8 +224,9 @@ class RollbackDriver {
     checkpoints_.offer(slot);
     return Result::ok;
   }
-  // add_local_input when its frame is not the one after the player's newest input.
-  Result add_local_after_gap(Player& p, Frame last, Frame target, const uint8_t* input) noexcept;
+  // The full paths of add_local_input / add_remote_input (see there).
+  Result add_local_checked(Player& p, Frame last, Frame target, const uint8_t* input) noexcept;
+  Result add_remote_checked(Player& p, Frame last, Frame frame, const uint8_t* input) noexcept;
   // save_into's error path (reported), out of the way of the usual save.
   [[gnu::cold, gnu::noinline]] Result save_failed(SavedState& out, Frame frame, size_t used) noexcept;
 
@@ -309,6 +310,7 @@ class RollbackDriver {
   SessionStats stats_{};
   uint32_t num_players_ = 0;
   uint32_t input_size_ = 0;
+  bool small_inputs_ = false;  // small_input_size(input_size_): the inputs' fast paths apply
   int32_t max_prediction_ = 0;
   int32_t window_ = 0;  // set_prediction_window: <= max_prediction_
   int32_t history_ = 0;

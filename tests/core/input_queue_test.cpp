@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 namespace retcon::detail {
 namespace {
 
@@ -70,6 +72,33 @@ TEST(InputQueue, RingWrapsAndFitsChecksWindow) {
   }
   EXPECT_TRUE(q.fits(115, 100));
   EXPECT_FALSE(q.fits(116, 100));
+}
+
+TEST(InputQueue, SmallInputPathStoresAndTellsMispredictionsLikeTheGeneralOne) {
+  for (uint32_t size : {1u, 2u, 4u, 8u}) {
+    ASSERT_TRUE(small_input_size(size));
+    InputQueue general, small;
+    general.init(0, size, 16);
+    small.init(0, size, 16);
+    InputStatus st;
+    for (Frame f = 0; f < 40; ++f) {
+      uint8_t in[8];
+      for (uint32_t b = 0; b < size; ++b) in[b] = uint8_t((f / 3) * 7 + b);  // changes every 3 frames
+      if (f % 2 == 0) {  // predict a frame ahead first, as a running match does
+        general.input_for(f, Predictor{}, &st);
+        small.input_for(f, Predictor{}, &st);
+      }
+      EXPECT_EQ(general.add_confirmed(f, in), small.add_confirmed_small(f, in)) << "size " << size << " frame " << f;
+      EXPECT_EQ(std::memcmp(general.confirmed(f), small.confirmed(f), size), 0);
+      EXPECT_EQ(std::memcmp(small.confirmed(f), in, size), 0);
+      // The next prediction carries the newest input forward.
+      EXPECT_EQ(std::memcmp(small.input_for(f + 1, Predictor{}, &st), in, size), 0);
+      EXPECT_EQ(st, InputStatus::predicted);
+      general.input_for(f + 1, Predictor{}, &st);
+    }
+  }
+  EXPECT_FALSE(small_input_size(3));
+  EXPECT_FALSE(small_input_size(16));
 }
 
 }  // namespace
