@@ -2428,8 +2428,13 @@ void P2PSessionImpl::send_due(bool again) {
   // frames (every player's window in use is the match's smallest, so the peer's is ours). When
   // the slow datagram plus a batch would not fit, every frame goes at once.
   int32_t delay = kMaxPredictionFrames;
-  for (uint32_t k = 0; k < local_count_; ++k) delay = std::min(delay, driver_.input_delay(local_players_[k]));
+  if (local_count_ == 1) {  // the usual machine: one local player
+    delay = std::min(delay, driver_.input_delay(local_players_[0]));
+  } else {
+    for (uint32_t k = 0; k < local_count_; ++k) delay = std::min(delay, driver_.input_delay(local_players_[k]));
+  }
   const uint64_t cover_us = uint64_t(window + delay) * frame_us_;
+  const uint64_t three_frames_us = 3 * frame_us_;  // kept in a register across the endpoints' calls
   bool sent = false;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
@@ -2440,7 +2445,7 @@ void P2PSessionImpl::send_due(bool again) {
       peer.endpoint.set_local_connect_status(
           peer.spectator ? status_for_spectator(i - num_player_peers_) : local_status_, num_players_);
     if (peer.endpoint.state() == EndpointState::idle) continue;
-    const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + 3 * frame_us_;
+    const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + three_frames_us;
     peer.endpoint.set_urgent(!peer.spectator && (pressing || slow_trip_us >= cover_us ||
                                                  (half_full && peer.endpoint.loss_recent(now_))),
                              stalled_ && !peer.spectator);
