@@ -605,7 +605,9 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     // routine's own first line.
     if (auto_delay_ && !auto_delay_done_) auto_delay_at_start();
     if (pending_delay_count_ != 0) apply_due_delays();
-    timeline_.on_frame(driver_.frame(), now_);
+    // The frame is usually the one advance_frame marked already (the driver's frame never goes
+    // back, so the newest mark is that frame's own): the lookup only when it moved otherwise.
+    if (driver_.frame() != timeline_.newest_started()) timeline_.on_frame(driver_.frame(), now_);
     timeline_.on_confirmed(driver_.confirmed_frame(), now_);
     // One pass over the player peers: the lateness of what arrived, and (for watch_progress,
     // below) when each one's input stream last moved. Neither changes what the other reads,
