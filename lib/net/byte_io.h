@@ -122,6 +122,11 @@ class ByteWriter {
   bool overflow_ = false;
 };
 
+// The bytes ByteWriter::varint takes for `v`.
+constexpr size_t varint_size(uint32_t v) noexcept {
+  return v < (1u << 7) ? 1 : v < (1u << 14) ? 2 : v < (1u << 21) ? 3 : v < (1u << 28) ? 4 : 5;
+}
+
 // The varint ByteWriter::varint writes, at `p` (5 bytes at most); returns the byte after it.
 inline uint8_t* put_varint(uint8_t* p, uint32_t v) noexcept {
   while (v >= 0x80) {

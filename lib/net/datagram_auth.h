@@ -84,7 +84,8 @@ class DatagramAuth {
   // without a key (and bound) it only writes the checksum, and every inputs datagram takes it.
   size_t seal_data(uint8_t* data, size_t size, Xoshiro256& rng, uint32_t sequence) noexcept {
     if (!keyed_ && bound_ && size >= kDataHeaderSize && size <= kMaxDatagramSize && data != nullptr) {
-      seal_data_datagram(data, size, send_checksum_key_, sequence);
+      const uint32_t sum = data_datagram_checksum(data, size, send_checksum_key_, sequence);
+      for (size_t i = 0; i < 4; ++i) data[kDataPublicHeaderSize + i] = static_cast<uint8_t>(sum >> (8 * i));
       return size;
     }
     return seal(data, size, kMaxDatagramSize, rng, sequence);

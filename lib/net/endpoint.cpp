@@ -937,16 +937,13 @@ Result Endpoint::send_reply(Transport& transport, const PeerAddress& to, uint64_
   return send_message(transport, to, m);
 }
 
-bool Endpoint::prepare_run(Frame start) noexcept {
-  prepared_.trim(start);
-  // Frames queued while the run was full (or before a trim emptied it past them): coded again
-  // from the queue, as send_input coded them.
+void Endpoint::catch_up_run() noexcept {
+  // Coded again from the queue, as send_input coded them.
   while (prepared_.next() <= last_sent_) {
     const Frame f = prepared_.next();
     const EncodedDelta delta = encode_delta(send_slot(f), reference_of(f), config_.send_blob_size, delta_tokens_.data());
     if (!prepared_.append(delta, delta_tokens_.data())) break;
   }
-  return prepared_.first() == start && prepared_.next() == last_sent_ + 1;
 }
 
 const Riders* Endpoint::gather_riders(Frame start, size_t capacity) noexcept {

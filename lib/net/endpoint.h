@@ -387,7 +387,14 @@ class Endpoint {
   }
   // Cuts prepared_ to start at `start` and appends what waited (it was full). True when it then
   // holds exactly the frames from `start` to last_sent_.
-  bool prepare_run(Frame start) noexcept;
+  // Inline: every inputs datagram asks, and the run is usually whole after the cut.
+  bool prepare_run(Frame start) noexcept {
+    prepared_.trim(start);
+    if (prepared_.next() <= last_sent_) catch_up_run();
+    return prepared_.first() == start && prepared_.next() == last_sent_ + 1;
+  }
+  // Appends to prepared_ the frames queued while it was full (or that a cut emptied it past).
+  void catch_up_run() noexcept;
   // What rides on the inputs datagram starting at `start` (send_inputs): null when nothing.
   const Riders* gather_riders(Frame start, size_t capacity) noexcept;
   void send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);

@@ -97,6 +97,11 @@ namespace {
 // the delta XORed once into `d`, and no run can need a second token, so each zero run is one
 // token and each literal ends at the first zero run of kSplitRun or more, or at the blob's end.
 // The same tokens as the general loop below (one rule: literal_end_at's, within one token).
+// Out of line, as the general loop below: the usual input (up to 8 bytes) takes none of their
+// registers or stack.
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 EncodedDelta encode_short_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
                                 uint8_t* out) noexcept {
   uint8_t d[kMaxToken];
@@ -138,7 +143,7 @@ EncodedDelta encode_short_delta(const uint8_t* blob, const uint8_t* previous, si
 }
 
 // Up to 8 bytes (n >= 1) as a little-endian word, the bytes beyond n zero.
-uint64_t load_word(const uint8_t* p, size_t n) noexcept {
+inline uint64_t load_word(const uint8_t* p, size_t n) noexcept {
   auto load32 = [](const uint8_t* q) {  // one load where the machine is little-endian
     return uint32_t(q[0]) | uint32_t(q[1]) << 8 | uint32_t(q[2]) << 16 | uint32_t(q[3]) << 24;
   };
@@ -195,12 +200,25 @@ EncodedDelta encode_word_delta(const uint8_t* blob, const uint8_t* previous, siz
   r.unchanged = lead_zeros == size;
   return r;
 }
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+EncodedDelta encode_long_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
+                               uint8_t* out) noexcept;
 }  // namespace
 
 EncodedDelta encode_changed_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
                                   uint8_t* out) noexcept {
   if (size >= 1 && size <= 8) return encode_word_delta(blob, previous, size, out);
   if (size <= kMaxToken) return encode_short_delta(blob, previous, size, out);
+  return encode_long_delta(blob, previous, size, out);
+}
+
+namespace {
+// Any size: whole tokens of 128 for long runs, literals cut by literal_end_at.
+EncodedDelta encode_long_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
+                               uint8_t* out) noexcept {
   // The tokens append() writes for this delta on its own, written straight into `out` (which
   // always has room: at most a token per byte), without the writer's checks per byte or the
   // undo append() keeps. On its own, no run is open when a zero run starts (a literal or the
@@ -236,6 +254,7 @@ EncodedDelta encode_changed_delta(const uint8_t* blob, const uint8_t* previous, 
   d.unchanged = lead_zeros == size;
   return d;
 }
+}  // namespace
 
 bool DeltaRunEncoder::append_encoded_slow(const EncodedDelta& delta, const uint8_t* tokens) noexcept {
   // The leading zeros continue an open run exactly as append() would; the rest is verbatim,

@@ -34,6 +34,16 @@ void PreparedInputs::zero_run(size_t length) noexcept {
   }
 }
 
+bool PreparedInputs::append_unchanged_body(size_t zeros) noexcept {
+  EncodedDelta delta;  // what encode_delta codes for it: one zero-run token
+  delta.size = delta.lead_bytes = 1;
+  delta.lead_zeros = uint32_t(zeros);
+  delta.open_tail = zeros < kDeltaTokenReach ? 0 : -1;
+  delta.unchanged = true;
+  const uint8_t token = static_cast<uint8_t>(zeros - 1);
+  return append_body(delta, &token);
+}
+
 bool PreparedInputs::append_body(const EncodedDelta& delta, const uint8_t* tokens) noexcept {
   // A token per 128 zeros and one where the open token is topped up, at most.
   const size_t verbatim = delta.size - delta.lead_bytes;
@@ -57,7 +67,7 @@ bool PreparedInputs::append_body(const EncodedDelta& delta, const uint8_t* token
   return true;
 }
 
-void PreparedInputs::trim(Frame frame) noexcept {
+void PreparedInputs::trim_body(Frame frame) noexcept {
   if (frame <= first_) return;
   if (frame >= next_) {
     reset(frame);

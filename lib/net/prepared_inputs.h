@@ -84,18 +84,25 @@ class PreparedInputs {
       ++next_;
       return true;
     }
-    EncodedDelta delta;  // what encode_delta codes for it (one zero-run token)
-    delta.size = delta.lead_bytes = 1;
-    delta.lead_zeros = uint32_t(zeros);
-    delta.open_tail = zeros < kDeltaTokenReach ? 0 : -1;
-    delta.unchanged = true;
-    const uint8_t token = static_cast<uint8_t>(zeros - 1);
-    return append_body(delta, &token);
+    return append_unchanged_body(zeros);
   }
 
   // Drops the frames before `frame` (the acknowledgement moved). A frame past next() leaves the
   // run empty at `frame`; one before first() changes nothing.
-  void trim(Frame frame) noexcept;
+  // Inline: every datagram trims, and the usual cut (the acknowledgement moved a frame or two
+  // of unchanged inputs) only shortens the lead.
+  void trim(Frame frame) noexcept {
+    if (frame <= first_) return;
+    if (frame < next_) {
+      const size_t skip = size_t(frame - first_) * blob_size_;  // delta bytes to drop
+      if (skip <= lead_) {
+        lead_ -= skip;
+        first_ = frame;
+        return;
+      }
+    }
+    trim_body(frame);
+  }
 
   // The bytes write() puts out.
   size_t size() const noexcept { return lead_tokens(lead_) + (end_ - head_); }
@@ -116,6 +123,8 @@ class PreparedInputs {
     return zeros / kDeltaTokenReach + (zeros % kDeltaTokenReach != 0 ? 1 : 0);
   }
   bool append_body(const EncodedDelta& delta, const uint8_t* tokens) noexcept;
+  void trim_body(Frame frame) noexcept;
+  bool append_unchanged_body(size_t zeros) noexcept;
   void zero_run(size_t length) noexcept;
 
   std::vector<uint8_t> buf_;

@@ -82,11 +82,6 @@ bool read_handshake(ByteReader& r, Handshake* h) noexcept {
          h->send_blob_size <= kMaxBlobSize && h->receive_blob_size <= kMaxBlobSize;
 }
 
-// The bytes ByteWriter::varint takes for `v`.
-size_t varint_size(uint32_t v) noexcept {
-  return v < (1u << 7) ? 1 : v < (1u << 14) ? 2 : v < (1u << 21) ? 3 : v < (1u << 28) ? 4 : 5;
-}
-
 uint32_t zigzag(int32_t v) noexcept {
   return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31);
 }
@@ -295,6 +290,11 @@ uint32_t datagram_checksum(const uint8_t* data, size_t size, uint64_t connection
   const uint64_t head = XXH3_64bits(data, kHandshakePublicHeaderSize);
   return static_cast<uint32_t>(
       XXH3_64bits_withSeed(data + kHandshakeHeaderSize, size - kHandshakeHeaderSize, head ^ connection_key));
+}
+
+uint32_t data_datagram_checksum(const uint8_t* data, size_t size, uint64_t connection_key,
+                                uint32_t sequence) noexcept {
+  return data_checksum(data, size, connection_key, sequence);
 }
 
 void seal_data_datagram(uint8_t* data, size_t size, uint64_t connection_key, uint32_t sequence) noexcept {
@@ -644,31 +644,6 @@ size_t InputsWriter::finish(Seal seal) noexcept {
   }
   if (seal == Seal::checksum) seal_datagram(writer_.data(), size, 0, sequence_);
   return size;
-}
-
-size_t write_plain_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
-                          const PreparedInputs& run) noexcept {
-  const uint32_t count = run.frames();
-  const size_t payload = run.size();
-  const Frame start_frame = run.first();
-  if (out == nullptr || count == 0 || count > 0xFFFF || start_frame < 0) return 0;
-  const uint32_t start = uint32_t(start_frame);
-  const uint32_t ack = zigzag(int32_t(int64_t(ack_frame) - start_frame));
-  // InputsWriter's room: what fits with the count at its widest (3 bytes), so the same frames
-  // fit here as there (else the caller builds it there, frame by frame).
-  const size_t cap = capacity < kMaxDatagramSize ? capacity : kMaxDatagramSize;
-  const size_t before = kDataHeaderSize + varint_size(start) + varint_size(ack) + 3 + 1;
-  if (before + payload > cap) return 0;
-  const uint8_t head[kDataHeaderSize] = {kMagic0, kMagic1, kProtocolVersion, uint8_t(MessageType::inputs),
-                                         static_cast<uint8_t>(sequence), static_cast<uint8_t>(sequence >> 8),
-                                         0, 0, 0, 0};
-  std::memcpy(out, head, sizeof head);
-  uint8_t* p = put_varint(out + kDataHeaderSize, start);
-  p = put_varint(p, ack);
-  p = put_varint(p, count);
-  *p++ = 0;  // flags: no disconnected player, no rider
-  run.write(p);
-  return size_t(p - out) + payload;
 }
 
 InputsReader::InputsReader(const InputsBody& body, const uint8_t* reference) noexcept

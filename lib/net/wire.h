@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "net/byte_io.h"
 #include "net/input_compression.h"
@@ -272,6 +273,10 @@ void seal_datagram(uint8_t* data, size_t size, uint64_t connection_key = 0,
 // seal_datagram for a data message whose full sequence the caller has (its sender): the same
 // checksum, without reading the sequence back out of the header and widening it.
 void seal_data_datagram(uint8_t* data, size_t size, uint64_t connection_key, uint32_t sequence) noexcept;
+// The checksum seal_data_datagram writes, for a data message of `size` >= kDataHeaderSize bytes
+// (its sender's own: type and size known). Written little-endian at data + kDataPublicHeaderSize.
+uint32_t data_datagram_checksum(const uint8_t* data, size_t size, uint64_t connection_key,
+                                uint32_t sequence) noexcept;
 
 // Reads the public header: magic, version, type, then the nonce and sequence of a handshake
 // (12 bytes) or the 16-bit sequence of a data message (6 bytes; `out->sequence` is those 16
@@ -410,8 +415,33 @@ class InputsWriter {
 // net/prepared_inputs.h; the first is the start frame), no rider and no disconnected player
 // (flags 0). Exactly the bytes InputsWriter writes for them with Seal::none (checksum field 0),
 // and the same frames fit: 0 when they do not all fit `capacity` (build it with InputsWriter).
-size_t write_plain_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
-                          const PreparedInputs& run) noexcept;
+// Inline: every inputs datagram but those with riders is this one.
+inline size_t write_plain_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
+                                 const PreparedInputs& run) noexcept {
+  const uint32_t count = run.frames();
+  const size_t payload = run.size();
+  const Frame start_frame = run.first();
+  if (out == nullptr || count == 0 || count > 0xFFFF || start_frame < 0) return 0;
+  const uint32_t start = uint32_t(start_frame);
+  const int32_t ack_delta = int32_t(int64_t(ack_frame) - start_frame);
+  const uint32_t ack = (uint32_t(ack_delta) << 1) ^ uint32_t(ack_delta >> 31);  // zigzag
+  // InputsWriter's room: what fits with the count at its widest (3 bytes), so that the same
+  // frames fit here as there. Sized exactly only when the widest varints might not fit.
+  const size_t cap = capacity < kMaxDatagramSize ? capacity : kMaxDatagramSize;
+  constexpr size_t kWidest = kDataHeaderSize + 5 + 5 + 3 + 1;
+  if (kWidest + payload > cap && kDataHeaderSize + varint_size(start) + varint_size(ack) + 3 + 1 + payload > cap)
+    return 0;
+  const uint8_t head[kDataHeaderSize] = {kMagic0, kMagic1, kProtocolVersion, uint8_t(MessageType::inputs),
+                                         static_cast<uint8_t>(sequence), static_cast<uint8_t>(sequence >> 8),
+                                         0, 0, 0, 0};
+  std::memcpy(out, head, sizeof head);
+  uint8_t* p = put_varint(out + kDataHeaderSize, start);
+  p = put_varint(p, ack);
+  p = put_varint(p, count);
+  *p++ = 0;  // flags: no disconnected player, no rider
+  run.write(p);
+  return size_t(p - out) + payload;
+}
 
 // Expands the payload of a decoded inputs body, one blob per call, in frame order.
 class InputsReader {

@@ -193,6 +193,8 @@ class P2PSessionImpl final : public P2PSession {
     send_local_inputs_all();
   }
   void send_local_inputs_all();
+  void send_own_inputs(PlayerIndex me);
+  void keep_status_frames();  // the players' last frames, kept once a player is gone
   void stream_to_spectators();
   void exchange_checksums();
   void compare_reports(Peer& peer);
@@ -1081,6 +1083,10 @@ void P2PSessionImpl::drain_inputs(Peer& peer) {
 }
 
 void P2PSessionImpl::send_local_inputs_all() {
+  if (local_count_ == 1 && own_delays_active_ == 0) {
+    send_own_inputs(local_players_[0]);
+    return;
+  }
   // A frame goes out once every local player's input for it is known.
   Frame ready = INT32_MAX;
   for (uint32_t k = 0; k < local_count_; ++k) ready = std::min(ready, driver_.last_confirmed(local_players_[k]));
@@ -1123,7 +1129,38 @@ void P2PSessionImpl::send_local_inputs_all() {
   // The connected players' last frames are read only once a player is gone (agreement, the
   // statuses the endpoints send, the rejoin offer: see cuts_active_), so they are kept from then
   // on; the offer, built by serve_rejoin, always follows this call in the same poll.
-  if (!cuts_active_) return;
+  if (cuts_active_) keep_status_frames();
+}
+
+// send_local_inputs_all on the usual machine: one local player (`me`: its queued input is the
+// blob), no delay change of ours out (no hold_for_delays). The same sends, in the same order.
+void P2PSessionImpl::send_own_inputs(PlayerIndex me) {
+  const Frame ready = driver_.last_confirmed(me);
+  Frame newest = last_local_sent_;
+  bool anyone = false;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+    Peer& peer = peers_[i];
+    if (peer.dropped || stream_waits_[i]) continue;
+    anyone = true;
+    Frame sent = sent_to_peer_[i];
+    if (sent < ready) {
+      // Not past a decision or a rejoin notice the peer has not acknowledged (as above).
+      Frame upto = ready;
+      Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
+      hold = std::min(hold, relay_hold_.hold_from(peers_, i));
+      if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
+      for (Frame f = sent + 1; f <= upto; ++f) peer.endpoint.send_input(f, driver_.confirmed_input(me, f));
+      sent = std::max(sent, upto);
+      sent_to_peer_[i] = sent;
+    }
+    newest = std::max(newest, sent);
+  }
+  if (!anyone && ready != INT32_MAX) newest = std::max(newest, ready);
+  while (last_local_sent_ < newest) timeline_.on_sent(++last_local_sent_, now_);
+  if (cuts_active_) keep_status_frames();
+}
+
+void P2PSessionImpl::keep_status_frames() {
   const uint32_t players = num_players_;  // loaded once: the stores below could alias it
   const Frame sent = last_local_sent_;
   for (uint32_t p = 0; p < players; ++p) {
