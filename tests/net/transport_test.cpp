@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "net/endpoint_pair.h"
+#include "net/same_address.h"
 #include "retcon/transport.h"
 
 namespace retcon {
@@ -31,6 +32,35 @@ TEST(PeerAddress, EqualityAndHashIgnoreUnusedBytes) {
   corrupt.size = 1000;  // never read past the array
   EXPECT_FALSE(corrupt == corrupt);
   (void)hash_peer_address(corrupt);
+}
+
+// The session's inline lookup (net/same_address.h) decides as operator== does, for every size:
+// a difference at any byte inside the size counts, bytes past it do not, a corrupt size matches
+// nothing. (A wrong mask would route a datagram to another peer, or drop it as a stranger's.)
+TEST(PeerAddress, InlineComparisonAgreesWithEquality) {
+  for (uint32_t size = 0; size <= PeerAddress::kCapacity; ++size) {
+    PeerAddress a;
+    a.size = size;
+    for (uint32_t i = 0; i < PeerAddress::kCapacity; ++i) a.bytes[i] = uint8_t(17 * i + size);
+    PeerAddress b = a;
+    for (uint32_t i = size; i < PeerAddress::kCapacity; ++i) b.bytes[i] = uint8_t(~b.bytes[i]);  // past the size
+    EXPECT_TRUE(a == b) << size;
+    EXPECT_TRUE(detail::same_address(a, b)) << size;
+    for (uint32_t i = 0; i < size; ++i) {
+      PeerAddress c = a;
+      c.bytes[i] ^= 0x40;
+      EXPECT_FALSE(a == c) << size << " " << i;
+      EXPECT_FALSE(detail::same_address(a, c)) << size << " " << i;
+    }
+    if (size > 0) {
+      PeerAddress shorter = a;
+      shorter.size = size - 1;
+      EXPECT_FALSE(detail::same_address(a, shorter)) << size;
+    }
+  }
+  PeerAddress corrupt = make_memory_address(3);
+  corrupt.size = 1000;
+  EXPECT_FALSE(detail::same_address(corrupt, corrupt));
 }
 
 TEST(PeerAddress, IpHelpers) {
