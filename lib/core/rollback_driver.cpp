@@ -378,6 +378,10 @@ __attribute__((always_inline)) inline void RollbackDriver::step_frame(Frame fram
 
 void RollbackDriver::step(Frame frame, uint32_t flags) noexcept { step_frame(frame, flags); }
 
+void RollbackDriver::simulate(Frame from, Frame to, uint32_t flags) noexcept {
+  for (Frame f = from; f < to; ++f) step_frame(f, flags);
+}
+
 void RollbackDriver::finish_frame() noexcept {
   // The horizons hold no frame_ (applied when asked) and add_local_input compares added_at
   // with frame_: nothing else to reset.

@@ -155,6 +155,7 @@ class RollbackDriver {
   Result load(Frame frame) noexcept;                 // ring slot of `frame` -> live state
   Result load(const SavedState& state) noexcept;     // any saved state -> live state
   void step(Frame frame, uint32_t flags) noexcept;   // simulate one frame with its best inputs
+  void simulate(Frame from, Frame to, uint32_t flags) noexcept;  // step() each of [from, to)
   void finish_frame() noexcept;                      // frame_++ after the live frame was stepped
   uint64_t checksum(SavedState& state) noexcept;     // computed once, then cached
   // The saved state of `frame` in the ring or the checkpoints, or null.

@@ -83,7 +83,7 @@ class SyncTestSession final : public DriverSession {
 
   Result resimulate(Frame from, Frame to) {
     if (Result r = driver_.load(from); r != Result::ok) return r;
-    for (Frame f = from; f < to; ++f) driver_.step(f, kAdvanceResimulating);
+    driver_.simulate(from, to, kAdvanceResimulating);
     return Result::ok;
   }
 
