@@ -166,11 +166,6 @@ void DatagramAuth::bind(uint32_t local_nonce, uint32_t remote_nonce,
 #endif
 }
 
-size_t DatagramAuth::plain_capacity(MessageType type) const noexcept {
-  if (!keyed_) return kMaxDatagramSize;
-  return kMaxDatagramSize - (is_handshake(type) ? kSealedHandshakeOverhead : kSealedOverhead);
-}
-
 size_t DatagramAuth::seal(uint8_t* data, size_t size, size_t capacity, Xoshiro256& rng,
                           uint32_t sequence) noexcept {
   if (data == nullptr || size < kMinHeaderSize) return 0;

@@ -72,7 +72,11 @@ class DatagramAuth {
   AeadAlgorithm algorithm() const noexcept { return bound_ && keyed_ ? algorithm_ : AeadAlgorithm::none; }
 
   // The most a plain datagram of `type` may hold so that its sealed form fits kMaxDatagramSize.
-  size_t plain_capacity(MessageType type) const noexcept;
+  // Inline: every inputs datagram asks.
+  size_t plain_capacity(MessageType type) const noexcept {
+    if (!keyed_) return kMaxDatagramSize;
+    return kMaxDatagramSize - (is_handshake(type) ? kSealedHandshakeOverhead : kSealedOverhead);
+  }
 
   // Protects a plain datagram (wire layout, checksum field included) in place in `data`, which
   // has room for `capacity` bytes. Returns the size to send, 0 if it does not fit or a

@@ -949,9 +949,17 @@ void Endpoint::catch_up_run() noexcept {
 const Riders* Endpoint::gather_riders(Frame start, size_t capacity) noexcept {
   // What waits to ride goes along when it leaves room for the first frame (always, but for
   // blobs of hundreds of bytes); otherwise it goes alone later (send_riders_alone).
+  const size_t before_frame = kDataHeaderSize + kInputsFixedSize + kInputsStatusSize * config_.shape.num_players;
+  // The first frame's tokens on their own: their most when even that leaves room for every rider
+  // (inputs of up to a few hundred bytes), else coded to know.
+  constexpr size_t kMostRiders = kReportRiderSize + kReplyRiderSize + kMaxRiddenChecksums * kChecksumRiderSize +
+                                 kSilenceRiderSize;
+  const size_t most_frame = max_encoded_delta_size(config_.send_blob_size);
   const size_t first_frame =
-      encode_delta(send_slot(start), reference_of(start), config_.send_blob_size, delta_tokens_.data()).size;
-  const size_t fixed = kDataHeaderSize + kInputsFixedSize + kInputsStatusSize * config_.shape.num_players + first_frame;
+      before_frame + most_frame + kMostRiders <= capacity
+          ? most_frame
+          : encode_delta(send_slot(start), reference_of(start), config_.send_blob_size, delta_tokens_.data()).size;
+  const size_t fixed = before_frame + first_frame;
   riders_ = Riders{};
   bool any = false;
   if (riders_waiting() && fixed + riders_size() <= capacity) {

@@ -67,6 +67,16 @@ bool PreparedInputs::append_body(const EncodedDelta& delta, const uint8_t* token
   return true;
 }
 
+void PreparedInputs::write_long(uint8_t* out) const noexcept {
+  size_t zeros = lead_;
+  while (zeros >= kDeltaTokenReach) {
+    *out++ = static_cast<uint8_t>(kDeltaTokenReach - 1);
+    zeros -= kDeltaTokenReach;
+  }
+  if (zeros != 0) *out++ = static_cast<uint8_t>(zeros - 1);
+  std::memcpy(out, buf_.data() + head_, end_ - head_);
+}
+
 void PreparedInputs::trim_body(Frame frame) noexcept {
   if (frame <= first_) return;
   if (frame >= next_) {

@@ -108,15 +108,14 @@ class PreparedInputs {
   size_t size() const noexcept { return lead_tokens(lead_) + (end_ - head_); }
   // Writes the run's tokens (size() bytes) at `out`.
   // Inline: every datagram writes one.
+  // The usual run (a lead of one token at most, a body of up to 16 bytes) without a call.
   void write(uint8_t* out) const noexcept {
-    size_t zeros = lead_;
-    while (zeros >= kDeltaTokenReach) {
-      *out++ = static_cast<uint8_t>(kDeltaTokenReach - 1);
-      zeros -= kDeltaTokenReach;
-    }
-    if (zeros != 0) *out++ = static_cast<uint8_t>(zeros - 1);
-    copy_bytes(out, buf_.data() + head_, end_ - head_);
+    const size_t body = end_ - head_;
+    if (lead_ > kDeltaTokenReach || body > 16) return write_long(out);
+    if (lead_ != 0) *out++ = static_cast<uint8_t>(lead_ - 1);
+    copy_bytes(out, buf_.data() + head_, body);  // fixed-size moves: no call for 16 or fewer
   }
+  void write_long(uint8_t* out) const noexcept;
 
  private:
   static size_t lead_tokens(size_t zeros) noexcept {

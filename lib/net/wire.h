@@ -431,10 +431,13 @@ inline size_t write_plain_inputs(uint8_t* out, size_t capacity, uint32_t sequenc
   constexpr size_t kWidest = kDataHeaderSize + 5 + 5 + 3 + 1;
   if (kWidest + payload > cap && kDataHeaderSize + varint_size(start) + varint_size(ack) + 3 + 1 + payload > cap)
     return 0;
-  const uint8_t head[kDataHeaderSize] = {kMagic0, kMagic1, kProtocolVersion, uint8_t(MessageType::inputs),
-                                         static_cast<uint8_t>(sequence), static_cast<uint8_t>(sequence >> 8),
-                                         0, 0, 0, 0};
-  std::memcpy(out, head, sizeof head);
+  out[0] = kMagic0;
+  out[1] = kMagic1;
+  out[2] = kProtocolVersion;
+  out[3] = uint8_t(MessageType::inputs);
+  out[4] = static_cast<uint8_t>(sequence);
+  out[5] = static_cast<uint8_t>(sequence >> 8);
+  out[6] = out[7] = out[8] = out[9] = 0;  // the checksum, sealed once the body is written
   uint8_t* p = put_varint(out + kDataHeaderSize, start);
   p = put_varint(p, ack);
   p = put_varint(p, count);
