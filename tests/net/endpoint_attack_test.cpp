@@ -443,6 +443,192 @@ TEST(EndpointAttack, ARejoinCutFarAheadIsTakenOnlyWhereItIsKnown) {
   EXPECT_EQ(dropped(a, DropReason::out_of_window), before + 2);
 }
 
+// Streams frames `from`..`to` both ways after the attack, as the session does, and checks that A
+// holds B's real inputs for the last of them: the real stream went on untouched.
+void stream_on(EndpointPair& pair, Frame from, Frame to) {
+  uint8_t blob[2], want[2];
+  Frame next = from;
+  for (int tick = 0; tick < int(to - from) + 300 && pair.a().endpoint.last_received_frame() < to; ++tick) {
+    if (next <= to) {
+      for (int side = 0; side < 2; ++side) {
+        blob_for(side, next, blob);
+        Endpoint& e = side == 0 ? pair.a().endpoint : pair.b().endpoint;
+        ASSERT_EQ(e.send_input(next, blob), Result::ok);
+        e.set_local_frame(next, 0);
+      }
+      ++next;
+    }
+    for (int ms = 0; ms < 17; ++ms) pair.step(1000);
+    Frame f;
+    const uint8_t* got;
+    while (pair.a().endpoint.pop_input(&f, &got)) {
+      blob_for(1, f, want);
+      ASSERT_EQ(0, std::memcmp(got, want, 2)) << f;
+    }
+    while (pair.b().endpoint.pop_input(&f, &got)) {
+    }
+  }
+  EXPECT_EQ(pair.a().endpoint.last_received_frame(), to);
+}
+
+// The receiver's straight decode of the usual inputs datagram (Endpoint::on_inputs_datagram,
+// decode_inputs_body) takes what the general path takes and nothing else. An insider (it holds
+// both nonces, so the keyless connection key) sends usual datagrams at that path's edges: a
+// start frame of two bytes, a gap, ahead, far behind, a count the tokens do not fill, a literal
+// cut short, a body cut after its flags, another blob size, an acknowledgement of frames never
+// sent or below -1, another connection's key; and B's own datagrams come again. Each is one
+// counted drop that moves nothing; the real stream goes on and every input arrives intact.
+TEST(EndpointAttack, UsualInputsDatagramsAtTheFastPathsEdgesAreCountedDrops) {
+  EndpointPair pair(config(121, false), config(122, false));
+  pair.b().recorder->recording = true;
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  ASSERT_TRUE(stream(pair, 400, nullptr));  // start frames from 128 on take two varint bytes
+  Endpoint& a = pair.a().endpoint;
+  const uint32_t b_nonce = pair.b().endpoint.local_nonce();
+  const uint64_t key = detail::connection_checksum_key(b_nonce, a.local_nonce());
+  uint32_t sequence = 20000;
+  uint8_t d[detail::kMaxDatagramSize];
+  auto all_drops = [&] {
+    uint64_t all = 0;
+    for (uint64_t x : a.stats().dropped) all += x;
+    return all;
+  };
+  // A usual body (no status, no rider) from `start`, its real blobs (B's), then `mutate`d and
+  // sealed under `with_key`.
+  auto build = [&](Frame start, Frame ack, int frames, uint16_t blob_size, uint64_t with_key,
+                   const std::function<size_t(uint8_t*, size_t)>& mutate) {
+    detail::Header h;
+    h.type = MessageType::inputs;
+    h.nonce = b_nonce;
+    h.sequence = sequence++;
+    static const uint8_t zeros[4] = {};
+    uint8_t reference[4] = {}, blob[4] = {};
+    if (start > 0) blob_for(1, start - 1, reference);
+    detail::InputsWriter w(d, sizeof d, h, start, ack, blob_size, nullptr, 0, start > 0 ? reference : zeros);
+    uint8_t blobs[8][4] = {};
+    for (int k = 0; k < frames; ++k) {
+      blob_for(1, start + k, blob);
+      std::memcpy(blobs[k], blob, 2);
+      blobs[k][2] = uint8_t(k + 1);
+      EXPECT_TRUE(w.append(blobs[k]));
+    }
+    size_t n = w.finish();
+    if (mutate) n = mutate(d, n);
+    detail::seal_datagram(d, n, with_key, h.sequence);
+    return n;
+  };
+  const Frame last = a.last_received_frame();
+  ASSERT_EQ(last, 399);
+  const Frame acked = a.last_sent_frame();
+  // The body's first bytes: start (two bytes from 128 on), ack delta, count, flags.
+  const size_t count_at = detail::kDataHeaderSize + 2 + 1;
+  struct Case {
+    const char* what;
+    Frame start;
+    Frame ack;
+    int frames;
+    uint16_t blob_size;
+    bool other_key;
+    std::function<size_t(uint8_t*, size_t)> mutate;
+    DropReason reason;
+  };
+  const Case cases[] = {
+      {"a gap before its first frame", last + 2, acked, 1, 2, false, nullptr, DropReason::out_of_window},
+      {"ahead (a one-byte acknowledgement delta)", last + 60, acked, 1, 2, false, nullptr, DropReason::out_of_window},
+      {"far ahead", last + 20000, acked, 1, 2, false, nullptr, DropReason::out_of_window},
+      {"far behind (older than anything held)", 1, acked, 2, 2, false, nullptr, DropReason::out_of_window},
+      {"a count its tokens do not fill", last + 1, acked, 2, 2, false,
+       [&](uint8_t* p, size_t n) { p[count_at] = 3; return n; }, DropReason::malformed},
+      {"a count of zero", last + 1, acked, 2, 2, false,
+       [&](uint8_t* p, size_t n) { p[count_at] = 0; return n; }, DropReason::malformed},
+      {"a literal cut short", last + 1, acked, 1, 2, false, [&](uint8_t*, size_t n) { return n - 1; },
+       DropReason::malformed},
+      {"nothing after its flags", last + 1, acked, 1, 2, false,
+       [&](uint8_t*, size_t) { return count_at + 2; }, DropReason::malformed},
+      {"cut inside its header fields", last + 1, acked, 1, 2, false,
+       [&](uint8_t*, size_t) { return count_at; }, DropReason::truncated},
+      {"another blob size", last + 1, acked, 1, 3, false, nullptr, DropReason::malformed},
+      {"an acknowledgement of frames never sent", last + 1, acked + 40, 1, 2, false, nullptr,
+       DropReason::out_of_window},
+      {"another connection's key", last + 1, acked, 1, 2, true, nullptr, DropReason::bad_checksum},
+  };
+  for (const Case& c : cases) {
+    const uint64_t reason_before = dropped(a, c.reason), before = all_drops();
+    const uint64_t wrong_key = detail::connection_checksum_key(a.local_nonce(), b_nonce);  // a reflection's
+    const size_t n = build(c.start, c.ack, c.frames, c.blob_size, c.other_key ? wrong_key : key, c.mutate);
+    a.on_datagram(d, n, pair.now);
+    EXPECT_EQ(dropped(a, c.reason), reason_before + 1) << c.what;
+    EXPECT_EQ(all_drops(), before + 1) << c.what;
+    EXPECT_EQ(a.last_received_frame(), last) << c.what;
+  }
+  // An acknowledgement below -1 (a zigzag delta below the start frame's): malformed.
+  {
+    const uint64_t before = dropped(a, DropReason::malformed);
+    const size_t n = build(3, 2, 1, 2, key, [&](uint8_t* p, size_t m) {
+      p[detail::kDataHeaderSize + 1] = 2 * 5 - 1;  // zigzag -5: frame -2
+      return m;
+    });
+    a.on_datagram(d, n, pair.now);
+    EXPECT_EQ(dropped(a, DropReason::malformed), before + 1);
+  }
+  // B's own datagrams again (a replay of what an on-path observer saw): each a counted drop.
+  {
+    const auto& captured = pair.b().recorder->sent;
+    ASSERT_GT(captured.size(), 10u);
+    const uint64_t replayed = dropped(a, DropReason::replayed);
+    for (size_t k = captured.size() - 10; k < captured.size(); ++k)
+      a.on_datagram(captured[k].data(), captured[k].size(), pair.now);
+    EXPECT_EQ(dropped(a, DropReason::replayed), replayed + 10);
+    EXPECT_EQ(a.last_received_frame(), last);
+  }
+  stream_on(pair, 400, 520);
+  EXPECT_TRUE(a.running());
+  EXPECT_FALSE(saw(a, EndpointEventType::disconnected));
+}
+
+// With a match key every datagram is sealed: the straight path of the usual inputs datagram is
+// only for keyless connections. An insider who knows both nonces (so the keyless connection
+// checksum) but not the key sends B's next input, altered, as a plain usual datagram: each is a
+// counted drop, and only B's sealed one is taken.
+TEST(EndpointAttack, AKeyedEndpointTakesNoUnsealedInputsDatagram) {
+  RETCON_SKIP_WITHOUT_MATCH_KEYS(true);
+  EndpointPair pair(config(123, true), config(124, true));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  ASSERT_TRUE(stream(pair, 200, nullptr));
+  Endpoint& a = pair.a().endpoint;
+  const uint32_t b_nonce = pair.b().endpoint.local_nonce();
+  const uint64_t key = detail::connection_checksum_key(b_nonce, a.local_nonce());
+  const Frame last = a.last_received_frame();
+  uint8_t d[detail::kMaxDatagramSize];
+  uint8_t reference[2], blob[2];
+  blob_for(1, last, reference);
+  blob_for(1, last + 1, blob);
+  blob[0] ^= 0x40;  // what the insider would have A believe
+  auto all_drops = [&] {
+    uint64_t all = 0;
+    for (uint64_t x : a.stats().dropped) all += x;
+    return all;
+  };
+  const uint64_t before = all_drops();
+  for (uint32_t k = 0; k < 64; ++k) {
+    detail::Header h;
+    h.type = MessageType::inputs;
+    h.nonce = b_nonce;
+    h.sequence = 20000 + k;
+    detail::InputsWriter w(d, sizeof d, h, last + 1, a.last_sent_frame(), 2, nullptr, 0, reference);
+    ASSERT_TRUE(w.append(blob));
+    const size_t n = w.finish();
+    detail::seal_datagram(d, n, k % 2 ? key : 0, h.sequence);
+    a.on_datagram(d, n, pair.now);
+  }
+  EXPECT_EQ(all_drops(), before + 64);  // too short for a sealed one, or failing its tag
+  EXPECT_EQ(a.last_received_frame(), last);
+  stream_on(pair, 200, 300);
+  EXPECT_TRUE(a.running());
+}
+
 TEST(EndpointAttack, MidMatchHandshakesWithAnotherShapeChangeNothing) {
   EndpointPair pair(config(117, false), config(118, false));
   pair.start();
