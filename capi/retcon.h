@@ -224,7 +224,9 @@ typedef struct retcon_decision {
 } retcon_decision;
 
 /* Every player's input for one frame, and the frame's timed decisions: the same ones in the
- * same order on every machine, every time the frame is simulated (re-simulations included). */
+ * same order on every machine, every time the frame is simulated (re-simulations included).
+ * Every pointer is valid only during the advance_frame callback that receives it (they point
+ * into the session's own rings): copy what the game keeps. */
 typedef struct retcon_frame_inputs {
   const uint8_t* bytes;   /* player_count * input_size bytes; player p at p * input_size */
   const uint8_t* status;  /* player_count retcon_input_status values */

@@ -52,7 +52,9 @@ struct Decision {
 
 // What advance_frame receives: every player's input for one frame, back to back, and the timed
 // decisions of that frame (the same ones, in the same order, on every machine and every time
-// the frame is simulated, re-simulations included).
+// the frame is simulated, re-simulations included). Every pointer is valid only during the
+// advance_frame callback that receives it (they point into the session's own rings): copy what
+// the game keeps.
 struct FrameInputs {
   const uint8_t* bytes;        // player_count * input_size bytes; player i at i * input_size
   const InputStatus* status;   // player_count entries
