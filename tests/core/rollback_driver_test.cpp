@@ -197,6 +197,72 @@ TEST(RollbackDriver, DisconnectedPlayerGetsZerosWithStatusAfterAgreedFrame) {
   EXPECT_FALSE(h.driver.window_full());
 }
 
+// The driver hands the game a frame's inputs straight from its shared ring while nobody is
+// absent, and builds them player by player (zeros for the absent) otherwise (update_absence).
+// A match with rollbacks across every edge of that: a cut announced late and then moved earlier
+// (agreed), frames inside the rejoin gap, the rejoin's first frames predicted, a lowered
+// prediction window, four-byte inputs (the drivers' usual path). It must end in the state of a
+// lockstep run that knew everything up front: the same inputs, zeros while absent.
+TEST(RollbackDriver, CutsAndARejoinUnderRollbackEndInTheLockstepState) {
+  auto local = [](Frame f) { return uint32_t(f) * 3 + 1; };
+  auto remote = [](Frame f) { return 1000 + uint32_t(f) * 7; };
+  constexpr Frame kCut = 15, kRejoin = 34, kEnd = 56;
+  // Rollback: the remote inputs arrive three frames late; the cut is heard at 17 when frame 20
+  // starts, moved to 15 (agreed) when frame 22 starts; the rejoin at 34 is known at frame 30.
+  DriverHarness a;
+  ASSERT_EQ(a.init(2, 1, 4, 8), Result::ok);
+  ASSERT_EQ(a.driver.set_prediction_window(4), Result::ok);  // the peer's window is smaller
+  Frame delivered = -1;
+  bool absent = false;
+  for (Frame f = 0; f < kEnd; ++f) {
+    const Frame upto = f + 3 >= kEnd ? kEnd : f - 3;
+    for (; !absent && delivered < upto; ++delivered) {
+      const uint32_t v = remote(delivered + 1);
+      ASSERT_EQ(a.driver.add_remote_input(1, delivered + 1, reinterpret_cast<const uint8_t*>(&v)), Result::ok)
+          << delivered + 1;
+    }
+    if (f == 20) {
+      ASSERT_EQ(a.driver.disconnect_player(1, 17, false), Result::ok);
+      absent = true;
+    }
+    if (f == 22) {
+      ASSERT_EQ(a.driver.disconnect_player(1, kCut, true), Result::ok);
+    }
+    if (f == 30) {
+      ASSERT_EQ(a.driver.rejoin_player(1, kRejoin), Result::ok);
+      absent = false;
+      delivered = kRejoin - 1;
+    }
+    const uint32_t v = local(f);
+    ASSERT_EQ(a.driver.add_local_input(0, &v, 4), Result::ok) << f;
+    ASSERT_EQ(a.driver.advance(), Result::ok) << f;
+  }
+  EXPECT_GT(a.driver.stats().rollbacks, 10u);
+  // Lockstep: every remote input and the statuses known before the frames they touch.
+  DriverHarness b;
+  ASSERT_EQ(b.init(2, 1, 4, 8), Result::ok);
+  for (Frame f = 0; f <= kCut; ++f) {
+    const uint32_t v = remote(f);
+    ASSERT_EQ(b.driver.add_remote_input(1, f, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
+  }
+  ASSERT_EQ(b.driver.disconnect_player(1, kCut, true), Result::ok);
+  ASSERT_EQ(b.driver.rejoin_player(1, kRejoin), Result::ok);
+  for (Frame f = kRejoin; f <= kEnd; ++f) {
+    const uint32_t v = remote(f);
+    ASSERT_EQ(b.driver.add_remote_input(1, f, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
+  }
+  for (Frame f = 0; f < kEnd; ++f) {
+    const uint32_t v = local(f);
+    ASSERT_EQ(b.driver.add_local_input(0, &v, 4), Result::ok);
+    ASSERT_EQ(b.driver.advance(), Result::ok);
+  }
+  EXPECT_EQ(b.driver.stats().rollbacks, 0u);
+  EXPECT_EQ(a.game.frame_errors, 0);
+  EXPECT_EQ(a.game.state.frame, b.game.state.frame);
+  EXPECT_EQ(a.game.hash(), b.game.hash()) << "the rolled-back run ended elsewhere";
+  EXPECT_GE(a.driver.confirmed_frame(), kEnd - 1);
+}
+
 TEST(RollbackDriver, SparseSavingSavesOnlyConfirmedFramesAndStaysCorrect) {
   DriverHarness h, ref;
   ASSERT_EQ(h.init(2, 1, 1, 6, SaveMode::sparse), Result::ok);
