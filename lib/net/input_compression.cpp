@@ -93,6 +93,20 @@ bool DeltaRunEncoder::append(const uint8_t* blob, const uint8_t* previous, size_
 }
 
 namespace {
+// What the short encoders below return for tokens written to [out, o): within one token's
+// reach the leading zero run is at most one token, and `open` is the offset of the last token
+// when that is a zero run that can still grow (-1 otherwise).
+inline EncodedDelta short_delta_result(const uint8_t* out, const uint8_t* o, uint32_t lead_zeros, long open,
+                                       size_t size) noexcept {
+  EncodedDelta r;
+  r.size = uint32_t(o - out);
+  r.lead_zeros = lead_zeros;
+  r.lead_bytes = lead_zeros != 0 ? 1 : 0;
+  r.open_tail = int32_t(open);
+  r.unchanged = lead_zeros == size;
+  return r;
+}
+
 // encode_changed_delta for a delta of at most one token's reach (every input of a few bytes):
 // the delta XORed once into `d`, and no run can need a second token, so each zero run is one
 // token and each literal ends at the first zero run of kSplitRun or more, or at the blob's end.
@@ -133,13 +147,7 @@ EncodedDelta encode_short_delta(const uint8_t* blob, const uint8_t* previous, si
     open = -1;
     i = j;
   }
-  EncodedDelta r;
-  r.size = uint32_t(o - out);
-  r.lead_zeros = lead_zeros;
-  r.lead_bytes = lead_zeros != 0 ? 1 : 0;
-  r.open_tail = int32_t(open);
-  r.unchanged = lead_zeros == size;
-  return r;
+  return short_delta_result(out, o, lead_zeros, open, size);
 }
 
 // Up to 8 bytes (n >= 1) as a little-endian word, the bytes beyond n zero.
@@ -192,13 +200,7 @@ EncodedDelta encode_word_delta(const uint8_t* blob, const uint8_t* previous, siz
     open = -1;
     i = j;
   }
-  EncodedDelta r;
-  r.size = uint32_t(o - out);
-  r.lead_zeros = lead_zeros;
-  r.lead_bytes = lead_zeros != 0 ? 1 : 0;
-  r.open_tail = int32_t(open);
-  r.unchanged = lead_zeros == size;
-  return r;
+  return short_delta_result(out, o, lead_zeros, open, size);
 }
 
 #if defined(__GNUC__)

@@ -182,6 +182,31 @@ bool read_riders(ByteReader& r, uint8_t flags, Frame start_frame, Riders* riders
   return true;
 }
 
+// The payload of `count` frames (b->payload, b->payload_size set): the blob size is not sent,
+// every blob has it, so the tokens must stand for count of them exactly. One walk also notes
+// where the frame the receiver wants next starts (`seek`), when it lies after the first.
+// False: the payload is not count whole blobs of a size the protocol allows.
+inline bool measure_payload(InputsBody* b, size_t count, const InputsSeek& seek) noexcept {
+  const Frame ahead = seek.frame - b->start_frame;  // both in -1..2^31-1
+  const size_t skip = ahead > 0 && ahead < Frame(count) ? size_t(ahead) * seek.blob_size : SIZE_MAX;
+  size_t delta_bytes = 0, seek_offset = 0, seek_into = 0;
+  if (!delta_tokens_find(b->payload, b->payload_size, skip, &delta_bytes, &seek_offset, &seek_into) ||
+      delta_bytes % count != 0)
+    return false;
+  const size_t blob_size = delta_bytes / count;
+  if (blob_size < 1 || blob_size > kMaxBlobSize) return false;
+  b->blob_size = uint16_t(blob_size);
+  // The noted position is that frame's only when the blobs are the size the receiver assumed.
+  if (skip != SIZE_MAX && blob_size == seek.blob_size) {
+    b->seek_frame = seek.frame;
+    b->seek_offset = uint32_t(seek_offset);
+    b->seek_into = uint32_t(seek_into);
+  } else {
+    b->seek_frame = kNullFrame;
+  }
+  return true;
+}
+
 // Layout in docs/PROTOCOL.md: start_frame, ack_frame - start_frame (zigzag), count, flags, then
 // by the flags the disconnected mask with each disconnected player's last_frame + 1, a quality
 // report, a quality reply, checksum reports, a silence note; then the payload, whose decoded length gives the
@@ -234,27 +259,7 @@ bool read_inputs(ByteReader& r, InputsBody* b, const InputsSeek& seek) noexcept 
   if (r.failed()) return true;
   b->payload_size = r.remaining();
   b->payload = r.skip(b->payload_size);
-  // The blob size is not sent: every blob has it, so the payload holds count of them exactly.
-  size_t delta_bytes = 0;
-  // A frame the receiver wants after the first: the same walk notes where it starts.
-  const Frame ahead = seek.frame - b->start_frame;  // both in -1..2^31-1
-  const size_t skip = ahead > 0 && ahead < Frame(count) ? size_t(ahead) * seek.blob_size : SIZE_MAX;
-  size_t seek_offset = 0, seek_into = 0;
-  if (!delta_tokens_find(b->payload, b->payload_size, skip, &delta_bytes, &seek_offset, &seek_into) ||
-      delta_bytes % count != 0)
-    return false;
-  const size_t blob_size = delta_bytes / count;
-  if (blob_size < 1 || blob_size > kMaxBlobSize) return false;
-  b->blob_size = uint16_t(blob_size);
-  // The noted position is that frame's only when the blobs are the size the receiver assumed.
-  if (skip != SIZE_MAX && blob_size == seek.blob_size) {
-    b->seek_frame = seek.frame;
-    b->seek_offset = uint32_t(seek_offset);
-    b->seek_into = uint32_t(seek_into);
-  } else {
-    b->seek_frame = kNullFrame;
-  }
-  return true;
+  return measure_payload(b, count, seek);
 }
 
 }  // namespace
@@ -482,23 +487,7 @@ Usual read_usual_inputs(const uint8_t* p, const uint8_t* end, const InputsSeek& 
   }
   b->payload = p;
   b->payload_size = size_t(end - p);
-  const Frame ahead = seek.frame - b->start_frame;  // both in -1..2^31-1
-  const size_t skip = ahead > 0 && ahead < Frame(count) ? size_t(ahead) * seek.blob_size : SIZE_MAX;
-  size_t delta_bytes = 0, seek_offset = 0, seek_into = 0;
-  if (!delta_tokens_find(b->payload, b->payload_size, skip, &delta_bytes, &seek_offset, &seek_into) ||
-      delta_bytes % count != 0)
-    return Usual::malformed;
-  const size_t blob_size = delta_bytes / count;
-  if (blob_size < 1 || blob_size > kMaxBlobSize) return Usual::malformed;
-  b->blob_size = uint16_t(blob_size);
-  if (skip != SIZE_MAX && blob_size == seek.blob_size) {
-    b->seek_frame = seek.frame;
-    b->seek_offset = uint32_t(seek_offset);
-    b->seek_into = uint32_t(seek_into);
-  } else {
-    b->seek_frame = kNullFrame;
-  }
-  return Usual::ok;
+  return measure_payload(b, count, seek) ? Usual::ok : Usual::malformed;
 }
 }  // namespace
 
