@@ -56,6 +56,7 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   first_incorrect_ = kNullFrame;
   last_saved_ = kNullFrame;
   update_absence();
+  update_min_delay();
   changed();
   return Result::ok;
 }
@@ -208,6 +209,7 @@ Result RollbackDriver::set_input_delay(PlayerIndex player, int32_t frames) noexc
   if (player < 0 || uint32_t(player) >= num_players_ || !players_[player].local) return Result::invalid_player;
   if (frames < 0 || frames > kMaxInputDelay) return Result::invalid_argument;
   players_[player].delay = frames;
+  update_min_delay();
   return Result::ok;
 }
 
@@ -301,6 +303,13 @@ void RollbackDriver::update_absence() noexcept {
     any_cut_ = any_cut_ || p.disconnected;
     if (p.local && !p.disconnected) awaited_[awaited_count_++] = &p.queue;
   }
+}
+
+void RollbackDriver::update_min_delay() noexcept {
+  int32_t delay = INT32_MAX;
+  for (uint32_t i = 0; i < num_players_; ++i)
+    if (players_[i].local) delay = std::min(delay, players_[i].delay);
+  min_local_delay_ = delay;
 }
 
 // ---------------------------------------------------------------- primitives

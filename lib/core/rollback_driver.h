@@ -50,6 +50,7 @@ class RollbackDriver {
   void set_local(PlayerIndex player, bool local) noexcept {
     players_[player].local = local;
     update_absence();  // the list of local players check_local_inputs() walks
+    update_min_delay();
     changed();
   }
   bool is_local(PlayerIndex player) const noexcept { return players_[player].local; }
@@ -63,6 +64,9 @@ class RollbackDriver {
   Result add_remote_input(PlayerIndex player, Frame frame, const uint8_t* input) noexcept;
   Result set_input_delay(PlayerIndex player, int32_t frames) noexcept;
   int32_t input_delay(PlayerIndex player) const noexcept { return players_[player].delay; }
+  // The smallest input delay of the local players (INT32_MAX with none): a P2P session's send
+  // pass asks every frame, one load instead of a walk over its local players.
+  int32_t min_local_delay() const noexcept { return min_local_delay_; }
   // From `after`+1 on, the player's input is zeros with status disconnected. Rolls back if
   // frames after it were already simulated with other inputs. Called again with an earlier
   // frame, it moves the cut earlier (peers agree on the earliest frame any of them reports).
@@ -262,6 +266,8 @@ class RollbackDriver {
   // after every rejoin gap, up to the earliest disconnect cut (kept by update_absence(), with
   // the other lists that change with a player's status).
   void update_absence() noexcept;
+  // Keeps min_local_delay_ (every change of a delay or of who is local calls it).
+  void update_min_delay() noexcept;
   bool should_save(Frame frame) const noexcept;
   // Inline: asked for every input added (and by the session before each remote one).
   Frame oldest_needed() const noexcept { return oldest_needed_from(confirmed_frame()); }
@@ -334,6 +340,7 @@ class RollbackDriver {
   // update_absence()).
   std::array<const InputQueue*, kMaxPlayers> awaited_{};
   uint32_t awaited_count_ = 0;
+  int32_t min_local_delay_ = INT32_MAX;  // see min_local_delay()
   Frame plain_from_ = 0, plain_to_ = 0;  // see update_absence()
   bool any_cut_ = false;                  // a player is disconnected (update_absence())
   uint64_t memory_budget_ = 0;

@@ -2466,12 +2466,8 @@ void P2PSessionImpl::send_due(bool again) {
   // (a slow datagram: plus twice the jitter); its window and our input delay cover that many
   // frames (every player's window in use is the match's smallest, so the peer's is ours). When
   // the slow datagram plus a batch would not fit, every frame goes at once.
-  int32_t delay = kMaxPredictionFrames;
-  if (local_count_ == 1) {  // the usual machine: one local player
-    delay = std::min(delay, driver_.input_delay(local_players_[0]));
-  } else {
-    for (uint32_t k = 0; k < local_count_; ++k) delay = std::min(delay, driver_.input_delay(local_players_[k]));
-  }
+  // The driver keeps the local players' smallest delay (INT32_MAX with none).
+  const int32_t delay = std::min(kMaxPredictionFrames, driver_.min_local_delay());
   const uint64_t cover_us = uint64_t(window + delay) * frame_us_;
   const uint64_t three_frames_us = 3 * frame_us_;  // kept in a register across the endpoints' calls
   bool sent = false;

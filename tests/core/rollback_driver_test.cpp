@@ -164,6 +164,32 @@ TEST(RollbackDriver, DelayIncreaseRepeatsLastInputAndDecreaseDropsSamples) {
   EXPECT_EQ(h.driver.frame(), 7);
 }
 
+// The send pass of a P2P session reads min_local_delay() every frame instead of walking its
+// local players: it must follow every delay change and every change of who is local.
+TEST(RollbackDriver, MinLocalDelayFollowsEveryDelayAndLocalChange) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(3, 2, 1, 4), Result::ok);
+  EXPECT_EQ(h.driver.min_local_delay(), 0);
+  ASSERT_EQ(h.driver.set_input_delay(0, 5), Result::ok);
+  EXPECT_EQ(h.driver.min_local_delay(), 0) << "player 1 is local with delay 0";
+  ASSERT_EQ(h.driver.set_input_delay(1, 3), Result::ok);
+  EXPECT_EQ(h.driver.min_local_delay(), 3);
+  EXPECT_EQ(h.driver.set_input_delay(2, 1), Result::invalid_player) << "player 2 is remote";
+  EXPECT_EQ(h.driver.min_local_delay(), 3) << "a refused delay changes nothing";
+  EXPECT_EQ(h.driver.set_input_delay(1, -1), Result::invalid_argument);
+  EXPECT_EQ(h.driver.min_local_delay(), 3);
+  h.driver.set_local(1, false);
+  EXPECT_EQ(h.driver.min_local_delay(), 5) << "only local players count";
+  h.driver.set_local(0, false);
+  EXPECT_EQ(h.driver.min_local_delay(), INT32_MAX) << "no local player";
+  h.driver.set_local(1, true);
+  EXPECT_EQ(h.driver.min_local_delay(), 3);
+  // The frames it sends for follow the same delays: the input given now is for frame 3.
+  const uint8_t v = 7;
+  ASSERT_EQ(h.driver.add_local_input(1, &v, 1), Result::ok);
+  EXPECT_EQ(h.driver.last_confirmed(1), 3);
+}
+
 TEST(RollbackDriver, SaveThatDoesNotFitIsReportedNotACrash) {
   DriverHarness h;
   ASSERT_EQ(h.init(2, 1, 1, 4, SaveMode::automatic, 40), Result::ok);  // < 45-byte minimum save
