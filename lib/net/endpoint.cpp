@@ -657,8 +657,17 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   // The reference: the last frame held (start - 1 when nothing was skipped), zeros before the first.
   uint8_t* const ring = receive_ring_.data();
   uint8_t* const ring_end = ring + size_t(window) * blob;
-  const uint8_t* previous = last < in_base_ ? zeros_.data() : receive_slot(last);
-  uint8_t* slot = receive_slot(last + 1);
+  // The slot after a held frame's is the next one in the ring (one remainder, not two).
+  const uint8_t* previous;
+  uint8_t* slot;
+  if (last < in_base_) {
+    previous = zeros_.data();
+    slot = receive_slot(last + 1);
+  } else {
+    uint8_t* const held = receive_slot(last);
+    previous = held;
+    slot = held + blob == ring_end ? ring : held + blob;
+  }
   const Frame stop = end < window_end ? end : window_end;
   for (Frame f = last + 1; f <= stop; ++f) {
     if (!decoder.apply(slot, previous, blob)) break;
