@@ -290,11 +290,17 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
   // header, from_peer, no bad nonce, the checksum, then the inputs body); this way only skips
   // the steps that cannot apply: the header's general decode, the message type switch, the
   // AEAD branch.
-  if (length >= kDataHeaderSize && length <= kMaxDatagramSize && data[0] == kMagic0 && data[1] == kMagic1 &&
-      data[2] == kProtocolVersion && data[3] == uint8_t(MessageType::inputs) && remote_nonce_ != 0 &&
-      (state_ == EndpointState::synchronizing || running()) && !auth_.keyed()) {
-    on_inputs_datagram(data, length, now_us);
-    return;
+  // The four leading bytes (magic, version, type) are compared as one word.
+  static constexpr uint8_t kUsualHead[4] = {kMagic0, kMagic1, kProtocolVersion, uint8_t(MessageType::inputs)};
+  if (length >= kDataHeaderSize && length <= kMaxDatagramSize) {
+    uint32_t head, usual;
+    std::memcpy(&head, data, sizeof head);
+    std::memcpy(&usual, kUsualHead, sizeof usual);
+    if (head == usual && remote_nonce_ != 0 && (state_ == EndpointState::synchronizing || running()) &&
+        !auth_.keyed()) {
+      on_inputs_datagram(data, length, now_us);
+      return;
+    }
   }
   on_other_datagram(data, length, now_us);
 }
