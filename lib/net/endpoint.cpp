@@ -777,7 +777,7 @@ Result Endpoint::grow_send_ring() {
   return Result::ok;
 }
 
-Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
+Result Endpoint::send_input_general(Frame frame, const uint8_t* blob) {
   if (!initialized_ || state_ == EndpointState::disconnected) return Result::wrong_state;
   if (blob == nullptr || config_.send_blob_size == 0 || frame != last_sent_ + 1 ||
       frame == std::numeric_limits<Frame>::max()) {
@@ -809,6 +809,13 @@ Result Endpoint::send_input(Frame frame, const uint8_t* blob) {
   }
   last_sent_ = frame;
   return Result::ok;
+}
+
+void Endpoint::queue_changed(const uint8_t* slot, size_t size) noexcept {
+  const EncodedDelta delta = encode_delta(slot, slot - size, size, delta_tokens_.data());
+  // A changed input goes out at once; an unchanged one may wait to share a datagram.
+  if (!delta.unchanged) inputs_dirty_ = true;
+  prepared_.append(delta, delta_tokens_.data());  // when the run is full, prepare_run catches up later
 }
 
 void Endpoint::rejoin_remote_player(PlayerIndex player, Frame floor) noexcept {

@@ -1,6 +1,7 @@
 // Two endpoints over an InMemoryNetwork behind NetworkSimulators, on a virtual clock.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -1006,6 +1007,65 @@ TEST(Endpoint, PollAgainSendsWhatASecondPollWould) {
   EXPECT_EQ(again.sent, twice.sent);
   EXPECT_EQ(again.received, 599);
   EXPECT_EQ(twice.received, 599);
+}
+
+}  // namespace
+}  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// send_input queues the usual frame (an input of 4 to 8 bytes, the next in order, room in the
+// queue) inline and leaves every other case to send_input_general: both must send the same
+// datagrams, byte for byte, whatever the input size, through changes and repeats, the ring's
+// wrap (its first slot), its growth behind a blackout, and a full queue.
+TEST(Endpoint, InlineSendInputSendsWhatTheGeneralPathSends) {
+  for (const size_t size : {1u, 3u, 4u, 5u, 8u, 9u, 16u}) {
+    std::vector<std::vector<uint8_t>> sent[2];
+    std::vector<Result> results[2];
+    Frame received[2] = {0, 0};
+    for (int path = 0; path < 2; ++path) {
+      detail::EndpointConfig ca = default_config(50), cb = default_config(51);
+      ca.send_blob_size = cb.receive_blob_size = uint16_t(size);
+      ca.send_queue_frames = 32;  // grows twice, to its limit
+      ca.max_send_queue_frames = 128;
+      EndpointPair pair(ca, cb);
+      LinkProfile link;
+      link.latency_us = 20000;
+      link.loss = 0.1;
+      link.blackouts.push_back({2000000, 4500000});  // the queue grows to its limit, then fails
+      pair.set_link(link);
+      pair.start();
+      ASSERT_TRUE(pair.run_handshake());
+      auto& a = pair.a().endpoint;
+      auto& b = pair.b().endpoint;
+      pair.a().recorder->recording = true;
+      std::mt19937 rng(7);
+      std::vector<uint8_t> blob(size, 0);
+      Frame next = 0;
+      for (int t = 0; t < 500; ++t) {
+        if (rng() % 4 == 0) blob[rng() % size] = uint8_t(rng());  // else unchanged
+        const Result r = path == 0 ? a.send_input(next, blob.data()) : a.send_input_general(next, blob.data());
+        results[path].push_back(r);
+        if (r == Result::ok) ++next;
+        a.set_local_frame(next, 0);
+        for (int ms = 0; ms < 16; ++ms) pair.step(1000);
+        Frame f;
+        const uint8_t* got;
+        while (b.pop_input(&f, &got)) ++received[path];
+      }
+      EXPECT_EQ(a.send_input(next + 1, blob.data()), Result::invalid_argument);  // a gap
+      EXPECT_EQ(a.send_input(next, nullptr), Result::invalid_argument);
+      sent[path] = pair.a().recorder->sent;
+    }
+    EXPECT_EQ(results[0], results[1]) << size;
+    EXPECT_NE(std::count(results[0].begin(), results[0].end(), Result::input_out_of_window), 0) << size;
+    EXPECT_GT(std::count(results[0].begin(), results[0].end(), Result::ok), 300) << size;
+    EXPECT_GT(received[0], 300) << size;
+    EXPECT_EQ(received[0], received[1]) << size;
+    ASSERT_EQ(sent[0].size(), sent[1].size()) << size;
+    for (size_t i = 0; i < sent[0].size(); ++i) ASSERT_EQ(sent[0][i], sent[1][i]) << size << " " << i;
+  }
 }
 
 }  // namespace
