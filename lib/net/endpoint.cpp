@@ -812,7 +812,9 @@ Result Endpoint::send_input_general(Frame frame, const uint8_t* blob) {
 }
 
 void Endpoint::queue_changed(const uint8_t* slot, size_t size) noexcept {
-  const EncodedDelta delta = encode_delta(slot, slot - size, size, delta_tokens_.data());
+  // Changed (send_input compared it): straight to the changed-delta coder, not encode_delta's
+  // second comparison.
+  const EncodedDelta delta = encode_changed_delta(slot, slot - size, size, delta_tokens_.data());
   // A changed input goes out at once; an unchanged one may wait to share a datagram.
   if (!delta.unchanged) inputs_dirty_ = true;
   prepared_.append(delta, delta_tokens_.data());  // when the run is full, prepare_run catches up later
