@@ -45,6 +45,18 @@ void blob_for(int side, Frame frame, uint8_t* out) {
   out[1] = uint8_t((frame / 5) ^ (side * 0x55));
 }
 
+// Both sides queue their input of `frame` and tell it as their frame, as a session's advance
+// does. False when an endpoint refuses the input.
+bool send_frame_both_ways(Endpoint* const eps[2], Frame frame) {
+  uint8_t blob[2];
+  for (int side = 0; side < 2; ++side) {
+    blob_for(side, frame, blob);
+    if (eps[side]->send_input(frame, blob) != Result::ok) return false;
+    eps[side]->set_local_frame(frame, 0);
+  }
+  return true;
+}
+
 bool saw(Endpoint& e, EndpointEventType type) {
   EndpointEvent ev;
   bool found = false;
@@ -59,14 +71,10 @@ bool stream(EndpointPair& pair, Frame frames, const std::function<void()>& attac
   Frame next_send = 0, expected[2] = {0, 0};
   uint64_t next_frame_at = pair.now;
   const uint64_t deadline = pair.now + uint64_t(frames) * kFrameUs + 5000000;
-  uint8_t blob[2], want[2];
+  uint8_t want[2];
   while (pair.now < deadline && (expected[0] < frames || expected[1] < frames)) {
     if (pair.now >= next_frame_at && next_send < frames) {
-      for (int side = 0; side < 2; ++side) {
-        blob_for(side, next_send, blob);
-        if (eps[side]->send_input(next_send, blob) != Result::ok) return false;
-        eps[side]->set_local_frame(next_send, 0);
-      }
+      if (!send_frame_both_ways(eps, next_send)) return false;
       ++next_send;
       next_frame_at += kFrameUs;
     }
@@ -267,15 +275,11 @@ TEST(EndpointAttack, OnPathForgeriesAndReplaysFailWithAKey) {
   pair.a().endpoint.set_local_frame(before, 0);
   // Keep streaming from where the first stream stopped.
   Frame next = before + 1;
-  uint8_t blob[2], want[2];
+  uint8_t want[2];
+  Endpoint* const eps[2] = {&pair.a().endpoint, &pair.b().endpoint};
   for (int ms = 0; ms < 8000; ++ms) {
     if (ms % 17 == 0 && next < before + 400) {
-      for (int side = 0; side < 2; ++side) {
-        blob_for(side, next, blob);
-        Endpoint& e = side == 0 ? pair.a().endpoint : pair.b().endpoint;
-        ASSERT_EQ(e.send_input(next, blob), Result::ok);
-        e.set_local_frame(next, 0);
-      }
+      ASSERT_TRUE(send_frame_both_ways(eps, next));
       ++next;
     }
     attack();
@@ -446,16 +450,12 @@ TEST(EndpointAttack, ARejoinCutFarAheadIsTakenOnlyWhereItIsKnown) {
 // Streams frames `from`..`to` both ways after the attack, as the session does, and checks that A
 // holds B's real inputs for the last of them: the real stream went on untouched.
 void stream_on(EndpointPair& pair, Frame from, Frame to) {
-  uint8_t blob[2], want[2];
+  uint8_t want[2];
   Frame next = from;
+  Endpoint* const eps[2] = {&pair.a().endpoint, &pair.b().endpoint};
   for (int tick = 0; tick < int(to - from) + 300 && pair.a().endpoint.last_received_frame() < to; ++tick) {
     if (next <= to) {
-      for (int side = 0; side < 2; ++side) {
-        blob_for(side, next, blob);
-        Endpoint& e = side == 0 ? pair.a().endpoint : pair.b().endpoint;
-        ASSERT_EQ(e.send_input(next, blob), Result::ok);
-        e.set_local_frame(next, 0);
-      }
+      ASSERT_TRUE(send_frame_both_ways(eps, next));
       ++next;
     }
     for (int ms = 0; ms < 17; ++ms) pair.step(1000);

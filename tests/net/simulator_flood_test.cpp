@@ -12,6 +12,7 @@
 #include "retcon/transport.h"
 #include "retcon/p2p.h"
 #include "support/test_game.h"
+#include "support/two_machines.h"
 
 namespace retcon::test {
 namespace {
@@ -173,17 +174,8 @@ TEST(SimulatorFlood, AMatchThroughAFloodedSimulatorStillRuns) {
     hashes[i].assign(2000, 0);
     games[i].start_hashes = &hashes[i];
     games[i].events.reserve(4096);
-    P2PConfig c;
-    c.session.num_players = 2;
-    c.session.input_size = 1;
-    c.session.max_state_size = 256;
-    c.session.callbacks = bind_game(games[i]);
-    c.network.transport = sims[i].get();
-    c.network.rng_seed = 5 + i;
-    for (uint32_t p = 0; p < 2; ++p) {
-      c.players[p].kind = p == i ? PlayerKind::local : PlayerKind::remote;
-      c.players[p].address = wires[p]->address();
-    }
+    const PeerAddress addresses[2] = {wires[0]->address(), wires[1]->address()};
+    const P2PConfig c = two_player_config(i, games[i], sims[i].get(), addresses, 5 + i, 1);
     ASSERT_EQ(create_p2p_session(c, &sessions[i]), Result::ok);
   }
   constexpr Frame kFrames = 1200;
@@ -471,17 +463,8 @@ TEST(SimulatorFlood, AFloodOverUdpThroughTheSimulatorNeverWedgesThePoll) {
   for (int m = 0; m < 2; ++m) {
     hashes[m].assign(400, 0);
     games[m].start_hashes = &hashes[m];
-    P2PConfig c;
-    c.session.num_players = 2;
-    c.session.input_size = 1;
-    c.session.max_state_size = 256;
-    c.session.callbacks = bind_game(games[m]);
-    c.network.transport = m == 0 ? static_cast<Transport*>(&costly) : sock[1].get();
-    c.network.rng_seed = 40 + uint64_t(m);
-    for (int p = 0; p < 2; ++p) {
-      c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
-      c.players[p].address = addr[p];
-    }
+    Transport* transport = m == 0 ? static_cast<Transport*>(&costly) : sock[1].get();
+    const P2PConfig c = two_player_config(uint32_t(m), games[m], transport, addr, 40 + uint64_t(m), 1);
     ASSERT_EQ(create_p2p_session(c, &sessions[m]), Result::ok);
   }
   const uint8_t junk[64] = {0x52, 0x43, 5};

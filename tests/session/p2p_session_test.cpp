@@ -9,6 +9,7 @@
 #include "net/wire.h"
 #include "support/match_checks.h"
 #include "support/match_harness.h"
+#include "support/two_machines.h"
 
 namespace retcon::test {
 namespace {
@@ -426,17 +427,8 @@ TEST(P2PSession, EveryDatagramIsFlushedBeforePollOrAdvanceReturns) {
     watches[m] = std::make_unique<FlushWatch>(*sims[m]);
     hashes[m].assign(1400, 0);
     games[m].start_hashes = &hashes[m];
-    P2PConfig c;
-    c.session.num_players = 2;
-    c.session.input_size = 2;
-    c.session.max_state_size = 256;
-    c.session.callbacks = bind_game(games[m]);
-    c.network.transport = watches[m].get();
-    c.network.rng_seed = 5 + m;
-    for (uint32_t p = 0; p < 2; ++p) {
-      c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
-      c.players[p].address = wires[p]->address();
-    }
+    const PeerAddress addresses[2] = {wires[0]->address(), wires[1]->address()};
+    const P2PConfig c = two_player_config(m, games[m], watches[m].get(), addresses, 5 + m);
     ASSERT_EQ(create_p2p_session(c, &sessions[m]), Result::ok);
   }
   uint64_t now = 0, ticks = 0;

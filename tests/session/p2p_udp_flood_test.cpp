@@ -9,6 +9,7 @@
 
 #include "retcon/p2p.h"
 #include "support/test_game.h"
+#include "support/two_machines.h"
 
 namespace retcon::test {
 namespace {
@@ -154,17 +155,8 @@ TEST(UdpBatching, FloodNeitherWedgesAPollNorStopsAMatch) {
   for (int m = 0; m < 2; ++m) {
     hashes[m].assign(400, 0);
     game[m].start_hashes = &hashes[m];
-    P2PConfig c;
-    c.session.num_players = 2;
-    c.session.input_size = 2;
-    c.session.max_state_size = 256;
-    c.session.callbacks = bind_game(game[m]);
-    c.network.transport = m == 0 ? static_cast<Transport*>(&counted) : s.sock[m].get();
-    c.network.rng_seed = 300 + m;
-    for (int p = 0; p < 2; ++p) {
-      c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
-      c.players[p].address = s.addr[p];
-    }
+    Transport* transport = m == 0 ? static_cast<Transport*>(&counted) : s.sock[m].get();
+    const P2PConfig c = two_player_config(uint32_t(m), game[m], transport, s.addr, 300 + m);
     ASSERT_EQ(create_p2p_session(c, &session[m]), Result::ok);
   }
   const uint8_t junk[64] = {0x52, 0x43, 3, 3};

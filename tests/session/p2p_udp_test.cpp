@@ -6,6 +6,7 @@
 
 #include "retcon/p2p.h"
 #include "support/test_game.h"
+#include "support/two_machines.h"
 
 namespace retcon::test {
 namespace {
@@ -25,17 +26,7 @@ void play_over_loopback(const char* host) {
   for (int m = 0; m < 2; ++m) {
     hashes[m].assign(400, 0);
     game[m].start_hashes = &hashes[m];
-    P2PConfig c;
-    c.session.num_players = 2;
-    c.session.input_size = 2;
-    c.session.max_state_size = 256;
-    c.session.callbacks = bind_game(game[m]);
-    c.network.transport = sock[m].get();
-    c.network.rng_seed = 100 + m;
-    for (int p = 0; p < 2; ++p) {
-      c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
-      c.players[p].address = addr[p];
-    }
+    const P2PConfig c = two_player_config(uint32_t(m), game[m], sock[m].get(), addr, 100 + m);
     ASSERT_EQ(create_p2p_session(c, &s[m]), Result::ok);
   }
   uint64_t now = 0;
@@ -74,16 +65,8 @@ TEST(P2PUdp, HandshakeWithMismatchedShapeGivesAnEventAndNoSession) {
   game[1].events.reserve(256);
   std::unique_ptr<P2PSession> s[2];
   for (int m = 0; m < 2; ++m) {
-    P2PConfig c;
-    c.session.num_players = 2;
-    c.session.input_size = m == 0 ? 2 : 4;  // the two builds disagree on the input size
-    c.session.max_state_size = 256;
-    c.session.callbacks = bind_game(game[m]);
-    c.network.transport = sock[m].get();
-    for (int p = 0; p < 2; ++p) {
-      c.players[p].kind = p == m ? PlayerKind::local : PlayerKind::remote;
-      c.players[p].address = addr[p];
-    }
+    // The two builds disagree on the input size.
+    const P2PConfig c = two_player_config(uint32_t(m), game[m], sock[m].get(), addr, 0, m == 0 ? 2 : 4);
     ASSERT_EQ(create_p2p_session(c, &s[m]), Result::ok);
   }
   uint64_t now = 0;
