@@ -146,10 +146,12 @@ void RollbackDriver::init_queues() {
 // registers across a call; anything else goes to the full path, called last (a tail call).
 Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, size_t size) noexcept {
   // A negative player is a huge unsigned one.
-  if (uint32_t(player) >= num_players_ || !players_[player].local) return Result::invalid_player;
-  if (input == nullptr) return Result::invalid_argument;
-  if (size != input_size_) return Result::invalid_input_size;
+  if (uint32_t(player) >= num_players_) return Result::invalid_player;
   Player& p = players_[player];
+  // One test for the usual player (local, connected, small inputs); the others and the
+  // caller's mistakes take the full path, which tells them apart.
+  if (!p.usual_local || input == nullptr || size != input_size_) [[unlikely]]
+    return add_local_full(p, input, size);
   // No window check here: the input of the frame about to run is always taken (and sent), or
   // peers in lockstep would wait on each other forever. advance() enforces the window.
   if (p.added_at == frame_) return Result::input_already_added;
@@ -157,12 +159,22 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   const Frame target = frame_ + p.delay;
   const Frame last = p.queue.last_confirmed();
   // The usual input: the frame right after the previous one (the delay did not change).
-  if (last + 1 != target || target >= fits_below_ || p.disconnected || !small_inputs_) [[unlikely]]
+  if (last + 1 != target || target >= fits_below_) [[unlikely]]
     return add_local_checked(p, last, target, static_cast<const uint8_t*>(input));
   // input_rose() for a connected local player (it never holds the first unknown remote input).
   if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
   if (p.queue.add_confirmed_small(target, static_cast<const uint8_t*>(input))) note_mispredicted(target);
   return Result::ok;
+}
+
+Result RollbackDriver::add_local_full(Player& p, const void* input, size_t size) noexcept {
+  if (!p.local) return Result::invalid_player;
+  if (input == nullptr) return Result::invalid_argument;
+  if (size != input_size_) return Result::invalid_input_size;
+  if (p.added_at == frame_) return Result::input_already_added;
+  p.added_at = frame_;
+  const Frame target = frame_ + p.delay;
+  return add_local_checked(p, p.queue.last_confirmed(), target, static_cast<const uint8_t*>(input));
 }
 
 Result RollbackDriver::add_local_checked(Player& p, Frame last, Frame target, const uint8_t* input) noexcept {
@@ -302,6 +314,10 @@ void RollbackDriver::update_absence() noexcept {
     if (p.disconnected) plain_to_ = std::min(plain_to_, p.disconnected_after);
     any_cut_ = any_cut_ || p.disconnected;
     if (p.local && !p.disconnected) awaited_[awaited_count_++] = &p.queue;
+  }
+  for (uint32_t i = 0; i < kMaxPlayers; ++i) {
+    Player& p = players_[i];
+    p.usual_local = i < num_players_ && p.local && !p.disconnected && small_inputs_;
   }
 }
 

@@ -213,6 +213,9 @@ class RollbackDriver {
     bool cut_agreed = false;  // see disconnect_player()
     // A rejoin's gap (rejoin_player): frames [gap_from, gap_until) are disconnected.
     Frame gap_from = 0, gap_until = 0;
+    // local, not disconnected, and the inputs a size add_confirmed_small takes: add_local_input
+    // asks this one byte instead of the three (kept by update_absence()).
+    bool usual_local = false;
   };
   struct Probe {
     Frame frame = kNullFrame;
@@ -230,6 +233,7 @@ class RollbackDriver {
     return Result::ok;
   }
   // The full paths of add_local_input / add_remote_input (see there).
+  Result add_local_full(Player& p, const void* input, size_t size) noexcept;
   Result add_local_checked(Player& p, Frame last, Frame target, const uint8_t* input) noexcept;
   Result add_remote_checked(Player& p, Frame last, Frame frame, const uint8_t* input) noexcept;
   // save_into's error path (reported), out of the way of the usual save.

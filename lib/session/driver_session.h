@@ -73,8 +73,11 @@ Result guarded_call(CallGuard& guard, Body&& body) {
 
 class DriverSession : public Session {
  public:
+  // Refused from inside a callback, without holding the guard: taking an input reaches no
+  // callback (the driver only stores it).
   Result add_local_input(PlayerIndex player, const void* input, size_t size) override {
-    return guarded_call(guard_, [&] { return driver_.add_local_input(player, input, size); });
+    if (guard_.busy()) return Result::wrong_state;
+    return driver_.add_local_input(player, input, size);
   }
   Result set_input_delay(PlayerIndex player, int32_t frames) override {
     return guarded_call(guard_, [&] { return driver_.set_input_delay(player, frames); });

@@ -69,18 +69,19 @@ class P2PSessionImpl final : public P2PSession {
 
   // ---- Session
   // Every call that can reach the game's callbacks (or the transport's) is inside the guard.
+  // Refused from inside a callback like every other call, but without holding the guard: taking
+  // an input reaches no callback (the driver only stores it), so the usual call is a tail call.
   Result add_local_input(PlayerIndex player, const void* input, size_t size) override {
-    return guarded_call(guard_, [&] {
-      if (!running_) {
-        // The caller's mistakes first: a wrong player or input size is not cured by waiting.
-        if (player < 0 || uint32_t(player) >= driver_.num_players() || !driver_.is_local(player))
-          return Result::invalid_player;
-        if (input == nullptr) return Result::invalid_argument;
-        if (size != driver_.input_size()) return Result::invalid_input_size;
-        return Result::not_synchronized;
-      }
-      return driver_.add_local_input(player, input, size);
-    });
+    if (guard_.busy()) return Result::wrong_state;
+    if (!running_) [[unlikely]] {
+      // The caller's mistakes first: a wrong player or input size is not cured by waiting.
+      if (player < 0 || uint32_t(player) >= driver_.num_players() || !driver_.is_local(player))
+        return Result::invalid_player;
+      if (input == nullptr) return Result::invalid_argument;
+      if (size != driver_.input_size()) return Result::invalid_input_size;
+      return Result::not_synchronized;
+    }
+    return driver_.add_local_input(player, input, size);
   }
   Result frame_checksum(Frame frame, uint64_t* out) override { return driver_frame_checksum(driver_, frame, out); }
   Result advance_frame() override { return guarded_call(guard_, [&] { return advance(); }); }

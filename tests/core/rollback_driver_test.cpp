@@ -1,5 +1,7 @@
 #include "core/rollback_driver.h"
 
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "support/driver_harness.h"
@@ -287,6 +289,62 @@ TEST(RollbackDriver, CutsAndARejoinUnderRollbackEndInTheLockstepState) {
   EXPECT_EQ(a.game.state.frame, b.game.state.frame);
   EXPECT_EQ(a.game.hash(), b.game.hash()) << "the rolled-back run ended elsewhere";
   EXPECT_GE(a.driver.confirmed_frame(), kEnd - 1);
+}
+
+// add_local_input takes the usual input (a connected local player, an input of a size
+// add_confirmed_small copies) after one test of a per-player byte; every other case takes the
+// full path. Both paths, and the moves between them (a local player cut, then rejoined), under
+// rollback (the remote inputs arrive two frames late): the game must end in the state of a
+// lockstep run of the same inputs, zeros while absent. Three-byte inputs never take the usual path.
+void local_inputs_reach_the_game(uint32_t size) {
+  SCOPED_TRACE(size);
+  auto input = [](PlayerIndex p, Frame f) { return uint32_t(f) * 0x01020304u + uint32_t(p) * 0x50607u + 1; };
+  constexpr Frame kCut = 5, kCutHeard = 8, kRejoinHeard = 11, kRejoin = 14, kEnd = 24;
+  DriverHarness h;
+  ASSERT_EQ(h.init(3, 2, size, 8), Result::ok);  // players 0 and 1 local, 2 remote
+  Frame delivered = -1;
+  for (Frame f = 0; f < kEnd; ++f) {
+    for (; delivered < f - 2 || (f == kEnd - 1 && delivered < f); ++delivered) {
+      const uint32_t v = input(2, delivered + 1);
+      ASSERT_EQ(h.driver.add_remote_input(2, delivered + 1, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
+    }
+    if (f == kCutHeard) {
+      ASSERT_EQ(h.driver.disconnect_player(1, kCut, true), Result::ok);
+    }
+    if (f == kRejoinHeard) {
+      ASSERT_EQ(h.driver.rejoin_player(1, kRejoin), Result::ok);
+    }
+    const uint32_t v0 = input(0, f), v1 = input(1, f);
+    // The caller's mistakes, on either path, are refused and change nothing.
+    EXPECT_EQ(h.driver.add_local_input(2, &v0, size), Result::invalid_player);
+    EXPECT_EQ(h.driver.add_local_input(3, &v0, size), Result::invalid_player);
+    EXPECT_EQ(h.driver.add_local_input(1, nullptr, size), Result::invalid_argument);
+    EXPECT_EQ(h.driver.add_local_input(1, &v1, size + 1), Result::invalid_input_size);
+    ASSERT_EQ(h.driver.add_local_input(0, &v0, size), Result::ok) << f;
+    ASSERT_EQ(h.driver.add_local_input(1, &v1, size), Result::ok) << f;
+    EXPECT_EQ(h.driver.add_local_input(1, &v1, size), Result::input_already_added) << f;
+    EXPECT_EQ(h.driver.add_local_input(0, &v0, size), Result::input_already_added) << f;
+    ASSERT_EQ(h.driver.advance(), Result::ok) << f;
+  }
+  EXPECT_GT(h.driver.stats().rollbacks, 5u);
+  EXPECT_EQ(h.game.frame_errors, 0);
+  TestGame lockstep;
+  for (Frame f = 0; f < kEnd; ++f) {
+    uint8_t bytes[3 * 4] = {};
+    for (PlayerIndex p = 0; p < 3; ++p) {
+      const uint32_t v = p == 1 && f > kCut && f < kRejoin ? 0 : input(p, f);
+      std::memcpy(bytes + size_t(p) * size, &v, size);
+    }
+    const InputStatus status[3] = {};
+    lockstep.step(FrameInputs{bytes, status, size, 3});
+  }
+  EXPECT_EQ(h.game.state.frame, kEnd);
+  EXPECT_EQ(h.game.hash(), lockstep.hash()) << "an input was lost, doubled or taken for the wrong frame";
+}
+
+TEST(RollbackDriver, LocalInputsOfEveryPathReachTheGameAsInLockstep) {
+  local_inputs_reach_the_game(4);
+  local_inputs_reach_the_game(3);
 }
 
 TEST(RollbackDriver, SparseSavingSavesOnlyConfirmedFramesAndStaysCorrect) {

@@ -1,4 +1,5 @@
 #include <memory>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -70,6 +71,49 @@ TEST(LocalSession, SavesEveryFrameWhenAsked) {
   }
   EXPECT_EQ(game.saves, 5u);
   EXPECT_EQ(s->stats().saves, 5u);
+}
+
+// add_local_input holds no guard (it reaches no callback) but is refused from inside one like
+// every other call: an input taken mid-frame would land in the frame being simulated.
+TEST(LocalSession, AddLocalInputFromInsideACallbackIsRefusedAndChangesNothing) {
+  struct Reentrant {
+    TestGame game;
+    Session* session = nullptr;
+    std::vector<Result> results;
+  } r;
+  SessionConfig c = config_for(r.game, 1);
+  c.callbacks.user = &r;
+  c.callbacks.save_state = [](void* u, Frame f, uint8_t* b, size_t n) {
+    return static_cast<Reentrant*>(u)->game.save_state(f, b, n);
+  };
+  c.callbacks.load_state = [](void* u, Frame f, const uint8_t* b, size_t n) {
+    static_cast<Reentrant*>(u)->game.load_state(f, b, n);
+  };
+  c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
+    auto* self = static_cast<Reentrant*>(u);
+    const uint8_t other[2] = {99, 99};
+    self->results.push_back(self->session->add_local_input(0, other, 2));
+    self->game.advance_frame(f, *in, flags);
+  };
+  c.callbacks.describe_state = nullptr;
+  c.callbacks.checksum = nullptr;
+  TestGame plain;
+  std::unique_ptr<Session> s, reference;
+  ASSERT_EQ(create_local_session(c, &s), Result::ok);
+  ASSERT_EQ(create_local_session(config_for(plain, 1), &reference), Result::ok);
+  r.session = s.get();
+  for (int f = 0; f < 10; ++f) {
+    const uint8_t in[2] = {uint8_t(f), uint8_t(7 * f)};
+    ASSERT_EQ(s->add_local_input(0, in, 2), Result::ok);
+    ASSERT_EQ(s->advance_frame(), Result::ok);
+    ASSERT_EQ(reference->add_local_input(0, in, 2), Result::ok);
+    ASSERT_EQ(reference->advance_frame(), Result::ok);
+  }
+  ASSERT_EQ(r.results.size(), 10u);
+  for (Result res : r.results) EXPECT_EQ(res, Result::wrong_state);
+  EXPECT_EQ(r.game.hash(), plain.hash()) << "an input given from inside the frame was taken";
+  const uint8_t in[2] = {1, 1};
+  EXPECT_EQ(s->add_local_input(0, in, 2), Result::ok) << "outside the callbacks the session takes inputs again";
 }
 
 TEST(LocalSession, RejectsInvalidConfigurationWithAReason) {
