@@ -80,6 +80,8 @@ class ByteWriter {
     return data_ + size_;
   }
   void commit(size_t n) noexcept { size_ += n; }
+  // Marks the writer overflowed (a run found not to fit before writing any of it).
+  void fail() noexcept { overflow_ = true; }
   // Overwrite 2 bytes already written at `offset` (e.g. a count known only at the end).
   void patch_u16(size_t offset, uint16_t v) noexcept {
     if (offset + 2 <= size_) {

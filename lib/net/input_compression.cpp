@@ -41,22 +41,18 @@ size_t literal_end_at(const uint8_t* blob, const uint8_t* previous, size_t i, si
 }  // namespace
 
 void DeltaRunEncoder::zero_run_tokens(size_t length) noexcept {
-  while (length != 0 && !writer_.overflowed()) {
-    if (open_run_ >= 0) {
-      uint8_t& token = writer_.data()[open_run_];
-      const size_t have = size_t{token} + 1;
-      const size_t add = length < kMaxToken - have ? length : kMaxToken - have;
-      token = static_cast<uint8_t>(have + add - 1);
-      length -= add;
-      if (have + add == kMaxToken) open_run_ = -1;
-      continue;
-    }
-    const size_t take = length < kMaxToken ? length : kMaxToken;
-    const size_t at = writer_.size();
-    writer_.u8(static_cast<uint8_t>(take - 1));
-    open_run_ = (take < kMaxToken && !writer_.overflowed()) ? long(at) : -1;
-    length -= take;
+  if (writer_.overflowed()) return;
+  uint8_t* const data = writer_.data();
+  // The bytes put_zero_run writes: none for what tops up the open token, then a token per 128
+  // zeros or part of them. When they do not fit, the writer overflows with nothing written
+  // (every caller then undoes the whole delta).
+  const size_t room = open_run_ >= 0 ? kMaxToken - 1 - size_t{data[open_run_]} : 0;
+  const size_t rest = length > room ? length - room : 0;
+  if ((rest + kMaxToken - 1) / kMaxToken > writer_.remaining()) {
+    writer_.fail();
+    return;
   }
+  writer_.commit(put_zero_run(data, writer_.size(), open_run_, length) - writer_.size());
 }
 
 void DeltaRunEncoder::literal(const uint8_t* blob, const uint8_t* previous,

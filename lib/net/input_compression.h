@@ -32,6 +32,29 @@ inline constexpr size_t kDeltaTokenReach = 128;
 // The most bytes the tokens of one `blob_size`-byte delta take (a token per byte at worst).
 constexpr size_t max_encoded_delta_size(size_t blob_size) noexcept { return 2 * blob_size + 2; }
 
+// Codes `length` zero delta bytes into `buf` at offset `end`, continuing the zero-run token at
+// offset `open` (-1: none open): that token is topped up to 128 zeros, then whole tokens follow,
+// the last one left open (`open` follows it) while it holds fewer than 128. Returns the new end:
+// at most length / 128 + 1 bytes on, the room the caller sees to. The one rule for zero runs of
+// both DeltaRunEncoder and PreparedInputs: their bytes must be the same.
+inline size_t put_zero_run(uint8_t* buf, size_t end, long& open, size_t length) noexcept {
+  if (open >= 0 && length != 0) {
+    uint8_t& token = buf[size_t(open)];
+    const size_t have = size_t{token} + 1;
+    const size_t add = length < kDeltaTokenReach - have ? length : kDeltaTokenReach - have;
+    token = static_cast<uint8_t>(have + add - 1);
+    length -= add;  // 0 unless the token is full now
+    if (have + add == kDeltaTokenReach) open = -1;
+  }
+  while (length != 0) {
+    const size_t take = length < kDeltaTokenReach ? length : kDeltaTokenReach;
+    open = take < kDeltaTokenReach ? long(end) : -1;
+    buf[end++] = static_cast<uint8_t>(take - 1);
+    length -= take;
+  }
+  return end;
+}
+
 // Codes blob XOR previous (`size` bytes each) into `out` (max_encoded_delta_size(size) bytes).
 // encode_delta for any delta; inline for the frame that repeats the previous input (most do).
 EncodedDelta encode_changed_delta(const uint8_t* blob, const uint8_t* previous, size_t size,

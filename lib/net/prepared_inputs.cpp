@@ -9,29 +9,9 @@ void PreparedInputs::init(size_t blob_size, size_t limit) {
   blob_size_ = blob_size;
   limit_ = limit;
   // Room for a whole run and one more frame's worst case beyond it, twice: the body only moves
-  // back to the start of the buffer once it reached the end (see append_slow).
+  // back to the start of the buffer once it reached the end (see append_body).
   buf_.assign(2 * (limit + max_encoded_delta_size(blob_size) + 2), 0);
   reset(0);
-}
-
-void PreparedInputs::zero_run(size_t length) noexcept {
-  // As DeltaRunEncoder::zero_run_tokens: the open token is topped up to 128 zeros, then whole
-  // tokens, the last one left open while it holds fewer than 128.
-  while (length != 0) {
-    if (open_ >= 0) {
-      uint8_t& token = buf_[size_t(open_)];
-      const size_t have = size_t{token} + 1;
-      const size_t add = length < kDeltaTokenReach - have ? length : kDeltaTokenReach - have;
-      token = static_cast<uint8_t>(have + add - 1);
-      length -= add;
-      if (have + add == kDeltaTokenReach) open_ = -1;
-      continue;
-    }
-    const size_t take = length < kDeltaTokenReach ? length : kDeltaTokenReach;
-    open_ = take < kDeltaTokenReach ? long(end_) : -1;
-    buf_[end_++] = static_cast<uint8_t>(take - 1);
-    length -= take;
-  }
 }
 
 bool PreparedInputs::append_unchanged_body(size_t zeros) noexcept {
@@ -57,7 +37,7 @@ bool PreparedInputs::append_body(const EncodedDelta& delta, const uint8_t* token
     end_ -= head_;
     head_ = 0;
   }
-  zero_run(delta.lead_zeros);
+  end_ = put_zero_run(buf_.data(), end_, open_, delta.lead_zeros);  // as DeltaRunEncoder codes it
   if (verbatim != 0) {
     open_ = delta.open_tail >= 0 ? long(end_ + size_t(delta.open_tail) - delta.lead_bytes) : -1;
     copy_bytes(buf_.data() + end_, tokens + delta.lead_bytes, verbatim);

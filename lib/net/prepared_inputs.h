@@ -124,7 +124,6 @@ class PreparedInputs {
   bool append_body(const EncodedDelta& delta, const uint8_t* tokens) noexcept;
   void trim_body(Frame frame) noexcept;
   bool append_unchanged_body(size_t zeros) noexcept;
-  void zero_run(size_t length) noexcept;
 
   std::vector<uint8_t> buf_;
   size_t blob_size_ = 0;

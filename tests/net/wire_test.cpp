@@ -370,6 +370,49 @@ TEST(Wire, UnchangedInputCodesLikeTheGeneralEncoder) {
   }
 }
 
+// A zero run is written whole or not at all: where the capacity ends inside its tokens the
+// writer overflows with none of them written, and append() undoes the delta (the open token
+// as it was); with room for exactly its tokens (none for what tops up the open one) it is all
+// there, the same bytes as with room to spare.
+TEST(Wire, ZeroRunsFitWholeOrNotAtAll) {
+  // First a delta that leaves a zero run of 7 open (a literal byte, then 7 zeros): 3 bytes.
+  const std::vector<uint8_t> zeros8(8, 0);
+  std::vector<uint8_t> first(8, 0);
+  first[0] = 1;
+  for (size_t run : {size_t{1}, size_t{120}, size_t{121}, size_t{122}, size_t{249}, size_t{250}, size_t{600}}) {
+    const std::vector<uint8_t> same(run, 0x33);  // a delta of `run` zeros
+    std::vector<uint8_t> roomy(2048, 0);
+    ByteWriter w(roomy.data(), roomy.size());
+    DeltaRunEncoder e(w);
+    ASSERT_TRUE(e.append(first.data(), zeros8.data(), first.size()));
+    ASSERT_EQ(w.size(), 3u);
+    ASSERT_TRUE(e.append(same.data(), same.data(), run));
+    const size_t whole = w.size();
+    // The open token takes 121 zeros; each 128 (or part) beyond it is a byte.
+    EXPECT_EQ(whole, 3 + (run > 121 ? (run - 121 + 127) / 128 : 0)) << run;
+    for (size_t capacity = 3; capacity <= whole + 1; ++capacity) {
+      std::vector<uint8_t> out(capacity, 0xEE);
+      ByteWriter cw(out.data(), capacity);
+      DeltaRunEncoder ce(cw);
+      ASSERT_TRUE(ce.append(first.data(), zeros8.data(), first.size()));
+      const bool fits = ce.append(same.data(), same.data(), run);
+      ASSERT_EQ(fits, capacity >= whole) << run << " " << capacity;
+      ASSERT_FALSE(cw.overflowed());
+      ASSERT_EQ(cw.size(), fits ? whole : 3u) << run << " " << capacity;
+      if (fits) {
+        EXPECT_TRUE(std::equal(out.begin(), out.begin() + long(whole), roomy.begin())) << run;
+      } else {
+        EXPECT_TRUE(out[0] == roomy[0] && out[1] == roomy[1]);  // the literal
+        // Undone: the open token holds its 7 zeros again, and a zero more still joins it.
+        EXPECT_EQ(out[2], 6) << run << " " << capacity;
+        ASSERT_TRUE(ce.append(same.data(), same.data(), 1));
+        EXPECT_EQ(cw.size(), 3u);
+        EXPECT_EQ(out[2], 7);
+      }
+    }
+  }
+}
+
 // The writer takes its fixed fields in one go when they surely fit and field by field near a
 // small capacity: the same bytes either way (riders, disconnected players, a large start).
 TEST(Wire, InputsHeadIsTheSameNearAndFarFromTheCapacity) {
