@@ -194,7 +194,8 @@ class P2PSessionImpl final : public P2PSession {
     send_local_inputs_all();
   }
   void send_local_inputs_all();
-  void send_own_inputs(PlayerIndex me);
+  template <bool kUsual>
+  void send_ready_inputs(Frame ready);
   void keep_status_frames();  // the players' last frames, kept once a player is gone
   void stream_to_spectators();
   void exchange_checksums();
@@ -1090,59 +1091,27 @@ void P2PSessionImpl::drain_inputs(Peer& peer) {
 }
 
 void P2PSessionImpl::send_local_inputs_all() {
+  // The usual machine: one local player (its queued input is the blob), no delay change of ours
+  // out (no hold_for_delays).
   if (local_count_ == 1 && own_delays_active_ == 0) {
-    send_own_inputs(local_players_[0]);
+    send_ready_inputs<true>(driver_.last_confirmed(local_players_[0]));
     return;
   }
   // A frame goes out once every local player's input for it is known.
   Frame ready = INT32_MAX;
   for (uint32_t k = 0; k < local_count_; ++k) ready = std::min(ready, driver_.last_confirmed(local_players_[k]));
-  // To each peer, not past a decision of ours it has not acknowledged: it may not confirm that
-  // frame before holding it (session/decision_exchange.h). Per peer, so that one that stops
-  // acknowledging (it left, and is not dropped yet) holds back only its own stream: the others
-  // keep getting our inputs and do not take us for frozen. The held peer's frames wait for
-  // ours, so the frames it still needs stay in the input queue (which reaches two windows and
-  // two delays behind our frame).
-  Frame newest = last_local_sent_;
-  bool anyone = false;
-  for (uint32_t i = 0; i < num_player_peers_; ++i) {
-    Peer& peer = peers_[i];
-    if (peer.dropped || stream_waits_[i]) continue;
-    anyone = true;
-    // Every ready frame already went (poll's call, after advance_frame's sent the newest): the
-    // holds below could only lower `upto` further, so nothing goes; hold_for_delays is still
-    // asked while a delay change of ours is out, since it frees the slots everyone acknowledged.
-    if (sent_to_peer_[i] >= ready && own_delays_active_ == 0) {
-      newest = std::max(newest, sent_to_peer_[i]);
-      continue;
-    }
-    Frame upto = ready;
-    Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
-    hold = std::min(hold, relay_hold_.hold_from(peers_, i));
-    if (own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
-    if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
-    for (Frame f = sent_to_peer_[i] + 1; f <= upto; ++f) {
-      // One local player (the usual machine): its queued input is the blob itself.
-      const uint8_t* blob = local_count_ == 1 ? driver_.confirmed_input(local_players_[0], f) : blob_.get();
-      for (uint32_t k = 0; k < local_count_ && local_count_ > 1; ++k)
-        std::memcpy(blob_.get() + size_t(k) * input_size_, driver_.confirmed_input(local_players_[k], f), input_size_);
-      peer.endpoint.send_input(f, blob);
-    }
-    sent_to_peer_[i] = std::max(sent_to_peer_[i], upto);
-    newest = std::max(newest, sent_to_peer_[i]);
-  }
-  if (!anyone && ready != INT32_MAX) newest = std::max(newest, ready);
-  while (last_local_sent_ < newest) timeline_.on_sent(++last_local_sent_, now_);
-  // The connected players' last frames are read only once a player is gone (agreement, the
-  // statuses the endpoints send, the rejoin offer: see cuts_active_), so they are kept from then
-  // on; the offer, built by serve_rejoin, always follows this call in the same poll.
-  if (cuts_active_) keep_status_frames();
+  send_ready_inputs<false>(ready);
 }
 
-// send_local_inputs_all on the usual machine: one local player (`me`: its queued input is the
-// blob), no delay change of ours out (no hold_for_delays). The same sends, in the same order.
-void P2PSessionImpl::send_own_inputs(PlayerIndex me) {
-  const Frame ready = driver_.last_confirmed(me);
+// To each peer, not past a decision of ours it has not acknowledged: it may not confirm that
+// frame before holding it (session/decision_exchange.h). Per peer, so that one that stops
+// acknowledging (it left, and is not dropped yet) holds back only its own stream: the others
+// keep getting our inputs and do not take us for frozen. The held peer's frames wait for ours,
+// so the frames it still needs stay in the input queue (which reaches two windows and two
+// delays behind our frame). kUsual: send_local_inputs_all's usual machine, the same sends in the
+// same order with what cannot happen there left out.
+template <bool kUsual>
+inline void P2PSessionImpl::send_ready_inputs(Frame ready) {
   Frame newest = last_local_sent_;
   bool anyone = false;
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
@@ -1150,13 +1119,22 @@ void P2PSessionImpl::send_own_inputs(PlayerIndex me) {
     if (peer.dropped || stream_waits_[i]) continue;
     anyone = true;
     Frame sent = sent_to_peer_[i];
-    if (sent < ready) {
-      // Not past a decision or a rejoin notice the peer has not acknowledged (as above).
+    // Every ready frame already went (poll's call, after advance_frame's sent the newest): the
+    // holds below could only lower `upto` further, so nothing goes; hold_for_delays is still
+    // asked while a delay change of ours is out, since it frees the slots everyone acknowledged.
+    if (sent < ready || (!kUsual && own_delays_active_ != 0)) {
       Frame upto = ready;
       Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
       hold = std::min(hold, relay_hold_.hold_from(peers_, i));
+      if (!kUsual && own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
       if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
-      for (Frame f = sent + 1; f <= upto; ++f) peer.endpoint.send_input(f, driver_.confirmed_input(me, f));
+      for (Frame f = sent + 1; f <= upto; ++f) {
+        // One local player (the usual machine): its queued input is the blob itself.
+        const uint8_t* blob = kUsual || local_count_ == 1 ? driver_.confirmed_input(local_players_[0], f) : blob_.get();
+        for (uint32_t k = 0; !kUsual && k < local_count_ && local_count_ > 1; ++k)
+          std::memcpy(blob_.get() + size_t(k) * input_size_, driver_.confirmed_input(local_players_[k], f), input_size_);
+        peer.endpoint.send_input(f, blob);
+      }
       sent = std::max(sent, upto);
       sent_to_peer_[i] = sent;
     }
@@ -1164,6 +1142,9 @@ void P2PSessionImpl::send_own_inputs(PlayerIndex me) {
   }
   if (!anyone && ready != INT32_MAX) newest = std::max(newest, ready);
   while (last_local_sent_ < newest) timeline_.on_sent(++last_local_sent_, now_);
+  // The connected players' last frames are read only once a player is gone (agreement, the
+  // statuses the endpoints send, the rejoin offer: see cuts_active_), so they are kept from then
+  // on; the offer, built by serve_rejoin, always follows this call in the same poll.
   if (cuts_active_) keep_status_frames();
 }
 
