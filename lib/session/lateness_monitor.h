@@ -80,6 +80,8 @@ class LocalTimeline {
   }
 
   Frame newest_started() const noexcept { return newest_started_; }
+  // The latest end of an outage of any link (0: none yet).
+  uint64_t latest_outage_end() const noexcept { return latest_outage_end_; }
   Frame newest_confirmed() const noexcept { return newest_confirmed_; }
   bool started_at(Frame frame, uint64_t* at) const noexcept { return lookup(started_, frame, at); }
   bool sent_at(Frame frame, uint64_t* at) const noexcept { return lookup(sent_, frame, at); }
@@ -141,24 +143,25 @@ class LatenessBaseline {
 
   void add(int32_t late) noexcept {
     const uint8_t v = uint8_t(std::clamp(late, 0, kMaxFrames + 1));
+    const uint32_t at = next_;
+    const uint8_t gone = window_[at];
     const bool full = samples_ >= kSamples;
-    const uint8_t gone = window_[next_];
-    next_ = (next_ + 1) % kSamples;
-    if (samples_ < UINT32_MAX) ++samples_;
+    next_ = (at + 1) % kSamples;
+    ++samples_;  // 64 bits: never wraps, no saturation test per sample
     if (full && gone == v) return;  // the same counts, the same rank: the same median
     if (full) --counts_[gone];
-    window_[(next_ + kSamples - 1) % kSamples] = v;
+    window_[at] = v;
     ++counts_[v];
     median_ = middle();
   }
   // The lower-middle sample (index n / 2 of the last n = min(samples, kSamples) in order),
   // clamped to 0..kMaxFrames; 0 before any sample.
   int32_t median() const noexcept { return median_; }
-  uint32_t samples() const noexcept { return samples_; }
+  uint64_t samples() const noexcept { return samples_; }
 
  private:
   int32_t middle() const noexcept {
-    const uint32_t rank = std::min(samples_, kSamples) / 2;
+    const uint32_t rank = uint32_t(std::min<uint64_t>(samples_, kSamples)) / 2;
     uint32_t below = 0;
     for (int32_t v = 0; v <= kMaxFrames; ++v) {
       below += counts_[v];
@@ -169,7 +172,8 @@ class LatenessBaseline {
 
   std::array<uint8_t, kSamples> window_{};
   std::array<uint8_t, kMaxFrames + 2> counts_{};
-  uint32_t next_ = 0, samples_ = 0;
+  uint32_t next_ = 0;
+  uint64_t samples_ = 0;
   int32_t median_ = 0;  // middle() as of the last sample that changed the counts (0: none yet)
 };
 
@@ -248,11 +252,15 @@ class LatenessMonitor {
     if (last_seen_ == kNullFrame || newest - last_seen_ > int32_t(LocalTimeline::kFrames))
       last_seen_ = std::max<Frame>(last_seen_, newest - int32_t(LocalTimeline::kFrames));
     const int32_t allowance = int32_t(1 + 2 * jitter / current.frame_us);
+    // The usual frame started well after every outage known (this peer's two-way ones and the
+    // other links'): the outage checks of lateness_us cannot move its due time, and it is
+    // judged without them, one compare instead of theirs (clear_of_outages says when exactly).
+    const uint64_t clear_after = clear_of_outages(rtt, slack, timeline);
     for (Frame f = last_seen_ + 1; f <= newest; ++f) {
       uint64_t start = 0;
       int32_t late = 0;
       if (timeline.started_at(f, &start)) {
-        const uint64_t us = lateness_us(f, start, now_us, current, timeline, rtt, one_way, slack);
+        const uint64_t us = lateness_us(f, start, now_us, current, timeline, rtt, one_way, slack, start > clear_after);
         late = int32_t(std::min<uint64_t>(us / current.frame_us, 100000));
       } else if (f <= timeline.newest_started()) {
         continue;  // older than the timeline: not judged
@@ -261,6 +269,10 @@ class LatenessMonitor {
       const int32_t excess = std::max(0, late - baseline_.median() - allowance);
       baseline_.add(late);
       if (baseline_.samples() < kMinSamples) continue;
+      if (excess == 0) {  // the usual frame: bucket 0, not the worst
+        ++numbers_.histogram[0];
+        continue;
+      }
       ++numbers_.histogram[bucket(excess)];
       if (excess > worst) worst = excess;
     }
@@ -303,7 +315,7 @@ class LatenessMonitor {
   __attribute__((always_inline))
 #endif
   uint64_t lateness_us(Frame f, uint64_t start, uint64_t now_us, const Link& link, const LocalTimeline& timeline,
-                       uint64_t rtt_us, uint64_t one_way, uint64_t slack) const noexcept {
+                       uint64_t rtt_us, uint64_t one_way, uint64_t slack, bool clear) const noexcept {
     // On time: sent as we started the frame (time sync keeps the clocks together), one way to go.
     uint64_t due = start + one_way;
     // The peer cannot simulate past its window: to reach the frame it gives f's input at, it
@@ -321,6 +333,7 @@ class LatenessMonitor {
       if (timeline.confirmed_at(needed, &heard)) due = std::max(due, heard + one_way);
       else if (needed > timeline.newest_confirmed()) return 0;
     }
+    if (clear) return now_us > due ? now_us - due : 0;  // no outage near the frame (observe)
     // A two-way outage around the frame: the peer resends what was lost once it is over. Only
     // frames that started from a round trip (and the slack) before it: the peer sent earlier
     // ones while it still heard us (until 2 s before the cut counted once, which let a switch
@@ -331,6 +344,22 @@ class LatenessMonitor {
     const uint64_t quiet = timeline.others_cut_until(link.peer, start > rtt_us ? start - rtt_us : 0, now_us);
     if (quiet != 0) due = std::max(due, quiet + one_way + slack);
     return now_us > due ? now_us - due : 0;
+  }
+
+  // A time after which a frame's start is clear of every outage lateness_us asks about: ours
+  // with this peer needs deaf_to_us_ + rtt + slack >= start, the other links' need an outage
+  // ending at or after start - rtt (LocalTimeline::others_cut_until's own shortcut). A sum that
+  // would overflow makes nothing clear (those frames take the full checks, as before).
+  uint64_t clear_of_outages(uint64_t rtt_us, uint64_t slack, const LocalTimeline& timeline) const noexcept {
+    uint64_t after = 0, sum = 0;
+    if (deaf_to_us_ != 0) after = add_overflows(deaf_to_us_, rtt_us, &sum) || add_overflows(sum, slack, &sum) ? UINT64_MAX : sum;
+    if (const uint64_t cut = timeline.latest_outage_end(); cut != 0)
+      after = std::max(after, add_overflows(cut, rtt_us, &sum) ? UINT64_MAX : sum);
+    return after;
+  }
+  static bool add_overflows(uint64_t a, uint64_t b, uint64_t* sum) noexcept {
+    *sum = a + b;
+    return *sum < a;
   }
 
   // The peer's note: it heard nothing from us for gap_us, until ago_us before it sent the

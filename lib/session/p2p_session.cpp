@@ -1642,18 +1642,21 @@ Result P2PSessionImpl::pick_delay(const AdaptiveDelayRule& rule, DelayChoice* ou
 // Lag-switch detection: judge the frames of this peer that arrived since the last poll
 // (session/lateness_monitor.h) and tell the game when they came far later than the network explains.
 void P2PSessionImpl::judge_lateness(Peer& peer) {
-  // A machine that just came back runs a little behind until time sync evened it out.
-  if (rejoined_at_us_[peer.players[0]] != 0 && now_ - rejoined_at_us_[peer.players[0]] < kRejoinGraceUs) {
-    peer.lateness = LatenessMonitor{};
-    peer.lateness.skip_to(peer.endpoint.last_received_frame());
-    return;
+  if (rejoined_at_us_[peer.players[0]] != 0) {
+    // A machine that just came back runs a little behind until time sync evened it out.
+    if (now_ - rejoined_at_us_[peer.players[0]] < kRejoinGraceUs) {
+      peer.lateness = LatenessMonitor{};
+      peer.lateness.skip_to(peer.endpoint.last_received_frame());
+      return;
+    }
+    // Most ticks without a datagram from the peer: nothing to judge (observe would change
+    // nothing). Asked here only for a peer that came back once: watch_lateness asked already
+    // for the others.
+    const Endpoint& ep = peer.endpoint;
+    if (peer.lateness.quiet(ep.last_received_frame(), ep.datagrams_received(), ep.last_acked_frame(), ep.ping_us(),
+                            ep.jitter_us(), ep.silences().told().arrived_at_us))
+      return;
   }
-  // Most ticks without a datagram from the peer: nothing to judge (observe would change nothing;
-  // watch_lateness asked already unless the peer came back once).
-  const Endpoint& ep = peer.endpoint;
-  if (peer.lateness.quiet(ep.last_received_frame(), ep.datagrams_received(), ep.last_acked_frame(), ep.ping_us(),
-                          ep.jitter_us(), ep.silences().told().arrived_at_us))
-    return;
   // The peer's window: the one in use here, not the configured one. Every player lowers to the
   // smallest window of the match, so the peer's is ours; a larger one would make the peer's
   // inputs due earlier than its window lets it send them (a false lag switch).

@@ -191,6 +191,57 @@ TEST(LatenessMonitor, SkippingQuietTicksJudgesTheSame) {
   }
 }
 
+// The usual frame is judged without the outage checks when it started well after every outage
+// known (LatenessMonitor::clear_of_outages). The edge: another link's outage that ended exactly
+// a round trip before a frame started still excuses that frame (it overlaps the time the peer
+// may have waited on that player), one that ended a microsecond earlier does not. A hold that
+// starts at that frame is reported either way, with the worst lateness one frame apart.
+TEST(LatenessMonitor, AnotherLinksOutageEndingARoundTripBeforeAFrameStillExcusesIt) {
+  // jitter 20 ms: slack (2 x jitter + a frame) 56,667 us is more than the round trip, so the
+  // excuse moves the due time of a frame at the edge (16,667 us later than on time).
+  struct Run {
+    LocalTimeline timeline;
+    LatenessMonitor monitor;
+    int32_t hold(uint64_t outage_end_before_frame_100_us) {
+      LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 20000, kTick, 8, 0, {}, {}};
+      uint64_t now = 1000000;
+      for (Frame f = 0; f < 100; ++f) {
+        timeline.on_frame(f, now);
+        timeline.on_sent(f, now);
+        timeline.on_confirmed(f - 3, now);
+        link.acked_by_peer = f - 3;
+        link.last_local_sent = f;
+        link.datagrams_received = uint64_t(f + 1);
+        EXPECT_EQ(monitor.observe(f, now + 20000, link, timeline), 0) << f;
+        now += kTick;
+      }
+      const uint64_t start_100 = now;
+      for (Frame f = 100; f <= 160; ++f) {
+        timeline.on_frame(f, now);
+        timeline.on_sent(f, now);
+        now += kTick;
+      }
+      timeline.on_confirmed(160, now);
+      // Player 1's link (not this peer's) was cut for 300 ms, up to the given time.
+      const uint64_t to = start_100 - outage_end_before_frame_100_us;
+      timeline.on_outage(1, to - 300000, to);
+      link.acked_by_peer = 160;
+      link.last_local_sent = 160;
+      link.datagrams_received = 1000;
+      return monitor.observe(160, now + 20000, link, timeline);
+    }
+  };
+  Run edge, after;
+  // Frame 100 on time would be due one way (20 ms) after it started; released 61 frames and
+  // those 20 ms later: 61 frames late, less the allowance of 3 (1 + 2 x jitter in frames).
+  const int32_t at_edge = edge.hold(40000);       // ended exactly a round trip before frame 100
+  const int32_t past_edge = after.hold(40000 + 1);  // a microsecond earlier
+  EXPECT_EQ(past_edge, 58) << "frame 100 not excused: 61 - 3";
+  EXPECT_EQ(at_edge, 57) << "frame 100 excused (due 16,667 us later), frame 101 the worst: 60 - 3";
+  EXPECT_TRUE(edge.monitor.should_report(at_edge, 15, 0));
+  EXPECT_TRUE(after.monitor.should_report(past_edge, 15, 0));
+}
+
 // The same delay during a two-way outage (the peer did not hear our inputs either) is explained.
 TEST(LatenessMonitor, ATwoWayOutageIsExplained) {
   LocalTimeline timeline;
