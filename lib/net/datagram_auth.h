@@ -111,8 +111,10 @@ class DatagramAuth {
   // its sequence already widened (`sequence`). Only `out` is written (decode_inputs_body).
   DecodeError open_plain_inputs(const uint8_t* data, size_t size, uint32_t sequence, const InputsSeek& seek,
                                 InputsBody* out) const noexcept {
-    return decode_inputs_body(data, size, sequence, bound_ ? receive_checksum_key_ : 0, seek, out);
+    return decode_inputs_body(data, size, sequence, plain_receive_key(), seek, out);
   }
+  // The key open_plain_inputs checks the peer's datagrams with (0 before bind()).
+  uint64_t plain_receive_key() const noexcept { return bound_ ? receive_checksum_key_ : 0; }
 
  private:
   void wipe() noexcept;

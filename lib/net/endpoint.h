@@ -363,7 +363,8 @@ class Endpoint {
   bool handle_reply(const Message& message, uint64_t now_us) noexcept;
   bool plausible_report(const QualityReport& report) const noexcept;
   // on_datagram's two paths: the usual inputs datagram, and every other (see there).
-  void on_inputs_datagram(const uint8_t* data, size_t length, uint64_t now_us);
+  void on_inputs_datagram(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us);
+  bool take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us) noexcept;
   void on_other_datagram(const uint8_t* data, size_t length, uint64_t now_us);
   void on_accepted(uint32_t sequence, uint64_t now_us) noexcept;
   // False when the message was dropped (and counted).

@@ -134,7 +134,10 @@ class DeltaRunDecoder {
   bool next(uint8_t* delta, size_t size) noexcept;
   // Writes previous XOR the next `size` delta bytes into `blob` (not `previous` itself): one
   // bounds check per token, whole runs copied at once. False when the payload ends early.
-  // Inline: the receiver calls it per frame.
+  // Inline (always: in the receiver's one-pass path too), the receiver calls it per frame.
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   bool apply(uint8_t* blob, const uint8_t* previous, size_t size) noexcept {
     // The usual frame: an input that did not change, inside the zero run under way.
     if (zeros_left_ >= size) {

@@ -587,6 +587,137 @@ TEST(EndpointAttack, UsualInputsDatagramsAtTheFastPathsEdgesAreCountedDrops) {
   EXPECT_FALSE(saw(a, EndpointEventType::disconnected));
 }
 
+// The usual inputs datagram is taken in one pass (Endpoint::take_usual_inputs: checks, token walk
+// and expansion into the receive ring, no decoded body); anything at its edges goes to the general
+// path, which decides as ever. An insider (it holds both nonces, so the keyless connection key)
+// sends B's real inputs in usual datagrams at those edges while A does not pop: frames it holds
+// repeated before new ones (the first new one inside a literal run or a zero run), none held, all
+// held, a rider, an acknowledgement of more of A's frames, the receive window overrun (the general
+// path takes what fits), paused receiving; and each taken datagram again. A holds exactly B's
+// inputs after each one, the drops are the general path's, and the stream goes on.
+TEST(EndpointAttack, UsualInputsDatagramsTakenInOnePassMatchTheGeneralPath) {
+  EndpointPair pair(config(125, false), config(126, false));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  ASSERT_TRUE(stream(pair, 300, nullptr));
+  Endpoint& a = pair.a().endpoint;
+  const uint32_t b_nonce = pair.b().endpoint.local_nonce();
+  const uint64_t key = detail::connection_checksum_key(b_nonce, a.local_nonce());
+  uint32_t sequence = 20000;
+  uint8_t d[detail::kMaxDatagramSize];
+  auto all_drops = [&] {
+    uint64_t all = 0;
+    for (uint64_t x : a.stats().dropped) all += x;
+    return all;
+  };
+  // A's inputs run far ahead, so that B's acknowledgement of them (start - 1) is always usual: a
+  // one-byte delta from the start frame.
+  for (Frame f = a.last_sent_frame() + 1; f <= 900; ++f) {
+    const uint8_t mine[2] = {uint8_t(f), 0};
+    ASSERT_EQ(a.send_input(f, mine), Result::ok);
+  }
+  // B's input from frame 300 on: each held for three frames, so that zero runs span frames and a
+  // first new frame can start inside one (B's stream before changes every frame: literals).
+  auto input_of = [](Frame f, uint8_t* out) { blob_for(1, f < 300 ? f : f - f % 3, out); };
+  // B's blobs of frames start..start+frames-1, `riders` riding,
+  // acknowledging A's frames up to start - 1.
+  auto build = [&](Frame start, int frames, const detail::Riders* riders = nullptr) {
+    const Frame ack = start - 1;
+    detail::Header h;
+    h.type = MessageType::inputs;
+    h.nonce = b_nonce;
+    h.sequence = sequence++;
+    uint8_t reference[2] = {};
+    if (start > 0) input_of(start - 1, reference);
+    detail::InputsWriter w(d, sizeof d, h, start, ack, 2, nullptr, 0, reference, riders);
+    std::vector<uint8_t> blobs(size_t(frames) * 2);  // each the next one's reference: kept
+    for (int k = 0; k < frames; ++k) {
+      input_of(start + k, &blobs[size_t(k) * 2]);
+      EXPECT_TRUE(w.append(&blobs[size_t(k) * 2]));
+    }
+    const size_t n = w.finish();
+    detail::seal_datagram(d, n, key, h.sequence);
+    return std::vector<uint8_t>(d, d + n);
+  };
+  // A holds B's inputs up to `upto` and nothing after it.
+  auto holds_up_to = [&](Frame upto, const char* what) {
+    EXPECT_EQ(a.last_received_frame(), upto) << what;
+    uint8_t want[2];
+    for (Frame f = std::max<Frame>(0, upto - 200); f <= upto; ++f) {
+      const uint8_t* got = a.received_input(f);
+      input_of(f, want);
+      if (got == nullptr || std::memcmp(got, want, 2) != 0) {
+        ADD_FAILURE() << what << ": frame " << f;
+        return;
+      }
+    }
+  };
+  auto send = [&](const std::vector<uint8_t>& datagram) { a.on_datagram(datagram.data(), datagram.size(), pair.now); };
+  Frame last = a.last_received_frame();
+  ASSERT_EQ(last, 299);
+  // Held frames repeated, then new ones: every split of an 8-frame datagram (B's inputs change
+  // every frame, so the first new frame starts inside a literal run or at a token), then again.
+  for (int held = 0; held < 8; ++held) {
+    const uint64_t drops = all_drops();
+    const std::vector<uint8_t> datagram = build(last + 1 - held, 8);
+    send(datagram);
+    last += 8 - held;
+    holds_up_to(last, "held frames, then new ones");
+    EXPECT_EQ(a.last_acked_frame(), last - 8) << "the acknowledgement moves";
+    EXPECT_EQ(all_drops(), drops);
+    const uint64_t replayed = dropped(a, DropReason::replayed);
+    send(datagram);
+    EXPECT_EQ(dropped(a, DropReason::replayed), replayed + 1) << "the same datagram again";
+    holds_up_to(last, "replayed");
+  }
+  // Only frames A holds: taken (an acknowledgement is due), nothing stored.
+  {
+    const uint64_t drops = all_drops();
+    send(build(last - 3, 4));
+    holds_up_to(last, "all held");
+    EXPECT_EQ(all_drops(), drops);
+  }
+  // A rider (a silence note): the general path takes it, frames and all.
+  {
+    detail::Riders riders;
+    riders.has_silence = true;
+    riders.silence = {5, 0};
+    const uint64_t drops = all_drops();
+    send(build(last - 1, 3, &riders));
+    last += 1;
+    holds_up_to(last, "with a rider");
+    EXPECT_EQ(all_drops(), drops);
+  }
+  // The receive window overrun (A popped nothing since frame 300): the general path takes the
+  // frames that fit, up to the window's end, and drops nothing.
+  {
+    Frame f;
+    const uint8_t* got;
+    ASSERT_TRUE(a.pop_input(&f, &got));  // the next frame to pop
+    const Frame window_end = f + 1 + 256 - 1;  // default receive window: 256 frames
+    while (last + 127 <= window_end) {
+      send(build(last + 1, 127));
+      last += 127;
+    }
+    holds_up_to(last, "filling the window");
+    const uint64_t drops = all_drops();
+    send(build(last + 1, 127));
+    holds_up_to(window_end, "past the window's end");
+    EXPECT_EQ(all_drops(), drops);
+    last = window_end;
+    while (a.pop_input(&f, &got)) {
+    }
+  }
+  // Paused receiving: taken, nothing stored (the general path).
+  {
+    a.pause_receive();
+    const uint64_t drops = all_drops();
+    send(build(last + 1, 2));
+    holds_up_to(last, "paused");
+    EXPECT_EQ(all_drops(), drops);
+  }
+}
+
 // With a match key every datagram is sealed: the straight path of the usual inputs datagram is
 // only for keyless connections. An insider who knows both nonces (so the keyless connection
 // checksum) but not the key sends B's next input, altered, as a plain usual datagram: each is a
