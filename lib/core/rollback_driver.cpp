@@ -32,7 +32,7 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   // sync tests read back up to `history_` frames. Twice both, plus slack, never wraps a needed
   // frame.
   frame_inputs_ = std::make_unique<uint8_t[]>(size_t(num_players_) * input_size_);
-  frame_view_ = FrameInputs{nullptr, nullptr, input_size_, num_players_};
+  frame_view_ = FrameInputs{nullptr, frame_status_.data(), input_size_, num_players_};
   init_queues();
   zeros_ = std::make_unique<uint8_t[]>(input_size_);
   memory_budget_ = config.memory_budget;
@@ -390,13 +390,14 @@ __attribute__((always_inline)) inline void RollbackDriver::step_frame(Frame fram
     }
     bytes = frame_inputs_.get();
   }
-  frame_view_.bytes = bytes;
-  frame_view_.status = frame_status_.data();
+  frame_view_.bytes = bytes;  // its status points at frame_status_ from init() on
   if (*decisions_queued_ != 0) [[unlikely]] {
     frame_view_.decision_count = decisions_.for_frame(decisions_.user, frame, &frame_view_.decisions);
-  } else {
+    callbacks_.advance_frame(callbacks_.user, frame, &frame_view_, flags);
+    // Only this branch sets them: the usual frame's view has none without a store.
     frame_view_.decisions = nullptr;
     frame_view_.decision_count = 0;
+    return;
   }
   callbacks_.advance_frame(callbacks_.user, frame, &frame_view_, flags);
 }

@@ -347,6 +347,44 @@ TEST(RollbackDriver, LocalInputsOfEveryPathReachTheGameAsInLockstep) {
   local_inputs_reach_the_game(3);
 }
 
+// step() writes a frame's decisions into the view it hands the game only when the source has
+// some queued, and clears them after that frame: a frame simulated after the queue emptied
+// (the usual frame) must not see the last frame's decisions again, nor a frame before it.
+TEST(RollbackDriver, DecisionsReachOnlyTheirFramesAfterTheQueueEmpties) {
+  struct Source {
+    uint32_t queued = 1;
+    uint8_t payload[2] = {7, 9};
+    Decision decision{payload, 2, 0};
+  } source;
+  DriverHarness h;
+  ASSERT_EQ(h.init(1, 1, 4, 8, SaveMode::every_frame), Result::ok);
+  detail::DecisionSource ds;
+  ds.user = &source;
+  ds.queued = &source.queued;
+  ds.for_frame = [](void* u, Frame frame, const Decision** out) -> uint32_t {
+    auto* s = static_cast<Source*>(u);
+    if (frame != 3 && frame != 6) return 0;
+    *out = &s->decision;
+    return 1;
+  };
+  h.driver.set_decision_source(ds);
+  TestGame lockstep;
+  for (Frame f = 0; f < 12; ++f) {
+    if (f == 7) source.queued = 0;  // both decisions applied: nothing queued any more
+    const uint32_t v = uint32_t(f) * 5 + 1;
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 4), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok);
+    const InputStatus status[1] = {};
+    FrameInputs in{reinterpret_cast<const uint8_t*>(&v), status, 4, 1};
+    if (f == 3 || f == 6) {
+      in.decisions = &source.decision;
+      in.decision_count = 1;
+    }
+    lockstep.step(in);
+    ASSERT_EQ(h.game.hash(), lockstep.hash()) << "frame " << f << " saw other decisions than its own";
+  }
+}
+
 TEST(RollbackDriver, SparseSavingSavesOnlyConfirmedFramesAndStaysCorrect) {
   DriverHarness h, ref;
   ASSERT_EQ(h.init(2, 1, 1, 6, SaveMode::sparse), Result::ok);
