@@ -358,38 +358,41 @@ Result RollbackDriver::load(const SavedState& state) noexcept {
   return Result::ok;
 }
 
-__attribute__((always_inline)) inline void RollbackDriver::step_frame(Frame frame, uint32_t flags) noexcept {
-  const uint8_t* bytes;
+__attribute__((always_inline)) inline const uint8_t* RollbackDriver::plain_inputs(Frame frame) noexcept {
+  // Usually nobody is absent at `frame`: every input is the queues' (real or predicted), and
+  // their shared ring holds them side by side (a prediction is written into its slot), so the
+  // frame's row is the game's input as it is.
   const uint32_t players = num_players_;
-  if (frame >= plain_from_ && frame <= plain_to_) [[likely]] {
-    // Usually nobody is absent at `frame`: every input is the queues' (real or predicted), and
-    // their shared ring holds them side by side (a prediction is written into its slot), so the
-    // frame's row is the game's input as it is.
-    InputStatus* status = frame_status_.data();
-    for (uint32_t i = 0; i < players; ++i) {
-      InputQueue& q = players_[i].queue;
-      if (frame <= q.last_confirmed()) {
-        status[i] = InputStatus::confirmed;
-      } else {
-        status[i] = InputStatus::predicted;
-        q.predict(frame, predictor_);
-      }
+  InputStatus* status = frame_status_.data();
+  for (uint32_t i = 0; i < players; ++i) {
+    InputQueue& q = players_[i].queue;
+    if (frame <= q.last_confirmed()) {
+      status[i] = InputStatus::confirmed;
+    } else {
+      status[i] = InputStatus::predicted;
+      q.predict(frame, predictor_);
     }
-    bytes = input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
-  } else {
-    uint8_t* dst = frame_inputs_.get();
-    for (uint32_t i = 0; i < players; ++i, dst += input_size_) {
-      const uint8_t* src;
-      if (!absent(PlayerIndex(i), frame)) {
-        src = players_[i].queue.input_for(frame, predictor_, &frame_status_[i]);
-      } else {
-        src = zeros_.get();
-        frame_status_[i] = InputStatus::disconnected;
-      }
-      copy_input(dst, src, input_size_);
-    }
-    bytes = frame_inputs_.get();
   }
+  return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
+}
+
+const uint8_t* RollbackDriver::absent_inputs(Frame frame) noexcept {
+  uint8_t* dst = frame_inputs_.get();
+  for (uint32_t i = 0; i < num_players_; ++i, dst += input_size_) {
+    const uint8_t* src;
+    if (!absent(PlayerIndex(i), frame)) {
+      src = players_[i].queue.input_for(frame, predictor_, &frame_status_[i]);
+    } else {
+      src = zeros_.get();
+      frame_status_[i] = InputStatus::disconnected;
+    }
+    copy_input(dst, src, input_size_);
+  }
+  return frame_inputs_.get();
+}
+
+__attribute__((always_inline)) inline void RollbackDriver::run_frame(Frame frame, const uint8_t* bytes,
+                                                                     uint32_t flags) noexcept {
   frame_view_.bytes = bytes;  // its status points at frame_status_ from init() on
   if (*decisions_queued_ != 0) [[unlikely]] {
     frame_view_.decision_count = decisions_.for_frame(decisions_.user, frame, &frame_view_.decisions);
@@ -400,6 +403,11 @@ __attribute__((always_inline)) inline void RollbackDriver::step_frame(Frame fram
     return;
   }
   callbacks_.advance_frame(callbacks_.user, frame, &frame_view_, flags);
+}
+
+__attribute__((always_inline)) inline void RollbackDriver::step_frame(Frame frame, uint32_t flags) noexcept {
+  const bool plain = frame >= plain_from_ && frame <= plain_to_;
+  run_frame(frame, plain ? plain_inputs(frame) : absent_inputs(frame), flags);
 }
 
 void RollbackDriver::step(Frame frame, uint32_t flags) noexcept { step_frame(frame, flags); }
@@ -494,6 +502,17 @@ Result RollbackDriver::rollback() noexcept {
   const Frame newest_final = sparse ? confirmed_frame() + 1 : kNullFrame;  // read when sparse only
   const bool probing = probe_interval_ > 0;
   Result outcome = Result::ok;
+  if (!sparse && !probing && target >= plain_from_ && frame_ - 1 <= plain_to_) [[likely]] {
+    // The usual rollback: every frame saved (`target` itself was just loaded: its state is
+    // saved already), nobody absent in the frames re-run.
+    run_frame(target, plain_inputs(target), kAdvanceResimulating);
+    for (Frame f = target + 1; f < frame_; ++f) {
+      // A failed save is reported, but re-simulation goes on so the live state stays whole.
+      if (Result r = save_slot(f); r != Result::ok) outcome = r;
+      run_frame(f, plain_inputs(f), kAdvanceResimulating);
+    }
+    return finish_rollback(target, outcome);
+  }
   // `target` itself was just loaded: its state is saved already.
   if (probing) probe(target);
   step_frame(target, kAdvanceResimulating);
@@ -505,6 +524,10 @@ Result RollbackDriver::rollback() noexcept {
     if (probing) probe(f);
     step_frame(f, kAdvanceResimulating);
   }
+  return finish_rollback(target, outcome);
+}
+
+Result RollbackDriver::finish_rollback(Frame target, Result outcome) noexcept {
   const uint32_t depth = uint32_t(frame_ - target);
   stats_.frames_resimulated += depth;
   ++stats_.rollbacks;
@@ -530,10 +553,16 @@ Result RollbackDriver::advance() noexcept {
     ++stats_.frames_stalled;
     return Result::prediction_limit;
   }
-  if (should_save(frame_)) {
-    if (Result r = save_frame(frame_); r != Result::ok) return r;
+  if (save_mode_ != SaveMode::sparse) {
+    if (saves_needed_) {
+      if (Result r = save_slot(frame_); r != Result::ok) return r;
+    }
+  } else {
+    if (should_save(frame_)) {
+      if (Result r = save_frame(frame_); r != Result::ok) return r;
+    }
+    if (probe_interval_ > 0) probe(frame_);  // probes run under sparse saving only
   }
-  if (probe_interval_ > 0) probe(frame_);
   step_frame(frame_, kAdvanceNone);
   finish_frame();
   return Result::ok;

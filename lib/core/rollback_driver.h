@@ -230,10 +230,20 @@ class RollbackDriver {
   void probe(Frame frame) noexcept;
   // step() and save(), inlined into advance() and rollback()'s loop.
   void step_frame(Frame frame, uint32_t flags) noexcept;
+  // step_frame's parts: the frame's inputs (statuses in frame_status_, the row returned) when
+  // nobody is absent at `frame` (inline) or someone is (out of line), and the game's call.
+  const uint8_t* plain_inputs(Frame frame) noexcept;
+  const uint8_t* absent_inputs(Frame frame) noexcept;
+  void run_frame(Frame frame, const uint8_t* bytes, uint32_t flags) noexcept;
   Result save_frame(Frame frame) noexcept {
+    if (Result r = save_slot(frame); r != Result::ok) return r;
+    if (frame > last_saved_) last_saved_ = frame;
+    return Result::ok;
+  }
+  // save_frame without last_saved_, which only sparse saving reads.
+  Result save_slot(Frame frame) noexcept {
     SavedState& slot = ring_.slot_for(frame);
     if (Result r = save_into(slot, frame); r != Result::ok) return r;
-    if (frame > last_saved_) last_saved_ = frame;
     checkpoints_.offer(slot);
     return Result::ok;
   }
@@ -245,6 +255,7 @@ class RollbackDriver {
   [[gnu::cold, gnu::noinline]] Result save_failed(SavedState& out, Frame frame, size_t used) noexcept;
 
   Result rollback() noexcept;
+  Result finish_rollback(Frame target, Result outcome) noexcept;  // its counts
   void init_queues();
   // The horizons (confirmed_frame(), window_full()) are asked several times per frame (every
   // input added, every send pass). What they take from the players (the lowest confirmed input,

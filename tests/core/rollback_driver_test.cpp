@@ -204,6 +204,76 @@ TEST(RollbackDriver, SaveThatDoesNotFitIsReportedNotACrash) {
   EXPECT_EQ(h.game.advances, 0u) << "the frame was not simulated without a save";
 }
 
+// The usual rollback (every frame saved, nobody absent) runs its own loop: a save that fails
+// in it is reported and returned, but the re-simulation goes on to the live frame, which the
+// next advance simulates from the right state.
+TEST(RollbackDriver, ASaveFailingInsideARollbackIsReportedAndTheRerunStillEndsRight) {
+  auto local = [](Frame f) { return uint32_t(f) * 3 + 1; };
+  auto remote = [](Frame f) { return 1000 + uint32_t(f) * 7; };
+  struct Failing {
+    TestGame game;
+    bool fail = false;  // saves report a size beyond max_state_size
+    detail::RollbackDriver driver;
+  } h;
+  SessionConfig c;
+  c.num_players = 2;
+  c.input_size = 4;
+  c.max_prediction = 8;
+  c.max_state_size = 256;
+  c.save_mode = SaveMode::every_frame;
+  c.callbacks = bind_game(h.game);
+  c.callbacks.user = &h;
+  c.callbacks.save_state = [](void* u, Frame f, uint8_t* b, size_t n) -> size_t {
+    auto* self = static_cast<Failing*>(u);
+    const size_t used = self->game.save_state(f, b, n);
+    return self->fail ? n + 1 : used;
+  };
+  c.callbacks.load_state = [](void* u, Frame f, const uint8_t* b, size_t n) {
+    static_cast<Failing*>(u)->game.load_state(f, b, n);
+  };
+  c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
+    static_cast<Failing*>(u)->game.advance_frame(f, *in, flags);
+  };
+  c.callbacks.on_event = [](void* u, const Event* e) { static_cast<Failing*>(u)->game.on_event(*e); };
+  c.callbacks.describe_state = nullptr;
+  c.callbacks.checksum = nullptr;
+  h.game.events.reserve(64);
+  ASSERT_EQ(h.driver.init(c, 8, SaveMode::every_frame), Result::ok);
+  h.driver.set_local(0, true);
+  h.driver.set_local(1, false);
+  const uint32_t first = remote(0);
+  ASSERT_EQ(h.driver.add_remote_input(1, 0, reinterpret_cast<const uint8_t*>(&first)), Result::ok);
+  for (Frame f = 0; f < 6; ++f) {  // frames 1..5 predicted (the remote input of frame 0 repeated)
+    const uint32_t v = local(f);
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 4), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok);
+  }
+  for (Frame f = 1; f < 7; ++f) {
+    const uint32_t v = remote(f);
+    ASSERT_EQ(h.driver.add_remote_input(1, f, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
+  }
+  h.fail = true;  // every save from now on needs more than max_state_size
+  const uint32_t v6 = local(6);
+  ASSERT_EQ(h.driver.add_local_input(0, &v6, 4), Result::ok);
+  EXPECT_EQ(h.driver.advance(), Result::save_failed);
+  EXPECT_EQ(h.driver.stats().rollbacks, 1u);
+  EXPECT_EQ(h.driver.frame(), 6) << "the live frame does not run after a failed rollback";
+  ASSERT_FALSE(h.game.events.empty());
+  EXPECT_EQ(h.game.events[0].type, EventType::save_failed);
+  h.fail = false;
+  EXPECT_EQ(h.driver.advance(), Result::ok) << "the input of frame 6 is still there";
+  EXPECT_EQ(h.driver.stats().rollbacks, 1u) << "the failed save does not bring the rollback back";
+  TestGame lockstep;
+  for (Frame f = 0; f < 7; ++f) {
+    const uint32_t both[2] = {local(f), remote(f)};
+    const InputStatus status[2] = {};
+    lockstep.step(FrameInputs{reinterpret_cast<const uint8_t*>(both), status, 4, 2});
+  }
+  EXPECT_EQ(h.game.frame_errors, 0);
+  EXPECT_EQ(h.game.state.frame, 7);
+  EXPECT_EQ(h.game.hash(), lockstep.hash());
+}
+
 TEST(RollbackDriver, DisconnectedPlayerGetsZerosWithStatusAfterAgreedFrame) {
   DriverHarness h;
   ASSERT_EQ(h.init(2, 1, 1, 8), Result::ok);
