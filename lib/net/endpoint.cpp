@@ -1139,6 +1139,7 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
 // The inputs part of a poll: loss detection, the send policy, resends, and an acknowledgement
 // that waited for an inputs datagram. Running only. Inlined into its two callers (poll_again in
 // every advance's pass, poll_full): as a call its saved registers cost more than its tests.
+template <bool kAgain>
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
@@ -1149,8 +1150,10 @@ inline void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, con
   const bool unacked = last_sent_ > last_acked_;
   const bool pending = last_sent_ > last_flushed_;
   // Frames out longer than a round trip (and its jitter, and a frame) without an
-  // acknowledgement: a datagram or its acknowledgement was lost.
-  if (have_rtt_ && last_flushed_ > last_acked_ &&
+  // acknowledgement: a datagram or its acknowledgement was lost. Not again (poll_again): the
+  // poll at this time asked already, and what it asks has not changed since but by that poll's
+  // own send, which leaves the answer no (unacked_since_ is now, or as it was when asked).
+  if (!kAgain && have_rtt_ && last_flushed_ > last_acked_ &&
       now_us > unacked_since_ + srtt_us_ + 2 * jitter_us_ + 2 * frame_us_) {
     loss_seen_ = true;
     loss_seen_at_ = now_us;
@@ -1300,7 +1303,7 @@ Result Endpoint::poll_again(uint64_t now_us, Transport& transport, const PeerAdd
   }
   now_ = now_us;
   Result result = Result::ok;
-  send_inputs_due(now_us, transport, to, result);
+  send_inputs_due</*kAgain=*/true>(now_us, transport, to, result);
   send_riders_due(now_us, transport, to, result);
   remember_poll(now_us);
   return result;
@@ -1387,7 +1390,7 @@ Result Endpoint::poll_full(uint64_t now_us, Transport& transport, const PeerAddr
       report_due_since_ = now_us;
       next_quality_at_ = now_us + config_.quality_interval_us;
     }
-    send_inputs_due(now_us, transport, to, result);
+    send_inputs_due</*kAgain=*/false>(now_us, transport, to, result);
     send_riders_due(now_us, transport, to, result);
     if (!sent_anything_ || now_us >= last_sent_at_ + config_.keepalive_interval_us) {
       Message m;

@@ -428,6 +428,7 @@ class Endpoint {
   void catch_up_run() noexcept;
   // What rides on the inputs datagram starting at `start` (send_inputs): null when nothing.
   const Riders* gather_riders(Frame start, size_t capacity) noexcept;
+  template <bool kAgain>
   void send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
   // Both polls of every tick ask; riders rarely wait.
   void send_riders_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
