@@ -594,10 +594,18 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     if (running_) driver_.reporter().emit(Reporter::make(EventType::running, "no remote players: running"));
   }
   receive_datagrams();
-  // Most polls no event waits: the out-of-line pop only when one does.
-  for (uint32_t i = 0; i < num_peers_; ++i)
-    if (peers_[i].endpoint.has_event()) handle_endpoint_events(peers_[i]);
-  for (uint32_t i = 0; i < num_peers_; ++i) route_channel_messages(peers_[i]);
+  // Most polls nothing waits: no endpoint event, no channel message, no channel event (a
+  // spectator's are only popped too). One look per peer; the two passes only when some waits.
+  bool waiting = false;
+  for (uint32_t i = 0; i < num_peers_; ++i) {
+    const Peer& peer = peers_[i];
+    waiting |= peer.endpoint.has_event() | peer.channel.has_message() | peer.channel.has_event();
+  }
+  if (waiting) {
+    for (uint32_t i = 0; i < num_peers_; ++i)
+      if (peers_[i].endpoint.has_event()) handle_endpoint_events(peers_[i]);
+    for (uint32_t i = 0; i < num_peers_; ++i) route_channel_messages(peers_[i]);
+  }
   if (handshakes_open_) watch_handshakes();
   // Before running too: a synchronized peer may tell us that a third machine, which we are
   // still handshaking with, is gone (it died mid-handshake), and we start without it.
