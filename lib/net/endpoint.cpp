@@ -926,10 +926,6 @@ void Endpoint::set_local_frame(Frame frame, int32_t frame_advantage) noexcept {
   local_advantage_ = std::clamp(frame_advantage, -kMaxFrameSkew, kMaxFrameSkew);
 }
 
-bool Endpoint::loss_recent(uint64_t now_us) const noexcept {
-  return loss_seen_ && now_us < loss_seen_at_ + uint64_t(config_.loss_hold_frames) * frame_us_;
-}
-
 bool Endpoint::peer_silent(uint64_t now_us) const noexcept {
   // In play the peer sends every frame or two; this long without a word is an outage.
   return now_us > last_received_at_ + config_.resend_interval_us + 4 * frame_us_ + 2 * jitter_us_;
@@ -1296,7 +1292,11 @@ void Endpoint::send_late_riders(uint64_t now_us, Transport& transport, const Pee
 // since, the owner's urgency, a player's status, checksums queued since. Nothing changed:
 // nothing to do (the usual case when an unchanged input waits to share a datagram).
 Result Endpoint::poll_again(uint64_t now_us, Transport& transport, const PeerAddress& to) {
-  if (!running() || !polled_.valid || now_us != polled_.at_us) return poll(now_us, transport, to);
+  if (!polled_at(now_us)) return poll(now_us, transport, to);
+  return poll_polled_again(now_us, transport, to);
+}
+
+Result Endpoint::poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to) {
   if (last_sent_ == polled_.last_sent && urgent_ == polled_.urgent && stalled_ == polled_.stalled &&
       any_disconnected_ == polled_.any_disconnected && outgoing_checksum_count_ == 0) {
     return Result::ok;

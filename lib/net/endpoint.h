@@ -177,6 +177,8 @@ class Endpoint {
   Result poll_again(uint64_t now_us, Transport& transport, const PeerAddress& to);
   // True when poll() last ran at `now_us`, completely, and the endpoint is running.
   bool polled_at(uint64_t now_us) const noexcept { return polled_.valid && polled_.at_us == now_us && running(); }
+  // poll_again once polled_at(now_us) is known to hold (the session's pass asks first).
+  Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to);
 
   // --- outgoing inputs: frames consecutive from 0, send_blob_size bytes each.
   // invalid_argument for a gap, a repeat, or a null blob; wrong_state when disconnected;
@@ -281,7 +283,10 @@ class Endpoint {
     stalled_ = stalled;
   }
   // True while loss was seen recently (everything then goes out at once).
-  bool loss_recent(uint64_t now_us) const noexcept;
+  // Inline: the session asks in every send pass while its window is half full.
+  bool loss_recent(uint64_t now_us) const noexcept {
+    return loss_seen_ && now_us < loss_seen_at_ + uint64_t(config_.loss_hold_frames) * frame_us_;
+  }
 
   // --- time sync. The owner tells its frame and advantage; they go out in quality reports.
   void set_local_frame(Frame frame, int32_t frame_advantage) noexcept;

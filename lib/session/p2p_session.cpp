@@ -2485,7 +2485,7 @@ void P2PSessionImpl::send_due(bool again) {
                              stalled_ && !peer.spectator);
     const uint64_t sent_before = peer.endpoint.datagrams_sent();
     if (again && peer.endpoint.polled_at(now_)) {
-      peer.endpoint.poll_again(now_, *transport_, peer.address);
+      peer.endpoint.poll_polled_again(now_, *transport_, peer.address);
       if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
       sent |= peer.endpoint.datagrams_sent() != sent_before;
       continue;
