@@ -128,12 +128,15 @@ class ReliableChannel {
   // connection's smoothed round trip (0 when unknown), for the resend timeout.
   // Inline for the usual poll (nothing to send, no blob coming in): what poll_busy() comes to.
   void poll(uint64_t now_us, uint64_t rtt_us, ChannelOutput& out) noexcept {
-    if (initialized_ && !in_.active && idle()) {
-      tokens_at_ = now_us;
-      tokens_ = 0;
-      return;
-    }
-    poll_busy(now_us, rtt_us, out);
+    if (!poll_idle(now_us)) poll_busy(now_us, rtt_us, out);
+  }
+  // The usual poll alone: true when it was all (nothing to send, no blob coming in), before
+  // an owner builds the output that a busy poll needs.
+  bool poll_idle(uint64_t now_us) noexcept {
+    if (!initialized_ || in_.active || !idle()) return false;
+    tokens_at_ = now_us;
+    tokens_ = 0;
+    return true;
   }
   // The peer is gone: transfers in either direction end (blob_aborted for an incoming one).
   void peer_gone() noexcept;

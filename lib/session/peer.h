@@ -42,7 +42,7 @@ struct Peer final : ChannelSink {
   // Sends what the channel has due. Called after the endpoint's poll, so the tick's inputs go
   // first; the channel paces blobs to its byte rate.
   void poll_channel(uint64_t now_us, Transport& transport) {
-    if (!endpoint.running()) return;
+    if (!endpoint.running() || channel.poll_idle(now_us)) return;  // most polls: nothing to send
     EndpointChannelOutput out;
     out.endpoint = &endpoint;
     out.transport = &transport;
