@@ -1196,23 +1196,36 @@ inline void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, con
     send = any_disconnected_ && last_acked_ >= out_base_ && config_.send_blob_size > 0 &&
            now_us >= last_inputs_sent_at_ + resend_after();
   }
-  if (send) {
-    if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
-    note(result, send_inputs(transport, to));
-    spoke_again_ = false;
-    inputs_dirty_ = false;
-    ack_due_ = false;  // the inputs datagram carries our acknowledgement
-    last_inputs_sent_at_ = now_us;
-    last_flushed_ = last_sent_;  // what did not fit follows as the acknowledgements come
-  }
+  if (send) send_inputs_now(now_us, transport, to, result);
   // An acknowledgement waits a little for an inputs datagram to ride on, unless we send none.
-  if (ack_due_ && (config_.send_blob_size == 0 || (decided ? decision : decide()).ack)) {
-    ack_due_ = false;
-    Message m;
-    m.header = next_header(MessageType::input_ack);
-    m.ack_frame = last_received_;
-    note(result, send_message(transport, to, m));
-  }
+  if (ack_due_ && (config_.send_blob_size == 0 || (decided ? decision : decide()).ack))
+    send_ack_alone(transport, to, result);
+}
+
+inline void Endpoint::send_inputs_now(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
+  if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
+  note(result, send_inputs(transport, to));
+  spoke_again_ = false;
+  inputs_dirty_ = false;
+  ack_due_ = false;  // the inputs datagram carries our acknowledgement
+  last_inputs_sent_at_ = now_us;
+  last_flushed_ = last_sent_;  // what did not fit follows as the acknowledgements come
+}
+
+Result Endpoint::send_pending(uint64_t now_us, Transport& transport, const PeerAddress& to) {
+  now_ = now_us;
+  Result result = Result::ok;
+  send_inputs_now(now_us, transport, to, result);  // our acknowledgement rides on it
+  remember_poll(now_us);
+  return result;
+}
+
+void Endpoint::send_ack_alone(Transport& transport, const PeerAddress& to, Result& result) {
+  ack_due_ = false;
+  Message m;
+  m.header = next_header(MessageType::input_ack);
+  m.ack_frame = last_received_;
+  note(result, send_message(transport, to, m));
 }
 
 uint64_t Endpoint::riders_waiting_since() const noexcept {
@@ -1296,7 +1309,7 @@ Result Endpoint::poll_again(uint64_t now_us, Transport& transport, const PeerAdd
   return poll_polled_again(now_us, transport, to);
 }
 
-Result Endpoint::poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to) {
+Result Endpoint::poll_changed(uint64_t now_us, Transport& transport, const PeerAddress& to) {
   if (last_sent_ == polled_.last_sent && urgent_ == polled_.urgent && stalled_ == polled_.stalled &&
       any_disconnected_ == polled_.any_disconnected && outgoing_checksum_count_ == 0) {
     return Result::ok;

@@ -178,7 +178,24 @@ class Endpoint {
   // True when poll() last ran at `now_us`, completely, and the endpoint is running.
   bool polled_at(uint64_t now_us) const noexcept { return polled_.valid && polled_.at_us == now_us && running(); }
   // poll_again once polled_at(now_us) is known to hold (the session's pass asks first).
-  Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to);
+  // Inline for the usual call, a frame queued since the poll and nothing else to see to (it is
+  // unacknowledged and not yet sent, the peer was not silent, no report, reply or checksum
+  // waits): poll_changed would then ask only the send policy, and send nothing else. Held back
+  // (no acknowledgement overdue either), the mark is all; sent, send_pending. Any other call:
+  // poll_changed.
+  Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to) {
+    if (last_sent_ != polled_.last_sent && last_sent_ > last_acked_ && last_sent_ > last_flushed_ &&
+        !spoke_again_ && !riders_waiting()) {
+      const SendDecision d = send_decision(now_us);
+      if (d.inputs) return send_pending(now_us, transport, to);
+      if (!ack_due_ || (config_.send_blob_size != 0 && !d.ack)) {
+        now_ = now_us;
+        remember_poll(now_us);
+        return Result::ok;
+      }
+    }
+    return poll_changed(now_us, transport, to);
+  }
 
   // --- outgoing inputs: frames consecutive from 0, send_blob_size bytes each.
   // invalid_argument for a gap, a repeat, or a null blob; wrong_state when disconnected;
@@ -435,6 +452,18 @@ class Endpoint {
   const Riders* gather_riders(Frame start, size_t capacity) noexcept;
   template <bool kAgain>
   void send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
+  // send_inputs_due's two sends: the pending frames (with our acknowledgement), or the
+  // acknowledgement alone (out of line: rare, and its message is a large local).
+  void send_inputs_now(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  void send_ack_alone(Transport& transport, const PeerAddress& to, Result& result);
+  // poll_polled_again's two out-of-line parts: the pending frames sent (the send policy said
+  // so, nothing else due), and every other call (what changed since the poll looked at, as
+  // poll_full would).
+  Result send_pending(uint64_t now_us, Transport& transport, const PeerAddress& to);
+  Result poll_changed(uint64_t now_us, Transport& transport, const PeerAddress& to);
   // Both polls of every tick ask; riders rarely wait.
   void send_riders_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
     if (riders_waiting()) send_late_riders(now_us, transport, to, result);

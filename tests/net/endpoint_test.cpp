@@ -1009,6 +1009,59 @@ TEST(Endpoint, PollAgainSendsWhatASecondPollWould) {
   EXPECT_EQ(twice.received, 599);
 }
 
+// poll_again leaves loss detection to the poll at the same time (it does not ask again), and
+// decides the usual call (one frame queued since) inline: with the owner's loss rule on
+// (loss_hold_frames), a second send pass by poll_again must still see every loss when a second
+// poll would, tick by tick (loss_recent, which makes the session's confirmations urgent), and
+// send the same datagrams, under loss bursts long enough to leave frames unacknowledged past a
+// round trip.
+TEST(Endpoint, PollAgainSeesLossWhenASecondPollWould) {
+  struct Outcome {
+    std::vector<std::vector<uint8_t>> sent;
+    std::vector<bool> loss_recent;
+  };
+  auto run = [](bool again) {
+    detail::EndpointConfig ca = default_config(62), cb = default_config(63);
+    ca.loss_hold_frames = cb.loss_hold_frames = 4;
+    EndpointPair pair(ca, cb, 11);
+    LinkProfile link;
+    link.latency_us = 40000;
+    link.jitter_us = 5000;
+    link.loss = 0.15;
+    link.blackouts.push_back({3000000, 3400000});
+    pair.set_link(link);
+    pair.start();
+    EXPECT_TRUE(pair.run_handshake());
+    for (auto* s : {&pair.a(), &pair.b()}) s->recorder->recording = true;
+    std::mt19937 rng(5);
+    uint8_t input[2] = {0, 0};
+    Outcome o;
+    for (Frame f = 0; f < 400; ++f) {
+      pair.step(16667);
+      for (auto* s : {&pair.a(), &pair.b()}) {
+        Frame popped;
+        const uint8_t* blob;
+        while (s->endpoint.pop_input(&popped, &blob)) {
+        }
+        if (rng() % 6 == 0) input[0] = uint8_t(rng());
+        EXPECT_EQ(s->endpoint.send_input(f, input), Result::ok);
+        if (again) (void)s->endpoint.poll_again(pair.now, *s->recorder, s->remote);
+        else (void)s->endpoint.poll(pair.now, *s->recorder, s->remote);
+        o.loss_recent.push_back(s->endpoint.loss_recent(pair.now));
+      }
+    }
+    o.sent = pair.a().recorder->sent;
+    o.sent.insert(o.sent.end(), pair.b().recorder->sent.begin(), pair.b().recorder->sent.end());
+    return o;
+  };
+  const Outcome twice = run(false), again = run(true);
+  const auto seen = std::count(twice.loss_recent.begin(), twice.loss_recent.end(), true);
+  EXPECT_GT(seen, 20);  // the losses are seen, and not in every tick
+  EXPECT_LT(size_t(seen), twice.loss_recent.size() / 2);
+  EXPECT_EQ(again.loss_recent, twice.loss_recent);
+  EXPECT_EQ(again.sent, twice.sent);
+}
+
 }  // namespace
 }  // namespace retcon::test
 
