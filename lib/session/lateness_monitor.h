@@ -93,6 +93,13 @@ class LocalTimeline {
     uint64_t at_us = 0;
   };
   static void remember(std::array<Mark, kFrames>& ring, Frame frame, uint64_t now_us, Frame* newest) noexcept {
+    // The usual mark: the frame after the newest (every frame marked so far is older, so its
+    // slot cannot hold it yet, and the newest is >= kNullFrame, so it is >= 0).
+    if (frame > *newest) {
+      ring[uint32_t(frame) % kFrames] = Mark{frame, now_us};
+      *newest = frame;
+      return;
+    }
     if (frame < 0) return;
     Mark& m = ring[uint32_t(frame) % kFrames];
     if (m.frame == frame) return;

@@ -203,16 +203,17 @@ class P2PSessionImpl final : public P2PSession {
   void update_time_sync();
   // Inline for the usual tick of a running peer: nothing arrived from it since the last one
   // (LatenessMonitor::quiet), or it came back lately (judge_lateness sees to both).
-  void watch_lateness(Peer& peer) {
+  // `i`: the peer's index (&peer - peers_, which the caller's loop has without a division).
+  void watch_lateness(Peer& peer, uint32_t i) {
     if (peer.dropped || peer.rejoining || !peer.endpoint.running()) return;
     const Endpoint& ep = peer.endpoint;
     if (rejoined_at_us_[peer.players[0]] == 0 &&
         peer.lateness.quiet(ep.last_received_frame(), ep.datagrams_received(), ep.last_acked_frame(), ep.ping_us(),
                             ep.jitter_us(), ep.silences().told().arrived_at_us))
       return;
-    judge_lateness(peer);
+    judge_lateness(peer, i);
   }
-  void judge_lateness(Peer& peer);
+  void judge_lateness(Peer& peer, uint32_t i);
   void update_running();
   void watch_progress();
   void watch_handshakes();
@@ -631,7 +632,7 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     for (uint32_t i = 0; i < num_player_peers_; ++i) {
       Peer& peer = peers_[i];
       if (peer.dropped) continue;
-      watch_lateness(peer);
+      watch_lateness(peer, i);
       peer.progress.observe(peer.endpoint.last_received_frame(), now_);
     }
     send_local_inputs();
@@ -1349,9 +1350,8 @@ void P2PSessionImpl::update_time_sync() {
       continue;
     const Frame remote = peer.endpoint.estimated_remote_frame(now_);
     if (remote == kNullFrame) continue;
-    peer.time_sync.add_sample(driver_.frame() - remote);
     // The peer's advantage is its own number: TimeSync clamps it before use.
-    wait = std::max(wait, peer.time_sync.frames_to_wait(peer.endpoint.remote_frame_advantage()));
+    wait = std::max(wait, peer.time_sync.sample_and_wait(driver_.frame() - remote, peer.endpoint.remote_frame_advantage()));
   }
   if (wait == 0) return;
   for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].time_sync.reset();
@@ -1649,7 +1649,7 @@ Result P2PSessionImpl::pick_delay(const AdaptiveDelayRule& rule, DelayChoice* ou
 
 // Lag-switch detection: judge the frames of this peer that arrived since the last poll
 // (session/lateness_monitor.h) and tell the game when they came far later than the network explains.
-void P2PSessionImpl::judge_lateness(Peer& peer) {
+void P2PSessionImpl::judge_lateness(Peer& peer, uint32_t i) {
   if (rejoined_at_us_[peer.players[0]] != 0) {
     // A machine that just came back runs a little behind until time sync evened it out.
     if (now_ - rejoined_at_us_[peer.players[0]] < kRejoinGraceUs) {
@@ -1668,9 +1668,9 @@ void P2PSessionImpl::judge_lateness(Peer& peer) {
   // The peer's window: the one in use here, not the configured one. Every player lowers to the
   // smallest window of the match, so the peer's is ours; a larger one would make the peer's
   // inputs due earlier than its window lets it send them (a false lag switch).
-  const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), sent_to_peer_[&peer - peers_],
+  const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), sent_to_peer_[i],
                                    peer.endpoint.datagrams_received(), peer.endpoint.ping_us(),
-                                   peer.endpoint.jitter_us(), frame_us_, driver_.prediction_window(), uint32_t(&peer - peers_),
+                                   peer.endpoint.jitter_us(), frame_us_, driver_.prediction_window(), i,
                                    peer.endpoint.silences().heard_nothing(), peer.endpoint.silences().told()};
   const uint64_t outage_end = peer.lateness.last_outage().to_us;
   const int32_t worst = peer.lateness.observe(peer.endpoint.last_received_frame(), now_, link, timeline_);

@@ -45,7 +45,25 @@ class TimeSync {
     }
     insert(sample);
   }
-  void reset() noexcept { next_ = count_ = 0; }
+  // add_sample(local_ahead), then frames_to_wait(remote_ahead): the session's call once per
+  // frame. The usual frame takes neither: a full window whose oldest sample equals the new one
+  // (nothing moves, so the median is the same; the window holds clamped samples only, so the
+  // sample is compared unclamped), and the peer's advantage is the one of the last call: the
+  // advice worked out then stands.
+  int32_t sample_and_wait(int32_t local_ahead, int32_t remote_ahead) noexcept {
+    if (count_ == kSamples && local_[next_] == local_ahead && remote_ahead == waited_for_) {
+      next_ = (next_ + 1) % kSamples;
+      return wait_;
+    }
+    add_sample(local_ahead);
+    waited_for_ = remote_ahead;
+    wait_ = frames_to_wait(remote_ahead);
+    return wait_;
+  }
+  void reset() noexcept {
+    next_ = count_ = 0;
+    waited_for_ = kNoAdvice;
+  }
   uint32_t samples() const noexcept { return count_; }
 
   // Our advantage as we report it to the peer: the median of the window, so the peer's filter
@@ -90,6 +108,7 @@ class TimeSync {
     }
     local_[next_] = sample;
     next_ = (next_ + 1) % kSamples;
+    waited_for_ = kNoAdvice;  // the median may have moved: sample_and_wait works it out again
   }
 
   // The middle sample in sorted order (the upper one of an even count).
@@ -97,6 +116,11 @@ class TimeSync {
   std::array<int32_t, kSamples> local_{};   // in arrival order: the oldest is replaced next
   std::array<int32_t, kSamples> sorted_{};  // the same samples, ascending
   uint32_t next_ = 0, count_ = 0;
+  // sample_and_wait's advice (wait_) for the peer's advantage waited_for_, valid while the window
+  // did not move since; kNoAdvice (no int32_t equals it): none.
+  static constexpr int64_t kNoAdvice = INT64_MIN;
+  int64_t waited_for_ = kNoAdvice;
+  int32_t wait_ = 0;
 };
 
 // What the game is told and how the advice is used up. The advice is consumed as the game
@@ -123,6 +147,9 @@ class WaitAdvice {
   }
   // Time passes. Returns true when this call finished the advice (the last frame was waited).
   bool on_time(uint64_t now_us) noexcept {
+    // The usual tick: no advice. (ignored_frames_ is read only while advice is left, and
+    // advise() zeroes it first.)
+    if (left_ == 0) return false;
     bool finished = false;
     // Half a frame of slack: a tick that comes a little late is not a wait.
     while (left_ > 0 && now_us >= idle_mark_us_ + frame_us_ + frame_us_ / 2) {

@@ -81,6 +81,50 @@ TEST(TimeSync, MedianIsTheWindowsMedianAsSamplesComeAndGo) {
   }
 }
 
+// The session's per-frame call, sample_and_wait, keeps the advice while the window does not
+// move and the peer's advantage is the same. It must advise exactly as add_sample followed by
+// frames_to_wait: random streams of steady stretches (the kept advice), spikes beyond the clamp
+// (a sample compared unclamped must not match its clamped copy wrongly), advantages that change
+// and resets, with samples fed in between through add_sample alone (the window moves under the
+// kept advice).
+TEST(TimeSync, SampleAndWaitAdvisesAsAddSampleThenFramesToWait) {
+  {
+    // Samples taken alone move the median under the kept advice; the next frame's sample equals
+    // the oldest in the window (nothing moves then), the advantage is the same: new advice.
+    TimeSync t;
+    for (uint32_t i = 0; i < TimeSync::kSamples; ++i) EXPECT_EQ(t.sample_and_wait(0, -10), i + 1 < TimeSync::kMinSamples ? 0 : 5);
+    for (int i = 0; i < 40; ++i) t.add_sample(20);
+    EXPECT_EQ(t.sample_and_wait(0, -10), TimeSync::kMaxAdviceFrames) << "median 20 now, 15 frames apart";
+  }
+  TimeSync kept, plain;
+  uint32_t rng = 777;
+  int kept_hits = 0;
+  for (int i = 0; i < 20000; ++i) {
+    rng = rng * 1664525u + 1013904223u;
+    const uint32_t dice = rng >> 24;
+    int32_t sample = (i / 300) % 2 ? 4 : int32_t((rng >> 8) % 9) - 2;
+    if (dice < 3) sample = dice == 0 ? TimeSync::kMaxGap + 1 : dice == 1 ? INT32_MIN : TimeSync::kMaxGap;
+    const int32_t remote = (i / 1000) % 3 == 0 ? -4 : (i / 1000) % 3 == 1 ? int32_t((rng >> 4) % 5) - 6 : INT32_MIN;
+    if (i % 4999 == 4998) {
+      kept.reset();
+      plain.reset();
+      continue;
+    }
+    if (dice == 200) {  // a sample taken without asking for advice
+      kept.add_sample(sample);
+      plain.add_sample(sample);
+      continue;
+    }
+    const bool steady = kept.samples() == TimeSync::kSamples;
+    const int32_t got = kept.sample_and_wait(sample, remote);
+    plain.add_sample(sample);
+    ASSERT_EQ(got, plain.frames_to_wait(remote)) << "sample " << i;
+    ASSERT_EQ(kept.reported_ahead(0), plain.reported_ahead(0)) << "sample " << i;
+    kept_hits += steady;
+  }
+  EXPECT_GT(kept_hits, 10000);
+}
+
 TEST(TimeSync, DeadBandOfOneFrame) {
   TimeSync t;
   for (uint32_t i = 0; i < TimeSync::kSamples; ++i) t.add_sample(1);
