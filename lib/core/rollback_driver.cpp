@@ -308,12 +308,18 @@ void RollbackDriver::update_absence() noexcept {
   plain_to_ = kFrameMax;
   any_cut_ = false;
   awaited_count_ = 0;
+  others_count_ = 0;
   for (uint32_t i = 0; i < num_players_; ++i) {
     const Player& p = players_[i];
     if (p.gap_until > p.gap_from) plain_from_ = std::max(plain_from_, p.gap_until);
     if (p.disconnected) plain_to_ = std::min(plain_to_, p.disconnected_after);
     any_cut_ = any_cut_ || p.disconnected;
-    if (p.local && !p.disconnected) awaited_[awaited_count_++] = &p.queue;
+    if (p.local && !p.disconnected) {
+      awaited_[awaited_count_++] = &p.queue;
+      frame_status_[i] = InputStatus::confirmed;  // for good: see plain_inputs()
+    } else {
+      others_[others_count_++] = uint8_t(i);
+    }
   }
   for (uint32_t i = 0; i < kMaxPlayers; ++i) {
     Player& p = players_[i];
@@ -362,9 +368,14 @@ __attribute__((always_inline)) inline const uint8_t* RollbackDriver::plain_input
   // Usually nobody is absent at `frame`: every input is the queues' (real or predicted), and
   // their shared ring holds them side by side (a prediction is written into its slot), so the
   // frame's row is the game's input as it is.
-  const uint32_t players = num_players_;
+  // Only the other players' statuses are written: a connected local player's input is
+  // confirmed at every frame simulated (advance() and the sync test step the live frame after
+  // check_local_inputs(), and re-run only frames before it), so its entry keeps the confirmed
+  // status update_absence() gave it (the frames with someone absent have statuses of their own).
+  const uint32_t others = others_count_;
   InputStatus* status = frame_status_.data();
-  for (uint32_t i = 0; i < players; ++i) {
+  for (uint32_t k = 0; k < others; ++k) {
+    const uint32_t i = others_[k];
     InputQueue& q = players_[i].queue;
     if (frame <= q.last_confirmed()) {
       status[i] = InputStatus::confirmed;
@@ -376,19 +387,21 @@ __attribute__((always_inline)) inline const uint8_t* RollbackDriver::plain_input
   return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
 }
 
-const uint8_t* RollbackDriver::absent_inputs(Frame frame) noexcept {
+void RollbackDriver::step_absent(Frame frame, uint32_t flags) noexcept {
   uint8_t* dst = frame_inputs_.get();
   for (uint32_t i = 0; i < num_players_; ++i, dst += input_size_) {
     const uint8_t* src;
     if (!absent(PlayerIndex(i), frame)) {
-      src = players_[i].queue.input_for(frame, predictor_, &frame_status_[i]);
+      src = players_[i].queue.input_for(frame, predictor_, &absent_status_[i]);
     } else {
       src = zeros_.get();
-      frame_status_[i] = InputStatus::disconnected;
+      absent_status_[i] = InputStatus::disconnected;
     }
     copy_input(dst, src, input_size_);
   }
-  return frame_inputs_.get();
+  frame_view_.status = absent_status_.data();
+  run_frame(frame, frame_inputs_.get(), flags);
+  frame_view_.status = frame_status_.data();  // the plain frames' statuses, untouched here
 }
 
 __attribute__((always_inline)) inline void RollbackDriver::run_frame(Frame frame, const uint8_t* bytes,
@@ -406,8 +419,10 @@ __attribute__((always_inline)) inline void RollbackDriver::run_frame(Frame frame
 }
 
 __attribute__((always_inline)) inline void RollbackDriver::step_frame(Frame frame, uint32_t flags) noexcept {
-  const bool plain = frame >= plain_from_ && frame <= plain_to_;
-  run_frame(frame, plain ? plain_inputs(frame) : absent_inputs(frame), flags);
+  if (frame >= plain_from_ && frame <= plain_to_) [[likely]]
+    run_frame(frame, plain_inputs(frame), flags);
+  else
+    step_absent(frame, flags);
 }
 
 void RollbackDriver::step(Frame frame, uint32_t flags) noexcept { step_frame(frame, flags); }

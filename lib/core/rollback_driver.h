@@ -231,10 +231,11 @@ class RollbackDriver {
   // step() and save(), inlined into advance() and rollback()'s loop.
   void step_frame(Frame frame, uint32_t flags) noexcept;
   // step_frame's parts: the frame's inputs (statuses in frame_status_, the row returned) when
-  // nobody is absent at `frame` (inline) or someone is (out of line), and the game's call.
+  // nobody is absent at `frame` (inline), the game's call, and the whole step when someone is
+  // absent (out of line; its statuses in absent_status_).
   const uint8_t* plain_inputs(Frame frame) noexcept;
-  const uint8_t* absent_inputs(Frame frame) noexcept;
   void run_frame(Frame frame, const uint8_t* bytes, uint32_t flags) noexcept;
+  void step_absent(Frame frame, uint32_t flags) noexcept;
   Result save_frame(Frame frame) noexcept {
     if (Result r = save_slot(frame); r != Result::ok) return r;
     if (frame > last_saved_) last_saved_ = frame;
@@ -333,7 +334,8 @@ class RollbackDriver {
   FrameInputs frame_view_{nullptr, nullptr, 0, 0};
   std::unique_ptr<uint8_t[]> frame_inputs_;  // scratch: a frame's inputs when someone is absent
   std::unique_ptr<uint8_t[]> zeros_;
-  std::array<InputStatus, kMaxPlayers> frame_status_{};
+  std::array<InputStatus, kMaxPlayers> frame_status_{};   // the frames nobody is absent at
+  std::array<InputStatus, kMaxPlayers> absent_status_{};  // the others (step_absent)
   SessionStats stats_{};
   uint32_t num_players_ = 0;
   uint32_t input_size_ = 0;
@@ -360,6 +362,9 @@ class RollbackDriver {
   // update_absence()).
   std::array<const InputQueue*, kMaxPlayers> awaited_{};
   uint32_t awaited_count_ = 0;
+  // The other players (remote, or cut), whose statuses plain_inputs() writes per frame.
+  std::array<uint8_t, kMaxPlayers> others_{};
+  uint32_t others_count_ = 0;
   int32_t min_local_delay_ = INT32_MAX;  // see min_local_delay()
   Frame plain_from_ = 0, plain_to_ = 0;  // see update_absence()
   bool any_cut_ = false;                  // a player is disconnected (update_absence())

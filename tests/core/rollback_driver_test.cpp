@@ -1,6 +1,7 @@
 #include "core/rollback_driver.h"
 
 #include <cstring>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -453,6 +454,85 @@ TEST(RollbackDriver, DecisionsReachOnlyTheirFramesAfterTheQueueEmpties) {
     lockstep.step(in);
     ASSERT_EQ(h.game.hash(), lockstep.hash()) << "frame " << f << " saw other decisions than its own";
   }
+}
+
+// The statuses the game is handed: plain frames write only the other players' (a connected
+// local player's stays confirmed from update_absence on), frames with someone absent use their
+// own array. Every call, re-simulations included, across a local player's cut and rejoin gap
+// and back, with the remote inputs two frames late: local players confirmed unless absent,
+// the absent one disconnected, the remote one confirmed exactly when its input was there.
+TEST(RollbackDriver, EveryFrameHandsTheGameTheStatusesOfThatMoment) {
+  struct Recording {
+    TestGame game;
+    detail::RollbackDriver driver;
+    Frame delivered = -1;   // the remote player's newest input given to the driver
+    bool cut_heard = false;
+    struct Call {
+      Frame frame, delivered;
+      bool cut_heard;
+      InputStatus status[3];
+    };
+    std::vector<Call> calls;
+  } r;
+  constexpr Frame kCut = 5, kCutHeard = 8, kRejoinHeard = 11, kRejoin = 14, kEnd = 22;
+  SessionConfig c;
+  c.num_players = 3;
+  c.input_size = 4;
+  c.max_prediction = 8;
+  c.max_state_size = 256;
+  c.callbacks = bind_game(r.game);
+  c.callbacks.user = &r;
+  c.callbacks.save_state = [](void* u, Frame f, uint8_t* b, size_t n) {
+    return static_cast<Recording*>(u)->game.save_state(f, b, n);
+  };
+  c.callbacks.load_state = [](void* u, Frame f, const uint8_t* b, size_t n) {
+    static_cast<Recording*>(u)->game.load_state(f, b, n);
+  };
+  c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
+    auto* self = static_cast<Recording*>(u);
+    self->calls.push_back({f, self->delivered, self->cut_heard, {in->status[0], in->status[1], in->status[2]}});
+    self->game.advance_frame(f, *in, flags);
+  };
+  c.callbacks.describe_state = nullptr;
+  c.callbacks.checksum = nullptr;
+  c.callbacks.on_event = nullptr;
+  r.calls.reserve(256);
+  ASSERT_EQ(r.driver.init(c, 8, SaveMode::automatic), Result::ok);
+  r.driver.set_local(0, true);
+  r.driver.set_local(1, true);
+  r.driver.set_local(2, false);
+  for (Frame f = 0; f < kEnd; ++f) {
+    for (; r.delivered < f - 2; ++r.delivered) {
+      const uint32_t v = 7 + uint32_t(r.delivered + 1) % 3;  // changes every frame: rollbacks
+      ASSERT_EQ(r.driver.add_remote_input(2, r.delivered + 1, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
+    }
+    if (f == kCutHeard) {
+      ASSERT_EQ(r.driver.disconnect_player(1, kCut, true), Result::ok);
+      r.cut_heard = true;
+    }
+    if (f == kRejoinHeard) {
+      ASSERT_EQ(r.driver.rejoin_player(1, kRejoin), Result::ok);
+    }
+    const uint32_t v = uint32_t(f);
+    ASSERT_EQ(r.driver.add_local_input(0, &v, 4), Result::ok);
+    ASSERT_EQ(r.driver.add_local_input(1, &v, 4), Result::ok);
+    ASSERT_EQ(r.driver.advance(), Result::ok) << f;
+  }
+  EXPECT_GT(r.driver.stats().rollbacks, 5u);
+  size_t absent_calls = 0, plain_after_absent = 0;
+  bool seen_absent = false;
+  for (const Recording::Call& call : r.calls) {
+    const bool absent = call.cut_heard && call.frame > kCut && call.frame < kRejoin;
+    absent_calls += absent;
+    seen_absent = seen_absent || absent;
+    plain_after_absent += seen_absent && !absent;
+    SCOPED_TRACE(call.frame);
+    EXPECT_EQ(call.status[0], InputStatus::confirmed);
+    EXPECT_EQ(call.status[1], absent ? InputStatus::disconnected : InputStatus::confirmed);
+    EXPECT_EQ(call.status[2], call.frame <= call.delivered ? InputStatus::confirmed : InputStatus::predicted);
+  }
+  EXPECT_GT(absent_calls, 5u);
+  EXPECT_GT(plain_after_absent, 5u);
 }
 
 TEST(RollbackDriver, SparseSavingSavesOnlyConfirmedFramesAndStaysCorrect) {
