@@ -8,8 +8,7 @@ namespace retcon::detail {
 
 namespace {
 constexpr size_t kMaxToken = kDeltaTokenReach;
-// A zero run this long inside changed bytes is cheaper as its own token than as literals.
-constexpr size_t kSplitRun = 3;
+constexpr size_t kSplitRun = kDeltaSplitRun;
 
 uint8_t delta_at(const uint8_t* blob, const uint8_t* previous, size_t i) noexcept {
   return static_cast<uint8_t>(blob[i] ^ previous[i]);
@@ -146,57 +145,33 @@ EncodedDelta encode_short_delta(const uint8_t* blob, const uint8_t* previous, si
   return short_delta_result(out, o, lead_zeros, open, size);
 }
 
-// Up to 8 bytes (n >= 1) as a little-endian word, the bytes beyond n zero.
-inline uint64_t load_word(const uint8_t* p, size_t n) noexcept {
-  auto load32 = [](const uint8_t* q) {  // one load where the machine is little-endian
-    return uint32_t(q[0]) | uint32_t(q[1]) << 8 | uint32_t(q[2]) << 16 | uint32_t(q[3]) << 24;
-  };
-  if (n >= 4) return load32(p) | (uint64_t(load32(p + n - 4)) << (8 * (n - 4)));  // overlap: same bytes
-  uint64_t v = p[0];
-  if (n >= 2) v |= uint64_t(p[1]) << 8;
-  if (n == 3) v |= uint64_t(p[2]) << 16;
-  return v;
-}
-
-// encode_short_delta for a delta of at most 8 bytes (the usual input): the delta is one word and
-// its changed bytes one bit each, so each run's end is a count of trailing zero bits.
+// encode_short_delta for a delta of at most 8 bytes (the usual input): its tokens after the
+// leading zeros are its pattern's (kWordTails), the leading zeros one token before them.
 EncodedDelta encode_word_delta(const uint8_t* blob, const uint8_t* previous, size_t size,
                                uint8_t* out) noexcept {
   const uint64_t d = load_word(blob, size) ^ load_word(previous, size);
-  // Bit i: delta byte i is not zero. (Each byte's bits folded into its lowest, then gathered.)
-  uint64_t x = d | (d >> 4);
-  x |= x >> 2;
-  x |= x >> 1;
-  x &= 0x0101010101010101ull;
-  const uint32_t changed = uint32_t((x * 0x0102040810204080ull) >> 56);
-  const uint32_t end = 1u << size;  // a stop bit past the last byte
-  uint8_t* o = out;
-  long open = -1;
-  uint32_t lead_zeros = 0;
-  size_t i = 0;
-  while (i < size) {
-    if (((changed >> i) & 1u) == 0) {
-      const size_t run = size_t(std::countr_zero((changed | end) >> i));
-      if (i == 0) lead_zeros = uint32_t(run);
-      open = long(o - out);  // fewer than 128 zeros: the token stays open
-      *o++ = static_cast<uint8_t>(run - 1);
-      i += run;
-      continue;
-    }
-    // A literal: through changed bytes and zero runs shorter than kSplitRun between them.
-    size_t j = i;
-    for (;;) {
-      j += size_t(std::countr_zero(~changed >> j));  // past the changed bytes (stops at `end`)
-      const size_t k = j + size_t(std::countr_zero((changed | end) >> j));
-      if (k == size || k - j >= kSplitRun) break;
-      j = k;
-    }
-    *o++ = static_cast<uint8_t>(0x80 + (j - i) - 1);
-    for (size_t k = i; k < j; ++k) *o++ = static_cast<uint8_t>(d >> (8 * k));
-    open = -1;
-    i = j;
+  const uint32_t changed = nonzero_bytes(d);
+  EncodedDelta r;
+  if (changed == 0) {  // one zero run, open (fewer than 128 zeros)
+    out[0] = static_cast<uint8_t>(size - 1);
+    r.size = r.lead_bytes = 1;
+    r.lead_zeros = uint32_t(size);
+    r.open_tail = 0;
+    r.unchanged = true;
+    return r;
   }
-  return short_delta_result(out, o, lead_zeros, open, size);
+  const uint32_t lead = uint32_t(std::countr_zero(changed));
+  uint8_t* o = out;
+  if (lead != 0) *o++ = static_cast<uint8_t>(lead - 1);
+  const WordTail& tail = kWordTails[(1u << size) | changed];
+  uint8_t tokens[16];  // `out` has room for the tokens only
+  put_word_tail(tokens, d, tail);
+  for (size_t k = 0; k < tail.size; ++k) o[k] = tokens[k];
+  r.lead_zeros = lead;
+  r.lead_bytes = lead != 0 ? 1 : 0;
+  r.size = r.lead_bytes + tail.size;
+  r.open_tail = tail.open >= 0 ? int32_t(r.lead_bytes) + tail.open : -1;
+  return r;
 }
 
 #if defined(__GNUC__)

@@ -7,8 +7,11 @@
 // unchanged input. See docs/PROTOCOL.md.
 #pragma once
 
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "net/byte_io.h"
 
@@ -53,6 +56,117 @@ inline size_t put_zero_run(uint8_t* buf, size_t end, long& open, size_t length) 
     length -= take;
   }
   return end;
+}
+
+// A zero run this long inside changed bytes is cheaper as its own token than as literals.
+inline constexpr size_t kDeltaSplitRun = 3;
+
+// Inputs of up to 8 bytes (the usual ones) are coded from one word: the delta is that word's XOR,
+// and its changed bytes are a bit each.
+// Up to 8 bytes (n >= 1) as a little-endian word, the bytes beyond n zero.
+inline uint64_t load_word(const uint8_t* p, size_t n) noexcept {
+  auto load32 = [](const uint8_t* q) {
+    if constexpr (std::endian::native == std::endian::little) {
+      uint32_t v;  // one load (the shifts below are not always seen to be one)
+      std::memcpy(&v, q, 4);
+      return v;
+    } else {
+      return uint32_t(q[0]) | uint32_t(q[1]) << 8 | uint32_t(q[2]) << 16 | uint32_t(q[3]) << 24;
+    }
+  };
+  if (n >= 4) return load32(p) | (uint64_t(load32(p + n - 4)) << (8 * (n - 4)));  // overlap: same bytes
+  uint64_t v = p[0];
+  if (n >= 2) v |= uint64_t(p[1]) << 8;
+  if (n == 3) v |= uint64_t(p[2]) << 16;
+  return v;
+}
+// Bit i: byte i of the word `d` is not zero. (Each byte's bits folded into its lowest, then gathered.)
+inline uint32_t nonzero_bytes(uint64_t d) noexcept {
+  uint64_t x = d | (d >> 4);
+  x |= x >> 2;
+  x |= x >> 1;
+  x &= 0x0101010101010101ull;
+  return uint32_t((x * 0x0102040810204080ull) >> 56);
+}
+
+// The tokens of a delta of 1 to 8 bytes from its first changed byte on (a coder writes its
+// leading zeros itself: a token of their own, or merged into the run before), for each pattern
+// of changed bytes: the format's rule, worked out once per pattern (kWordTails) instead of for
+// every frame. A literal runs through changed bytes and zero runs shorter than kDeltaSplitRun
+// between them, and ends before a longer run or at the blob's end; every zero run is one token
+// (fewer than 128 zeros). At most two literals fit in 8 bytes (with a run of 3 between them),
+// and the tokens take at most 9 bytes (a literal of 8).
+// Each pattern's tokens are kept as they are written, the literals' bytes zero (`tokens`), and
+// each literal as where its bytes go and which bits of the delta word they are: writing them is
+// a copy and two masked ORs, no loop (put_word_tail).
+struct WordTail {
+  uint8_t tokens[16] = {};   // the tokens, literal bytes 0
+  uint64_t literal[2] = {};  // a literal's bits of the delta word shifted down by `shift` (0: none)
+  uint8_t at[2] = {};        // where a literal's bytes start in `tokens` (at most 8)
+  uint8_t shift[2] = {};     // 8 * a literal's first delta byte
+  uint8_t size = 0;          // bytes of the tokens
+  int8_t open = -1;          // offset of the last token when it is a zero run (it can grow), else -1
+};
+constexpr WordTail word_tail(size_t size, uint32_t changed) noexcept {
+  WordTail t;
+  const uint32_t end = 1u << size;  // a stop bit past the last byte
+  size_t i = size_t(std::countr_zero(changed | end));
+  size_t literals = 0;
+  while (i < size) {
+    if (((changed >> i) & 1u) == 0) {
+      const size_t run = size_t(std::countr_zero((changed | end) >> i));
+      t.open = int8_t(t.size);
+      t.tokens[t.size++] = static_cast<uint8_t>(run - 1);
+      i += run;
+      continue;
+    }
+    size_t j = i;
+    for (;;) {
+      j += size_t(std::countr_zero(~changed >> j));  // past the changed bytes (stops at `end`)
+      const size_t k = j + size_t(std::countr_zero((changed | end) >> j));
+      if (k == size || k - j >= kDeltaSplitRun) break;
+      j = k;
+    }
+    t.tokens[t.size++] = static_cast<uint8_t>(0x80 + (j - i) - 1);
+    t.at[literals] = t.size;
+    t.shift[literals] = uint8_t(8 * i);
+    t.literal[literals] = j - i == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * (j - i))) - 1;
+    ++literals;
+    t.size = uint8_t(t.size + (j - i));
+    t.open = -1;
+    i = j;
+  }
+  return t;
+}
+// Indexed by (1 << size) | changed, for sizes 1 to 8.
+inline constexpr std::array<WordTail, 512> kWordTails = [] {
+  std::array<WordTail, 512> tails{};
+  for (size_t size = 1; size <= 8; ++size)
+    for (uint32_t changed = 1; changed < (1u << size); ++changed) tails[(1u << size) | changed] = word_tail(size, changed);
+  return tails;
+}();
+// The most bytes a tail takes (8 changed bytes: a literal of 8).
+inline constexpr size_t kMostWordTail = 9;
+static_assert([] {
+  for (const WordTail& t : kWordTails)
+    if (t.size > kMostWordTail || t.at[0] > 8 || t.at[1] > 8) return false;
+  return true;
+}());
+// Writes `tail`'s tokens for the delta word `d` at `out`, which has room for 16 bytes (what
+// follows the tokens there is garbage).
+inline void put_word_tail(uint8_t* out, uint64_t d, const WordTail& tail) noexcept {
+  std::memcpy(out, tail.tokens, 16);
+  for (size_t k = 0; k < 2; ++k) {
+    const uint64_t bits = (d >> tail.shift[k]) & tail.literal[k];
+    if constexpr (std::endian::native == std::endian::little) {
+      uint64_t v;  // the 8 bytes from the literal's first: its bytes, then tokens after it
+      std::memcpy(&v, out + tail.at[k], 8);
+      v |= bits;
+      std::memcpy(out + tail.at[k], &v, 8);
+    } else {
+      for (size_t n = 0; n < 8; ++n) out[tail.at[k] + n] = static_cast<uint8_t>(out[tail.at[k] + n] | (bits >> (8 * n)));
+    }
+  }
 }
 
 // Codes blob XOR previous (`size` bytes each) into `out` (max_encoded_delta_size(size) bytes).

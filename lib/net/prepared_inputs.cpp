@@ -10,7 +10,8 @@ void PreparedInputs::init(size_t blob_size, size_t limit) {
   limit_ = limit;
   // Room for a whole run and one more frame's worst case beyond it, twice: the body only moves
   // back to the start of the buffer once it reached the end (see append_body).
-  buf_.assign(2 * (limit + max_encoded_delta_size(blob_size) + 2), 0);
+  // And 16 bytes more: append_changed_word writes its tokens as 16 (put_word_tail).
+  buf_.assign(2 * (limit + max_encoded_delta_size(blob_size) + 2) + 16, 0);
   reset(0);
 }
 

@@ -13,6 +13,7 @@
 // run: the body from the next literal on is the same bytes whatever the datagram's first frame.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -68,6 +69,42 @@ class PreparedInputs {
       return true;
     }
     return append_body(delta, tokens);
+  }
+
+  // append() for a changed input of 1 to 8 `bytes` (`blob` against `previous`, which differ), its
+  // tokens written straight into the run: the leading zeros into the run before them, then its
+  // pattern's tokens (kWordTails), the bytes encode_delta codes and append() appends. False, with
+  // nothing appended, when append() would refuse it (the run's limit), when the body is at its
+  // buffer's end (append() moves it first) or when the input did not change after all: then
+  // append() encode_delta's tokens.
+  // Inline: the sender's every changed input.
+  __attribute__((always_inline)) bool append_changed_word(const uint8_t* blob, const uint8_t* previous,
+                                                         size_t bytes) noexcept {
+    const uint64_t d = load_word(blob, bytes) ^ load_word(previous, bytes);
+    const uint32_t changed = nonzero_bytes(d);
+    const size_t zeros = size_t(std::countr_zero(changed));  // the leading zeros (`bytes` when unchanged)
+    if (zeros == bytes) return false;
+    const WordTail& tail = kWordTails[(1u << bytes) | changed];
+    // The run's limit as append() sees it (the same answer), and room in the buffer for a token
+    // of leading zeros and the tail as put_word_tail writes it (else append() moves the body first).
+    uint8_t* const buf = buf_.data();
+    if (end_ == head_) {
+      // No body: the leading zeros join the lead, the tail starts the body.
+      if (lead_tokens(lead_ + zeros) + tail.size > limit_) return false;
+      lead_ += zeros;
+      head_ = 0;
+      put_word_tail(buf, d, tail);
+      end_ = tail.size;
+      open_ = tail.open;
+    } else {
+      if (size() + 2 + tail.size > limit_ || end_ + 1 + 16 > buf_.size()) return false;
+      const size_t at = put_zero_run(buf, end_, open_, zeros);
+      put_word_tail(buf + at, d, tail);
+      end_ = at + tail.size;
+      open_ = tail.open >= 0 ? long(at) + tail.open : -1;
+    }
+    ++next_;
+    return true;
   }
 
   // append() for a frame whose input did not change: `zeros` (its size, 1..128) zero delta

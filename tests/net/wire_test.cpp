@@ -1061,6 +1061,96 @@ TEST(Wire, ShortDeltasCodeLikeTheGeneralEncoder) {
   }
 }
 
+// A changed input of up to 8 bytes is coded straight into the run (append_changed_word): for
+// every pattern of changed bytes at every such size, after runs of every kind (empty, a lead
+// only, a body ending in a literal or in an open zero run nearly full, at every run's limit), the
+// run is what append() of encode_delta's tokens makes of it, and grows the same afterwards; at the
+// limit both refuse it alike, nothing appended.
+TEST(Wire, ChangedWordsAppendToTheRunAsTheirCodedDeltas) {
+  std::mt19937 rng(23);
+  for (size_t size = 1; size <= 8; ++size) {
+    std::vector<uint8_t> tokens(max_encoded_delta_size(size));
+    for (uint32_t pattern = 1; pattern < (1u << size); ++pattern) {
+      for (int setup = 0; setup < 37; ++setup) {
+        std::vector<uint8_t> previous(size), blob(size);
+        for (size_t k = 0; k < size; ++k) {
+          previous[k] = uint8_t(rng());
+          blob[k] = uint8_t(previous[k] ^ (((pattern >> k) & 1u) != 0 ? uint8_t(1 + rng() % 255) : 0));
+        }
+        // Setups 7 to 36: every limit from 1 to 15 bytes after a short body or a lead only.
+        const size_t limit = setup == 6 ? 2 + rng() % 14 : setup >= 7 ? 1 + size_t(setup - 7) % 15 : kMaxDatagramSize;
+        PreparedInputs a, b;
+        a.init(size, limit);
+        b.init(size, limit);
+        const Frame base = Frame(rng() % 1000);
+        a.reset(base);
+        b.reset(base);
+        // The same frames before it in both: `setup` picks the run's shape.
+        auto both_changed = [&](uint32_t bits) {
+          std::vector<uint8_t> x(size, 0), y(size, 0);
+          for (size_t k = 0; k < size; ++k)
+            if (((bits >> k) & 1u) != 0) y[k] = uint8_t(1 + rng() % 255);
+          const EncodedDelta d = encode_delta(y.data(), x.data(), size, tokens.data());
+          const bool ok = a.append(d, tokens.data());
+          ASSERT_EQ(b.append(d, tokens.data()), ok);
+        };
+        auto both_unchanged = [&](int frames) {
+          for (int f = 0; f < frames; ++f) {
+            const bool ok = a.append_unchanged(size);
+            ASSERT_EQ(b.append_unchanged(size), ok);
+          }
+        };
+        if (setup == 1) both_unchanged(1 + int(rng() % 40));  // a lead only
+        if (setup == 2) both_changed(1u << (size - 1));       // a body ending in a literal
+        if (setup == 3) {                                     // an open zero run
+          both_changed(1u);
+          both_unchanged(int(rng() % 3));
+        }
+        if (setup == 4) {  // an open zero run nearly full (or just full)
+          both_changed(1u);
+          both_unchanged(int(120 / size + rng() % 3));
+        }
+        if (setup == 5) {  // a long lead, then a body
+          both_unchanged(300);
+          both_changed(1u);
+          both_unchanged(int(126 / size));
+        }
+        if (setup == 6) {  // near the run's limit
+          for (int f = 0; f < 12; ++f) {
+            if (rng() % 2) both_changed(uint32_t(1 + rng() % ((1u << size) - 1)));
+            else both_unchanged(1);
+          }
+        }
+        if (setup >= 7 && setup < 22) {
+          both_changed(1u);
+          both_unchanged(1);
+        }
+        if (setup >= 22) both_unchanged(2);
+        const Frame next = a.next();
+        const bool fast = a.append_changed_word(blob.data(), previous.data(), size);
+        const EncodedDelta d = encode_delta(blob.data(), previous.data(), size, tokens.data());
+        ASSERT_FALSE(d.unchanged);
+        const bool general = b.append(d, tokens.data());
+        // The same answer at the limit (the body is never at its buffer's end here).
+        ASSERT_EQ(fast, general) << size << " " << pattern << " " << setup;
+        if (!fast) {
+          ASSERT_EQ(a.next(), next);  // nothing appended
+        }
+        for (int more = 0; more < 3; ++more) {
+          ASSERT_EQ(a.first(), b.first());
+          ASSERT_EQ(a.next(), b.next()) << size << " " << pattern << " " << setup;
+          ASSERT_EQ(a.size(), b.size()) << size << " " << pattern << " " << setup;
+          std::vector<uint8_t> wa(a.size() + 1, 0xEE), wb(b.size() + 1, 0xEE);
+          a.write(wa.data());
+          b.write(wb.data());
+          ASSERT_EQ(wa, wb) << size << " " << pattern << " " << setup;
+          both_unchanged(1);  // the open run (or none) is the same in both
+        }
+      }
+    }
+  }
+}
+
 // The run kept ready for the next inputs datagram (PreparedInputs: every frame appended once,
 // the front cut as acknowledgements come) gives, whatever the frames, cuts and sizes, exactly the
 // datagram InputsWriter builds frame by frame from its first frame; and write_plain_inputs fits
