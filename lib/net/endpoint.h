@@ -186,9 +186,10 @@ class Endpoint {
   Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to) {
     if (last_sent_ != polled_.last_sent && last_sent_ > last_acked_ && last_sent_ > last_flushed_ &&
         !spoke_again_ && !riders_waiting()) {
-      const SendDecision d = send_decision(now_us);
-      if (d.inputs) return send_pending(now_us, transport, to);
-      if (!ack_due_ || (config_.send_blob_size != 0 && !d.ack)) {
+      if (inputs_due(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, send_input_now(now_us)))
+        return send_pending(now_us, transport, to);
+      // Not due, so no acknowledgement is overdue either (one would send the frames).
+      if (!ack_due_ || config_.send_blob_size != 0) {
         now_ = now_us;
         remember_poll(now_us);
         return Result::ok;
@@ -480,6 +481,9 @@ class Endpoint {
   // silent, riders waiting, a disconnected player's status repeated) it says no at once.
   // The send policy's answer now (net/send_policy.h), for quiet_at and poll_full alike.
   SendDecision send_decision(uint64_t now_us) const noexcept {
+    return decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, send_input_now(now_us));
+  }
+  SendPolicyInput send_input_now(uint64_t now_us) const noexcept {
     SendPolicyInput in;
     in.now_us = now_us;
     in.frame_us = frame_us_;
@@ -489,7 +493,7 @@ class Endpoint {
     in.ack_due = ack_due_;
     in.ack_due_since_us = ack_due_since_;
     in.urgent = urgent_;
-    return decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in);
+    return in;
   }
 #if defined(__GNUC__)
   __attribute__((always_inline))

@@ -58,4 +58,15 @@ inline SendDecision decide_send(const SendPolicyConfig& c, const SendPolicyInput
   return d;
 }
 
+// decide_send(c, in).inputs alone, asking only until the answer is known: the session's second
+// send pass of every tick asks it per peer (Endpoint::poll_polled_again). The same answer for
+// every input (net_send_policy_test): with frames pending, an overdue acknowledgement sends them.
+inline bool inputs_due(const SendPolicyConfig& c, const SendPolicyInput& in) noexcept {
+  if (in.pending_frames == 0) return false;
+  const uint64_t batch = c.batch_frames < 1 ? 1 : c.batch_frames;
+  if (in.urgent || batch == 1 || in.changed || in.pending_frames >= batch) return true;
+  if (in.now_us >= in.last_inputs_at_us + batch * in.frame_us + in.frame_us / 2) return true;
+  return in.ack_due && in.now_us >= in.ack_due_since_us + in.frame_us + in.frame_us / 2;
+}
+
 }  // namespace retcon::detail

@@ -42,6 +42,42 @@ TEST(SendPolicy, UnchangedFramesWaitOnlyWhenNothingIsUrgent) {
   EXPECT_TRUE(decide_send(c, unchanged_frame_pending(100 * kFrame)).inputs) << "batch 1: every frame";
 }
 
+// inputs_due (the usual second send pass's question, asked without the acknowledgement's part
+// of the answer) says what decide_send says of the inputs for every input: batch sizes 0 to 60,
+// nothing to several frames pending, every flag, and each time on both sides of the batch's and
+// the acknowledgement's deadlines.
+TEST(SendPolicy, InputsDueAnswersAsDecideSend) {
+  int due = 0, held = 0;
+  for (const uint32_t batch : {0u, 1u, 2u, 3u, 60u}) {
+    for (const uint32_t pending : {0u, 1u, 2u, 3u, 59u, 60u, 61u}) {
+      for (int flags = 0; flags < 8; ++flags) {
+        for (const uint64_t sent_ago : {uint64_t(0), 2 * kFrame, 2 * kFrame + kFrame / 2 - 1, 2 * kFrame + kFrame / 2,
+                                        3 * kFrame + kFrame / 2, 61 * kFrame}) {
+          for (const uint64_t ack_ago : {uint64_t(0), kFrame + kFrame / 2 - 1, kFrame + kFrame / 2}) {
+            const SendPolicyConfig c{batch, 0};
+            SendPolicyInput in;
+            in.now_us = 1000 * kFrame;
+            in.frame_us = kFrame;
+            in.pending_frames = pending;
+            in.urgent = flags & 1;
+            in.changed = flags & 2;
+            in.ack_due = flags & 4;
+            in.last_inputs_at_us = in.now_us - sent_ago;
+            in.ack_due_since_us = in.now_us - ack_ago;
+            const bool expected = decide_send(c, in).inputs;
+            ASSERT_EQ(detail::inputs_due(c, in), expected)
+                << "batch " << batch << " pending " << pending << " flags " << flags << " sent " << sent_ago
+                << " us ago, ack due " << ack_ago << " us ago";
+            (expected ? due : held)++;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(due, 100);
+  EXPECT_GT(held, 10);
+}
+
 // An acknowledgement confirms nothing the peer's game waits for: it waits for an inputs
 // datagram to ride on even when urgent (it used to go alone at once: one acknowledgement-only
 // datagram per datagram received, ~1,000 B/s at 100 ms +-40 and 10% loss).
