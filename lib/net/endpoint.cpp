@@ -1159,7 +1159,8 @@ inline void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, con
     loss_seen_ = true;
     loss_seen_at_ = now_us;
   }
-  auto decide = [&] { return send_decision(now_us); };
+  // The send policy's two answers, each asked only where needed (inputs_due, ack_overdue).
+  const SendPolicyConfig policy{config_.input_batch_frames, config_.loss_hold_frames};
   // Nothing pending but frames unacknowledged: resend them now and then (loss recovery when
   // no new frame is coming, e.g. while the owner waits at its prediction limit). While the
   // owner is stalled, every frame time: after a blackout the first datagram through then
@@ -1178,16 +1179,12 @@ inline void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, con
     return riders_waiting() && now_us >= riders_waiting_since() + rider_patience_us();
   };
   bool send = false;
-  bool decided = false;
-  SendDecision decision;
   if (unacked) {
     if (pending) {
       if (spoke_again_) {
         send = true;
       } else {
-        decision = decide();
-        decided = true;
-        send = decision.inputs;
+        send = inputs_due(policy, send_input_now(now_us));
       }
     } else {
       send = spoke_again_ || now_us >= last_inputs_sent_at_ + resend_after();  // a resend
@@ -1203,7 +1200,7 @@ inline void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, con
   }
   if (send) send_inputs_now(now_us, transport, to, result);
   // An acknowledgement waits a little for an inputs datagram to ride on, unless we send none.
-  if (ack_due_ && (config_.send_blob_size == 0 || (decided ? decision : decide()).ack))
+  if (ack_due_ && (config_.send_blob_size == 0 || ack_overdue(send_input_now(now_us))))
     send_ack_alone(transport, to, result);
 }
 

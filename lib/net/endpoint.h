@@ -474,15 +474,8 @@ class Endpoint {
     polled_ = PollMark{true, now_us, last_sent_, urgent_, stalled_, any_disconnected_};
   }
   Result poll_full(uint64_t now_us, Transport& transport, const PeerAddress& to);
-  // True when poll_full at `now_us` would send nothing and change nothing but the poll's mark:
-  // the usual poll of a running connection between the frames it sends. It asks poll_full's
-  // questions in its order, each one answered "nothing" or the answer is no (then poll_full
-  // runs and decides as ever); where poll_full's answer needs more than a few fields (a peer
-  // silent, riders waiting, a disconnected player's status repeated) it says no at once.
-  // The send policy's answer now (net/send_policy.h), for quiet_at and poll_full alike.
-  SendDecision send_decision(uint64_t now_us) const noexcept {
-    return decide_send(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, send_input_now(now_us));
-  }
+  // The send policy's input now (net/send_policy.h), for quiet_at, send_inputs_due and
+  // poll_polled_again alike; each asks inputs_due and ack_overdue only where it needs them.
   SendPolicyInput send_input_now(uint64_t now_us) const noexcept {
     SendPolicyInput in;
     in.now_us = now_us;
@@ -495,6 +488,11 @@ class Endpoint {
     in.urgent = urgent_;
     return in;
   }
+  // True when poll_full at `now_us` would send nothing and change nothing but the poll's mark:
+  // the usual poll of a running connection between the frames it sends. It asks poll_full's
+  // questions in its order, each one answered "nothing" or the answer is no (then poll_full
+  // runs and decides as ever); where poll_full's answer needs more than a few fields (a peer
+  // silent, riders waiting, a disconnected player's status repeated) it says no at once.
 #if defined(__GNUC__)
   __attribute__((always_inline))
 #endif
@@ -534,9 +532,11 @@ class Endpoint {
       if (now_us >= last_inputs_sent_at_ + resend) return false;
     }
     if (!pending && !ack_due_) return true;
-    const SendDecision d = send_decision(now_us);
-    if (unacked && pending && d.inputs) return false;
-    return !(ack_due_ && (config_.send_blob_size == 0 || d.ack));
+    // The send policy's two answers, each asked only as far as needed (inputs_due, ack_overdue).
+    const SendPolicyInput in = send_input_now(now_us);
+    if (unacked && pending && inputs_due(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in))
+      return false;
+    return !(ack_due_ && (config_.send_blob_size == 0 || ack_overdue(in)));
   }
   Result grow_send_ring();
   uint8_t* send_slot(Frame frame) noexcept {

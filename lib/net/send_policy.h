@@ -45,28 +45,33 @@ struct SendDecision {
   bool ack = false;     // the acknowledgement is overdue: send it (alone if no inputs go)
 };
 
+// An acknowledgement waits one frame (plus half of one, so the count rules at a steady rate)
+// for an inputs datagram.
+inline bool ack_overdue(const SendPolicyInput& in) noexcept {
+  return in.ack_due && in.now_us >= in.ack_due_since_us + in.frame_us + in.frame_us / 2;
+}
+
 inline SendDecision decide_send(const SendPolicyConfig& c, const SendPolicyInput& in) noexcept {
   SendDecision d;
   const uint64_t batch = c.batch_frames < 1 ? 1 : c.batch_frames;
   const bool urgent = in.urgent || batch == 1;
-  // An acknowledgement waits one frame (plus half of one, so the count rules at a steady rate)
-  // for an inputs datagram.
-  d.ack = in.ack_due && in.now_us >= in.ack_due_since_us + in.frame_us + in.frame_us / 2;
+  d.ack = ack_overdue(in);
   if (in.pending_frames == 0) return d;
   d.inputs = urgent || in.changed || in.pending_frames >= batch ||
              in.now_us >= in.last_inputs_at_us + batch * in.frame_us + in.frame_us / 2 || d.ack;
   return d;
 }
 
-// decide_send(c, in).inputs alone, asking only until the answer is known: the session's second
-// send pass of every tick asks it per peer (Endpoint::poll_polled_again). The same answer for
-// every input (net_send_policy_test): with frames pending, an overdue acknowledgement sends them.
+// decide_send(c, in).inputs alone, asking only until the answer is known: the endpoint asks it
+// in both send passes of every tick (quiet_at, poll_polled_again), and ack_overdue only where
+// no inputs go. The same answer for every input (net_send_policy_test): with frames pending, an
+// overdue acknowledgement sends them.
 inline bool inputs_due(const SendPolicyConfig& c, const SendPolicyInput& in) noexcept {
   if (in.pending_frames == 0) return false;
   const uint64_t batch = c.batch_frames < 1 ? 1 : c.batch_frames;
   if (in.urgent || batch == 1 || in.changed || in.pending_frames >= batch) return true;
   if (in.now_us >= in.last_inputs_at_us + batch * in.frame_us + in.frame_us / 2) return true;
-  return in.ack_due && in.now_us >= in.ack_due_since_us + in.frame_us + in.frame_us / 2;
+  return ack_overdue(in);
 }
 
 }  // namespace retcon::detail
