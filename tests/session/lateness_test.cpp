@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "session/lateness_monitor.h"
 #include "support/match_harness.h"
@@ -240,6 +241,172 @@ TEST(LatenessMonitor, AnotherLinksOutageEndingARoundTripBeforeAFrameStillExcuses
   EXPECT_EQ(at_edge, 57) << "frame 100 excused (due 16,667 us later), frame 101 the worst: 60 - 3";
   EXPECT_TRUE(edge.monitor.should_report(at_edge, 15, 0));
   EXPECT_TRUE(after.monitor.should_report(past_edge, 15, 0));
+}
+
+// LatenessMonitor::observe as it was before the usual frame skipped the outage checks
+// (7e674f9): every judged frame asks about both outages. The reference of the test below.
+class ReferenceJudge {
+ public:
+  int32_t observe(Frame newest, uint64_t now_us, const LatenessMonitor::Link& current, const LocalTimeline& timeline) {
+    int32_t worst = 0;
+    if (current.frame_us == 0) return worst;
+    const uint64_t rtt = have_rtt_ ? std::min(current.rtt_us, rtt_us_) : current.rtt_us;
+    const uint64_t jitter = have_rtt_ ? std::min(current.jitter_us, jitter_us_) : current.jitter_us;
+    rtt_us_ = current.rtt_us;
+    jitter_us_ = current.jitter_us;
+    have_rtt_ = true;
+    const uint64_t one_way = rtt / 2;
+    const uint64_t slack = 2 * jitter + current.frame_us;
+    if (current.acked_by_peer != kNullFrame) {
+      for (Frame k = std::max<Frame>(acked_ + 1, current.acked_by_peer - 511); k <= current.acked_by_peer; ++k)
+        acks_[uint32_t(k) % 512] = {k, now_us};
+      acked_ = std::max(acked_, current.acked_by_peer);
+    }
+    const bool arrived = current.datagrams_received != datagrams_seen_;
+    datagrams_seen_ = current.datagrams_received;
+    const Frame unheard = current.acked_by_peer == kNullFrame ? 0 : current.acked_by_peer + 1;
+    uint64_t unheard_at = 0;
+    if (arrived && unheard <= current.last_local_sent && timeline.sent_at(unheard, &unheard_at) &&
+        unheard_at + rtt + slack < now_us) {
+      if (unheard_at > deaf_to_us_) deaf_from_us_ = unheard_at;
+      deaf_to_us_ = std::max(deaf_to_us_, now_us - one_way);
+    }
+    if (current.told.arrived_at_us != 0 && current.told.arrived_at_us != told_seen_) {
+      told_seen_ = current.told.arrived_at_us;
+      const PeerSilence& t = current.told;
+      const Silence& quiet = current.heard_nothing;
+      if (quiet.to_us != 0) {
+        const uint64_t heard_again = t.arrived_at_us - std::min(t.arrived_at_us, one_way + t.ago_us);
+        const uint64_t lost_from = quiet.from_us > one_way + slack ? quiet.from_us - one_way - slack : 0;
+        const uint64_t lost_to = (quiet.to_us > one_way ? quiet.to_us - one_way : 0) + slack;
+        const uint64_t from = std::max(heard_again - std::min(heard_again, t.gap_us), lost_from);
+        const uint64_t to = std::min(heard_again, lost_to);
+        if (to > from) {
+          if (from > deaf_to_us_) deaf_from_us_ = from;
+          else deaf_from_us_ = std::min(deaf_from_us_, from);
+          deaf_to_us_ = std::max(deaf_to_us_, to);
+        }
+      }
+    }
+    if (newest == kNullFrame) return worst;
+    if (last_seen_ == kNullFrame || newest - last_seen_ > 512) last_seen_ = std::max<Frame>(last_seen_, newest - 512);
+    const int32_t allowance = int32_t(1 + 2 * jitter / current.frame_us);
+    for (Frame f = last_seen_ + 1; f <= newest; ++f) {
+      uint64_t start = 0;
+      int32_t late = 0;
+      if (timeline.started_at(f, &start)) {
+        const uint64_t us = lateness_us(f, start, now_us, current, timeline, rtt, one_way, slack);
+        late = int32_t(std::min<uint64_t>(us / current.frame_us, 100000));
+      } else if (f <= timeline.newest_started()) {
+        continue;
+      }
+      const int32_t excess = std::max(0, late - baseline_.median() - allowance);
+      baseline_.add(late);
+      if (baseline_.samples() < LatenessMonitor::kMinSamples) continue;
+      ++histogram[LatenessMonitor::bucket(excess)];
+      worst = std::max(worst, excess);
+    }
+    max_frames = std::max(max_frames, worst);
+    last_seen_ = std::max(last_seen_, newest);
+    return worst;
+  }
+  uint64_t histogram[detail::kLatenessBuckets] = {};
+  int32_t max_frames = 0;
+  uint64_t deaf_from_us_ = 0, deaf_to_us_ = 0;
+
+ private:
+  uint64_t lateness_us(Frame f, uint64_t start, uint64_t now_us, const LatenessMonitor::Link& link,
+                       const LocalTimeline& timeline, uint64_t rtt_us, uint64_t one_way, uint64_t slack) const {
+    uint64_t due = start + one_way;
+    const Frame needed = f - link.window - 1;
+    if (needed >= 0) {
+      uint64_t heard = 0, sent = 0;
+      if (!timeline.sent_at(needed, &sent)) return 0;
+      const uint64_t latest = sent + rtt_us + slack + 3 * link.frame_us;
+      const Ack& a = acks_[uint32_t(needed) % 512];
+      due = std::max(due, a.frame == needed ? std::min(a.at_us, latest) : latest);
+      if (timeline.confirmed_at(needed, &heard)) due = std::max(due, heard + one_way);
+      else if (needed > timeline.newest_confirmed()) return 0;
+    }
+    if (deaf_to_us_ != 0 && deaf_to_us_ + rtt_us + slack >= start && deaf_from_us_ <= start + rtt_us + slack)
+      due = std::max(due, deaf_to_us_ + one_way + slack);
+    const uint64_t quiet = timeline.others_cut_until(link.peer, start > rtt_us ? start - rtt_us : 0, now_us);
+    if (quiet != 0) due = std::max(due, quiet + one_way + slack);
+    return now_us > due ? now_us - due : 0;
+  }
+  struct Ack {
+    Frame frame = kNullFrame;
+    uint64_t at_us = 0;
+  };
+  std::array<Ack, 512> acks_{};
+  Frame last_seen_ = kNullFrame, acked_ = kNullFrame;
+  bool have_rtt_ = false;
+  uint64_t rtt_us_ = 0, jitter_us_ = 0, datagrams_seen_ = 0, told_seen_ = 0;
+  LatenessBaseline baseline_;
+};
+
+// The usual frame skips the outage checks (observe's clear_of_outages): it must judge exactly
+// as the reference that asks for every frame. Random matches of arrivals and holds, two-way
+// outages (acknowledgements held while our inputs go unheard, silence notes) and other links'
+// outages ending around the frames' starts a round trip earlier (the shortcut's edge), with
+// round trips and jitter that move; compared on every tick.
+TEST(LatenessMonitor, SkippingTheOutageChecksJudgesAsAskingForEveryFrame) {
+  std::mt19937 gen(99);
+  auto rng = [&gen] { return uint32_t(gen()); };
+  int edges = 0;
+  for (int run = 0; run < 30; ++run) {
+    LocalTimeline timeline;
+    LatenessMonitor monitor;
+    ReferenceJudge reference;
+    LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0, {}, {}};
+    uint64_t now = 1000000;
+    Frame newest = kNullFrame;
+    std::vector<uint64_t> start_of(1000);
+    for (Frame f = 0; f < 1000; ++f) {
+      timeline.on_frame(f, now);
+      start_of[size_t(f)] = now;
+      timeline.on_sent(f, now);
+      link.last_local_sent = f;
+      const bool holding = (f / 150) % 2 == 1 && f % 150 < 20 + Frame(run % 40);
+      const bool deaf = (f / 150) % 3 == 2 && f % 150 < 30;  // the peer hears nothing of ours
+      if (!holding && rng() % 100 < 60) {
+        ++link.datagrams_received;
+        newest = std::max<Frame>(newest, f - 2 + Frame(rng() % 3));
+        if (!deaf) link.acked_by_peer = std::max<Frame>(link.acked_by_peer, f - 3 - Frame(rng() % 2));
+        if (rng() % 8 == 0) link.rtt_us = 20000 + rng() % 60000;
+        if (rng() % 8 == 0) link.jitter_us = 1000 + rng() % 40000;  // slack beyond the round trip too
+        if (rng() % 40 == 0) {
+          link.heard_nothing = Silence{now - 200000 - rng() % 300000, now - rng() % 50000};
+          link.told = PeerSilence{100000 + rng() % 400000, rng() % 30000, now};
+        }
+      }
+      // Another link's outage ending a round trip (give or take a microsecond) before a frame of
+      // the last few started.
+      if (rng() % 30 == 0 && f > 10) {
+        const uint64_t s = start_of[size_t(f - 1 - Frame(rng() % 8))];
+        const uint64_t to = s - link.rtt_us + (uint64_t(rng() % 3) - 1);
+        timeline.on_outage(1, to - 100000 - rng() % 200000, to);
+        ++edges;
+      }
+      timeline.on_confirmed(std::min(newest, f), now);
+      const uint64_t at = now + rng() % kTick;
+      const int32_t a = reference.observe(newest, at, link, timeline);
+      const uint64_t outage_end = monitor.last_outage().to_us;
+      const int32_t b = monitor.observe(newest, at, link, timeline);
+      ASSERT_EQ(a, b) << "run " << run << " frame " << f;
+      ASSERT_EQ(reference.max_frames, monitor.numbers().max_frames);
+      for (uint32_t k = 0; k < detail::kLatenessBuckets; ++k)
+        ASSERT_EQ(reference.histogram[k], monitor.numbers().histogram[k]) << "run " << run << " frame " << f << " bucket " << k;
+      ASSERT_EQ(reference.deaf_to_us_, monitor.last_outage().to_us);
+      // As the session does: this peer's two-way outage is known to the other peers' judges.
+      const LatenessMonitor::Gap outage = monitor.last_outage();
+      if (outage.to_us != outage_end) timeline.on_outage(0, outage.from_us, outage.to_us);
+      now += kTick;
+    }
+    EXPECT_GT(monitor.numbers().max_frames, 0) << "the holds must be judged late for the comparison to mean much";
+    EXPECT_NE(monitor.last_outage().to_us, 0u) << "and two-way outages seen";
+  }
+  EXPECT_GT(edges, 500);
 }
 
 // The same delay during a two-way outage (the peer did not hear our inputs either) is explained.
