@@ -326,7 +326,7 @@ void Endpoint::on_inputs_datagram(const uint8_t* data, size_t length, uint32_t s
   on_accepted(sequence, now_us);
 }
 
-// The usual inputs datagram of a match, taken in one pass: no riders or statuses, a start frame of
+// The usual inputs datagram of a match, taken in one pass: no statuses, a start frame of
 // one or two bytes, fewer than 128 frames, some of them new and all inside the receive window,
 // every test passed (checksum, payload, freshness, acknowledgement, window). It checks what
 // decode_inputs_body, handle_inputs_message and handle_inputs check, in registers, without the
@@ -334,7 +334,8 @@ void Endpoint::on_inputs_datagram(const uint8_t* data, size_t length, uint32_t s
 // changed that anything reads, for any other datagram or as soon as one test fails: the general
 // path then decodes it afresh and decides (a drop, counted, or what the general path takes that
 // this one does not). It writes the ring only once every test passed (the expansion cannot fail
-// after the walk measured the payload), so a datagram it leaves changed nothing.
+// after the walk measured the payload), so a datagram it leaves changed nothing (but the body's
+// riders, which every decode of a datagram rewrites).
 bool Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us) noexcept {
   // The body's fixed fields, as read_usual_inputs reads them (and nothing it does not take).
   const uint8_t* p = data + kDataHeaderSize;
@@ -349,9 +350,13 @@ bool Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
     p += 2;
   }
   const uint32_t ack_delta = p[0], count = p[1];
-  if (p[2] != 0 || ack_delta >= 0x80 || count == 0 || count >= 0x80) return false;  // p[2]: flags, none
+  const uint8_t flags = p[2];
+  if (ack_delta >= 0x80 || count == 0 || count >= 0x80) return false;
   p += 3;
   const Frame first = Frame(start);
+  // Riders (a report, a reply, checksums, a silence note): read into the body's, handled last.
+  Riders* const riders = flags != 0 ? &received_.inputs.riders : nullptr;
+  if (riders != nullptr && !read_usual_riders(&p, end, flags, first, riders)) return false;
   const Frame ack = first + (Frame(ack_delta >> 1) ^ -Frame(ack_delta & 1));  // unzigzag
   const Frame end_frame = first + Frame(count) - 1;
   // handle_inputs_message's, handle_ack's and handle_inputs' tests, all passing with something new
@@ -411,6 +416,7 @@ bool Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   last_received_ = taken;
   remote_estimate_.on_input_progress(now_);  // the peer played at least one more frame
   want_ack();
+  if (riders != nullptr) handle_waiting_riders(*riders, now_us);
   heard_data_ = true;
   on_accepted(sequence, now_us);
   return true;

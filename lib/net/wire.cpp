@@ -495,6 +495,15 @@ Usual read_usual_inputs(const uint8_t* p, const uint8_t* end, const InputsSeek& 
 }
 }  // namespace
 
+bool read_usual_riders(const uint8_t** at, const uint8_t* end, uint8_t flags, Frame start_frame,
+                       Riders* out) noexcept {
+  if ((flags & (kFlagDisconnected | ~kKnownInputsFlags)) != 0 || end < *at) return false;
+  ByteReader r(*at, size_t(end - *at));
+  if (!read_riders(r, flags, start_frame, out) || r.failed()) return false;
+  *at = end - r.remaining();
+  return true;
+}
+
 DecodeError decode_inputs_body(const uint8_t* data, size_t size, uint32_t sequence, uint64_t connection_key,
                                const InputsSeek& seek, InputsBody* out) noexcept {
   if (out == nullptr || data == nullptr) return DecodeError::malformed;

@@ -322,6 +322,13 @@ DecodeError decode_message_body(const uint8_t* data, size_t size, const Header& 
 DecodeError decode_inputs_body(const uint8_t* data, size_t size, uint32_t sequence, uint64_t connection_key,
                                const InputsSeek& seek, InputsBody* out) noexcept;
 
+// The riders an inputs body's `flags` name, read from *at (up to `end`) as decode_inputs_body reads
+// them: true, with *at past them, when the flags name riders only (no disconnected player, no
+// unknown flag) and they read whole and valid; false otherwise (decode_inputs_body then tells
+// what the body is).
+bool read_usual_riders(const uint8_t** at, const uint8_t* end, uint8_t flags, Frame start_frame,
+                       Riders* out) noexcept;
+
 // Encodes any message but inputs (use InputsWriter). Returns the datagram size, 0 when it
 // does not fit `capacity` or the type is inputs.
 size_t encode_message(const Message& message, uint8_t* out, size_t capacity) noexcept;

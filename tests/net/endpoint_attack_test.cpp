@@ -591,10 +591,10 @@ TEST(EndpointAttack, UsualInputsDatagramsAtTheFastPathsEdgesAreCountedDrops) {
 // and expansion into the receive ring, no decoded body); anything at its edges goes to the general
 // path, which decides as ever. An insider (it holds both nonces, so the keyless connection key)
 // sends B's real inputs in usual datagrams at those edges while A does not pop: frames it holds
-// repeated before new ones (the first new one inside a literal run or a zero run), none held, all
-// held, a rider, an acknowledgement of more of A's frames, the receive window overrun (the general
-// path takes what fits), paused receiving; and each taken datagram again. A holds exactly B's
-// inputs after each one, the drops are the general path's, and the stream goes on.
+// repeated before new ones (the first new one inside a literal run or a zero run, the
+// acknowledgement moving), none held, all held, riders (and riders that do not read), the receive
+// window overrun (the general path takes what fits), paused receiving; and each taken datagram
+// again. A holds exactly B's inputs after each one, and the drops are the general path's.
 TEST(EndpointAttack, UsualInputsDatagramsTakenInOnePassMatchTheGeneralPath) {
   EndpointPair pair(config(125, false), config(126, false));
   pair.start();
@@ -677,16 +677,48 @@ TEST(EndpointAttack, UsualInputsDatagramsTakenInOnePassMatchTheGeneralPath) {
     holds_up_to(last, "all held");
     EXPECT_EQ(all_drops(), drops);
   }
-  // A rider (a silence note): the general path takes it, frames and all.
+  // Riders (a report and a silence note): taken with the frames, the report heard.
+  {
+    detail::Riders riders;
+    riders.has_report = true;
+    riders.report = {7, last + 1, 2};  // B is at our newest frame, 2 frames ahead
+    riders.has_silence = true;
+    riders.silence = {5, 0};
+    const uint64_t drops = all_drops(), riders_dropped = a.stats().riders_dropped;
+    send(build(last - 1, 3, &riders));
+    last += 1;
+    holds_up_to(last, "with riders");
+    EXPECT_EQ(all_drops(), drops);
+    EXPECT_EQ(a.stats().riders_dropped, riders_dropped);
+    EXPECT_EQ(a.remote_frame(), last) << "the report rode";
+    EXPECT_EQ(a.remote_frame_advantage(), 2);
+  }
+  // A rider that does not read (a silence gap of 0, a report cut short): the general path drops
+  // the whole datagram (malformed, truncated), frames and all.
   {
     detail::Riders riders;
     riders.has_silence = true;
     riders.silence = {5, 0};
-    const uint64_t drops = all_drops();
-    send(build(last - 1, 3, &riders));
-    last += 1;
-    holds_up_to(last, "with a rider");
-    EXPECT_EQ(all_drops(), drops);
+    std::vector<uint8_t> datagram = build(last + 1, 2, &riders);
+    // The silence note is the last rider: its gap byte follows the fixed fields (start: 2 bytes).
+    const size_t gap_at = detail::kDataHeaderSize + 2 + 3;
+    ASSERT_EQ(datagram[gap_at], 5);
+    datagram[gap_at] = 0;
+    detail::seal_datagram(datagram.data(), datagram.size(), key, sequence - 1);
+    const uint64_t malformed = dropped(a, DropReason::malformed);
+    send(datagram);
+    EXPECT_EQ(dropped(a, DropReason::malformed), malformed + 1);
+    holds_up_to(last, "a rider that does not read");
+    riders.has_silence = false;
+    riders.has_report = true;
+    riders.report = {8, last + 1, 0};
+    datagram = build(last + 1, 1, &riders);
+    datagram.resize(detail::kDataHeaderSize + 2 + 3 + 1);  // the report's id only
+    detail::seal_datagram(datagram.data(), datagram.size(), key, sequence - 1);
+    const uint64_t truncated = dropped(a, DropReason::truncated);
+    send(datagram);
+    EXPECT_EQ(dropped(a, DropReason::truncated), truncated + 1);
+    holds_up_to(last, "a rider cut short");
   }
   // The receive window overrun (A popped nothing since frame 300): the general path takes the
   // frames that fit, up to the window's end, and drops nothing.
