@@ -66,6 +66,13 @@ class RollbackDriver {
   // A remote player's real input; frames must come in order per player. Older frames are
   // ignored (duplicates). Returns input_out_of_window for a frame beyond the queue.
   Result add_remote_input(PlayerIndex player, Frame frame, const uint8_t* input) noexcept;
+  // A run of one remote player's inputs, frames frame..frame+count-1 (`inputs`, `stride` bytes
+  // apart), when it is the usual one: each frame the next (frame is last_confirmed + 1), inside
+  // the window, the player remote and connected, small inputs; then each is taken as
+  // add_remote_input takes it (can_accept holds for each), the tests made once for the run, and
+  // the result is count. Anything else: nothing taken, 0 (the caller goes frame by frame).
+  uint32_t accept_remote_run(PlayerIndex player, Frame frame, const uint8_t* inputs, size_t stride,
+                             uint32_t count) noexcept;
   Result set_input_delay(PlayerIndex player, int32_t frames) noexcept;
   int32_t input_delay(PlayerIndex player) const noexcept { return players_[player].delay; }
   // The smallest input delay of the local players (INT32_MAX with none): a P2P session's send

@@ -254,6 +254,21 @@ class Endpoint {
     ++next_pop_;
     return true;
   }
+  // The frames pop_input would hand next, as one run of the receive ring: their count (up to the
+  // newest frame held or the ring's end; 0 when none, or when pop_input would hand a null blob),
+  // the first one's frame and blob (the others' follow, receive_blob_size bytes apart).
+  // pop_inputs(n) then pops the first n of them. Both inline: the session drains every poll.
+  uint32_t peek_inputs(Frame* frame, const uint8_t** blob) const noexcept {
+    const Frame next = next_pop_;
+    const uint32_t window = config_.receive_window_frames;
+    if (next > last_received_ || next < in_base_ || next <= last_received_ - Frame(window)) return 0;
+    const uint32_t index = uint32_t(next) % window;
+    *frame = next;
+    *blob = receive_ring_.data() + size_t(index) * config_.receive_blob_size;
+    const uint32_t held = uint32_t(last_received_ - next) + 1;
+    return held < window - index ? held : window - index;
+  }
+  void pop_inputs(uint32_t count) noexcept { next_pop_ += Frame(count); }
   // State transfer, receiving side: pause_receive() before asking for a state (no frame is
   // stored or acknowledged, so the peer's old stream never moves past frame 0), then
   // restart_incoming_at(frame) when the peer says where its new stream starts (or at 0 to take

@@ -1088,6 +1088,16 @@ void P2PSessionImpl::drain_inputs(Peer& peer) {
   const PlayerIndex first = peer.players[0];
   Frame frame;
   const uint8_t* blob;
+  // The usual peer (one player): the frames held, a run of the receive ring at a time (two when
+  // it wraps), into the driver in one call when it takes them all as it would one by one;
+  // anything else goes frame by frame below.
+  while (peer.player_count == 1) {
+    const Frame want = driver_.last_confirmed(first) + 1;
+    if (want > next) return;
+    const uint32_t held = peer.endpoint.peek_inputs(&frame, &blob);
+    if (held == 0 || frame != want || driver_.accept_remote_run(first, want, blob, input_size_, held) == 0) break;
+    peer.endpoint.pop_inputs(held);
+  }
   for (;;) {
     // Peek at the next frame first: the driver takes it only in order and inside its window.
     const Frame want = driver_.last_confirmed(first) + 1;

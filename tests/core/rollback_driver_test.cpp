@@ -1,6 +1,7 @@
 #include "core/rollback_driver.h"
 
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -564,6 +565,85 @@ TEST(RollbackDriver, SparseSavingSavesOnlyConfirmedFramesAndStaysCorrect) {
   EXPECT_EQ(h.game.hash(), ref.game.hash());
   EXPECT_LT(h.game.saves, 40u) << "sparse saving saves far fewer states than frames";
   EXPECT_EQ(h.game.frame_errors, 0);
+}
+
+}  // namespace
+}  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// The session's drain of a peer, frame by frame as before accept_remote_run: each frame taken
+// while can_accept holds. Returns how many were taken.
+uint32_t drain_one_by_one(detail::RollbackDriver& d, PlayerIndex player, Frame frame, const uint8_t* inputs,
+                          size_t stride, uint32_t count) {
+  uint32_t taken = 0;
+  for (; taken < count && d.can_accept(player, frame + Frame(taken)); ++taken)
+    (void)d.add_remote_input(player, frame + Frame(taken), inputs + size_t(taken) * stride);
+  return taken;
+}
+
+// RollbackDriver::accept_remote_run takes a usual run of a remote player's inputs at once, or
+// nothing: two drivers, one fed runs (frame by frame whenever the run is refused), the other
+// frame by frame, play the same match (a local player, two remote ones, runs of 1..12 frames
+// whose inputs change at random, the remote players running ahead of the window so that runs
+// cross its end, one remote player cut midway): the same frames taken, the same rollbacks and
+// the same states, for every small input size and one the run never takes (3 bytes).
+TEST(RollbackDriver, RemoteRunsAreTakenAsFrameByFrame) {
+  for (uint32_t size : {1u, 2u, 3u, 4u, 8u}) {
+    DriverHarness runs, single;
+    ASSERT_EQ(runs.init(3, 1, size, 6), Result::ok);
+    ASSERT_EQ(single.init(3, 1, size, 6), Result::ok);
+    std::mt19937 rng(size);
+    std::vector<uint8_t> inputs(16 * size);
+    Frame next[3] = {0, 0, 0};
+    uint32_t refused = 0, taken_in_runs = 0, across_the_window = 0;
+    bool advanced = true;
+    for (int tick = 0; tick < 400; ++tick) {
+      std::vector<uint8_t> local(size, uint8_t(tick / 3));
+      for (DriverHarness* h : {&runs, &single})
+        if (advanced) {
+          ASSERT_EQ(h->driver.add_local_input(0, local.data(), size), Result::ok);
+        }
+      if (tick == 250) {
+        ASSERT_EQ(runs.driver.disconnect_player(2, next[2] - 1), Result::ok);
+        ASSERT_EQ(single.driver.disconnect_player(2, next[2] - 1), Result::ok);
+      }
+      for (PlayerIndex p = 1; p <= 2; ++p) {
+        const uint32_t count = uint32_t(rng() % 13);  // 0..12 frames, up to well past the window
+        for (uint8_t& b : inputs) b = rng() % 4 == 0 ? uint8_t(rng()) : b;
+        const uint32_t by_run = runs.driver.accept_remote_run(p, next[p], inputs.data(), size, count);
+        if (by_run != 0) {
+          EXPECT_EQ(by_run, count);
+          taken_in_runs += by_run;
+        } else {
+          ++refused;
+        }
+        const uint32_t a = by_run != 0 ? by_run : drain_one_by_one(runs.driver, p, next[p], inputs.data(), size, count);
+        const uint32_t b = drain_one_by_one(single.driver, p, next[p], inputs.data(), size, count);
+        ASSERT_EQ(a, b) << "size " << size << " tick " << tick << " player " << p;
+        if (by_run == 0 && a > 0 && a < count) ++across_the_window;
+        next[p] += Frame(a);
+        EXPECT_EQ(runs.driver.first_incorrect(), single.driver.first_incorrect()) << tick;
+        EXPECT_EQ(runs.driver.last_confirmed(p), single.driver.last_confirmed(p)) << tick;
+      }
+      const Result ra = runs.driver.advance(), rb = single.driver.advance();
+      ASSERT_EQ(ra, rb) << "size " << size << " tick " << tick;
+      advanced = ra == Result::ok;
+      ASSERT_EQ(runs.game.state.chain, single.game.state.chain) << "size " << size << " tick " << tick;
+      EXPECT_EQ(runs.driver.confirmed_frame(), single.driver.confirmed_frame());
+    }
+    EXPECT_EQ(runs.game.loads, single.game.loads);
+    EXPECT_EQ(runs.game.frame_errors, 0);
+    EXPECT_GT(refused, 50u) << "runs refused: a local player's, past the window, the cut player's";
+    if (size != 3) {
+      EXPECT_GT(taken_in_runs, 200u);
+      EXPECT_GT(across_the_window, 5u) << "runs that cross the window: taken frame by frame, in part";
+    }
+    EXPECT_EQ(runs.driver.accept_remote_run(0, 0, inputs.data(), size, 1), 0u) << "a local player";
+    EXPECT_EQ(runs.driver.accept_remote_run(1, next[1] + 1, inputs.data(), size, 1), 0u) << "a gap";
+    EXPECT_EQ(runs.driver.accept_remote_run(7, 0, inputs.data(), size, 1), 0u) << "no such player";
+  }
 }
 
 }  // namespace
