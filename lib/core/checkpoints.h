@@ -46,12 +46,16 @@ class Checkpoints {
   }
   // A rollback re-simulates from `frame`: later checkpoints hold states it may change.
   void invalidate_after(Frame frame) noexcept {
+    // Usually none is later: the newest is due_ - interval_ (due_ is kNullFrame when there is
+    // none, which stays so; kNever, disabled, goes the long way and stays so).
+    if (due_ - interval_ <= frame) return;
     while (size_ > 0 && newest().frame > frame) --size_;
     due_ = !enabled() ? kNever : size_ > 0 ? newest().frame + interval_ : kNullFrame;
   }
-  // The checkpoint of exactly `frame`, or null.
+  // The checkpoint of exactly `frame`, or null. From the newest: a rollback asks for one of
+  // the last (the frame a checkpoint took from the ring).
   SavedState* find(Frame frame) noexcept {
-    for (uint32_t i = 0; i < size_; ++i) {
+    for (uint32_t i = size_; i-- > 0;) {
       SavedState& s = ring_.slot((head_ + i) % ring_.size());
       if (s.frame == frame) return &s;
     }

@@ -1,5 +1,6 @@
 #include "core/rollback_driver.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -534,6 +535,49 @@ TEST(RollbackDriver, EveryFrameHandsTheGameTheStatusesOfThatMoment) {
   }
   EXPECT_GT(absent_calls, 5u);
   EXPECT_GT(plain_after_absent, 5u);
+}
+
+// confirmed_frame() keeps the lowest confirmed input exact across an input of the player that
+// held it alone (the second lowest says so) and recomputes otherwise. Three players (one local,
+// two remote) whose inputs arrive in random bursts, so the lowest moves between them and is
+// often shared (ties): after every input and every frame it must equal the lowest input of all
+// (capped by the frame simulated), as a scan of the players says.
+TEST(RollbackDriver, ConfirmedFrameFollowsTheLowestInputThroughTiesAndBursts) {
+  DriverHarness h;
+  ASSERT_EQ(h.init(3, 1, 4, 8), Result::ok);
+  std::mt19937 rng(20261203);
+  Frame sent[3] = {-1, -1, -1};
+  auto expected = [&] {
+    Frame lowest = h.driver.frame() - 1;
+    for (PlayerIndex p = 0; p < 3; ++p) lowest = std::min(lowest, h.driver.last_confirmed(p));
+    return lowest;
+  };
+  int ties = 0, asked = 0;
+  for (Frame f = 0; f < 400; ++f) {
+    for (PlayerIndex p = 1; p < 3; ++p) {
+      // Up to three inputs at once, never more than the window ahead of the slowest.
+      const uint32_t burst = uint32_t(rng() % 4);
+      for (uint32_t k = 0; k < burst && sent[p] < h.driver.frame() + 2; ++k) {
+        const uint32_t v = uint32_t(rng() % 3);
+        ASSERT_EQ(h.driver.add_remote_input(p, sent[p] + 1, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
+        ++sent[p];
+        if (rng() % 2) {  // asked between inputs too (the session asks on every send pass)
+          ASSERT_EQ(h.driver.confirmed_frame(), expected()) << "frame " << f;
+          ++asked;
+        }
+      }
+    }
+    ties += h.driver.last_confirmed(1) == h.driver.last_confirmed(2);
+    const uint32_t v = uint32_t(f);
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 4), Result::ok);
+    ASSERT_EQ(h.driver.confirmed_frame(), expected()) << "frame " << f;
+    const Result r = h.driver.advance();
+    ASSERT_TRUE(r == Result::ok || r == Result::prediction_limit) << int(r);
+    ASSERT_EQ(h.driver.confirmed_frame(), expected()) << "frame " << f;
+  }
+  EXPECT_GT(ties, 50);
+  EXPECT_GT(asked, 100);
+  EXPECT_GT(h.driver.frame(), 300);
 }
 
 TEST(RollbackDriver, SparseSavingSavesOnlyConfirmedFramesAndStaysCorrect) {
