@@ -131,6 +131,17 @@ constexpr size_t varint_size(uint32_t v) noexcept {
 
 // The varint ByteWriter::varint writes, at `p` (5 bytes at most); returns the byte after it.
 inline uint8_t* put_varint(uint8_t* p, uint32_t v) noexcept {
+  // One and two bytes (a frame number below 16,384, an acknowledgement's distance, a count)
+  // without the loop.
+  if (v < 0x80) {
+    *p = static_cast<uint8_t>(v);
+    return p + 1;
+  }
+  if (v < 0x4000) {
+    p[0] = static_cast<uint8_t>(v | 0x80);
+    p[1] = static_cast<uint8_t>(v >> 7);
+    return p + 2;
+  }
   while (v >= 0x80) {
     *p++ = static_cast<uint8_t>(v | 0x80);
     v >>= 7;

@@ -413,6 +413,23 @@ TEST(Wire, ZeroRunsFitWholeOrNotAtAll) {
   }
 }
 
+// put_varint (the raw writers' varints) writes what ByteWriter::varint writes, varint_size bytes
+// of it, at and around every length's edge (its one- and two-byte cases skip the loop).
+TEST(Wire, RawVarintsAreTheWritersVarints) {
+  for (uint32_t v : {0u, 1u, 0x7Fu, 0x80u, 0x81u, 0x3FFFu, 0x4000u, 0x4001u, 0x1FFFFFu, 0x200000u, 0xFFFFFFFu,
+                     0x10000000u, 0xFFFFFFFFu}) {
+    uint8_t raw[8], written[8];
+    std::memset(raw, 0xEE, sizeof raw);
+    ByteWriter w(written, sizeof written);
+    w.varint(v);
+    const uint8_t* end = put_varint(raw, v);
+    ASSERT_EQ(size_t(end - raw), w.size()) << v;
+    EXPECT_EQ(w.size(), varint_size(v)) << v;
+    EXPECT_EQ(std::memcmp(raw, written, w.size()), 0) << v;
+    EXPECT_EQ(raw[w.size()], 0xEE) << v;  // nothing past it
+  }
+}
+
 // The writer takes its fixed fields in one go when they surely fit and field by field near a
 // small capacity: the same bytes either way (riders, disconnected players, a large start).
 TEST(Wire, InputsHeadIsTheSameNearAndFarFromTheCapacity) {
