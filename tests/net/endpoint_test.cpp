@@ -1062,6 +1062,98 @@ TEST(Endpoint, PollAgainSeesLossWhenASecondPollWould) {
   EXPECT_EQ(again.sent, twice.sent);
 }
 
+// The session's two send passes a tick (poll, then our input and poll_again at the same time)
+// find nothing due in most polls (quiet_at; poll_polled_again holding a frame back): every timer
+// they skip past must still fire on its tick. Unchanged frames go in pairs (batch 2: every
+// other tick, none held longer), a frame left alone goes 2.5 frame times after the last inputs
+// datagram, the peer's acknowledgement waits at most 1.5 frame times, and once frames stop and
+// are acknowledged a keep-alive goes every keepalive_interval_us (on the first tick at or past
+// it), nothing in between.
+TEST(Endpoint, TimersFireOnTimeWhileMostPollsFindNothingDue) {
+  constexpr uint64_t kTick = 16667;
+  EndpointPair pair(default_config(70), default_config(71));
+  LinkProfile link;
+  link.latency_us = 20000;
+  pair.set_link(link);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  struct Sent {
+    uint64_t at;
+    detail::MessageType type;
+  };
+  std::vector<Sent> log[2];
+  size_t seen[2] = {0, 0};
+  decltype(&pair.a()) sides[2] = {&pair.a(), &pair.b()};
+  for (int k = 0; k < 2; ++k) {
+    sides[k]->recorder->recording = true;
+    sides[k]->recorder->sent.clear();
+  }
+  auto note = [&] {
+    for (int k = 0; k < 2; ++k)
+      for (; seen[k] < sides[k]->recorder->sent.size(); ++seen[k])
+        log[k].push_back({pair.now, detail::MessageType(sides[k]->recorder->sent[seen[k]][3])});
+  };
+  const uint8_t input[2] = {1, 2};
+  const uint64_t start = pair.now;
+  Frame f = 0;
+  for (int t = 0; t < 122; ++t) {  // frame 0 alone, 60 pairs, and a last one with no second
+    pair.step(kTick);
+    note();
+    Frame popped;
+    const uint8_t* blob;
+    while (pair.b().endpoint.pop_input(&popped, &blob)) {
+    }
+    ASSERT_EQ(pair.a().endpoint.send_input(f++, input), Result::ok);
+    (void)pair.a().endpoint.poll_again(pair.now, *pair.a().recorder, pair.a().remote);
+    note();
+  }
+  const uint64_t frames_end = pair.now;
+  for (int t = 0; t < 90; ++t) {  // 1.5 s without frames
+    pair.step(kTick);
+    note();
+  }
+  EXPECT_EQ(pair.b().endpoint.last_received_frame(), 121);
+  // A's inputs datagrams: the first frame (changed against the zeros before it) at once, then
+  // one every other tick, then the lone last frame 2.5 frame times (the third tick) after the
+  // one before it.
+  std::vector<uint64_t> inputs, others;
+  for (const Sent& s : log[0]) (s.type == detail::MessageType::inputs ? inputs : others).push_back(s.at);
+  ASSERT_GE(inputs.size(), 62u);
+  EXPECT_EQ(inputs[0], start + kTick);
+  for (size_t i = 1; i + 1 < inputs.size() && inputs[i] <= frames_end; ++i)
+    EXPECT_EQ(inputs[i] - inputs[i - 1], 2 * kTick) << "inputs datagram " << i;
+  const uint64_t last_pair = inputs[60];
+  EXPECT_EQ(inputs[61], last_pair + 3 * kTick) << "the lone frame goes on the first tick at or past 2.5 frame times";
+  // Then only keep-alives (and the quality reports, riding or alone), on time: a datagram at
+  // least every keepalive_interval_us plus a tick, a keep-alive never before the interval.
+  const uint64_t keepalive = default_config(70).keepalive_interval_us;
+  uint64_t previous = inputs.back();
+  int keepalives = 0;
+  for (const Sent& s : log[0]) {
+    if (s.at <= inputs.back()) continue;
+    EXPECT_LT(s.at - previous, keepalive + kTick) << "nothing sent for longer than a keep-alive interval";
+    if (s.type == detail::MessageType::keep_alive) {
+      EXPECT_GE(s.at - previous, keepalive) << "a keep-alive before the interval";
+      ++keepalives;
+    }
+    previous = s.at;
+  }
+  EXPECT_GE(keepalives, 4);
+  EXPECT_LT(pair.now - previous, keepalive + kTick);
+  // B sends no inputs: each of its acknowledgements goes alone, on the first tick at least 1.5
+  // frame times after the inputs datagram it answers arrived (20 ms one way: on the second tick
+  // after it went), so within four ticks of each of A's inputs datagrams.
+  size_t acks = 0;
+  for (const uint64_t sent : inputs) {
+    bool answered = false;
+    for (const Sent& s : log[1])
+      answered |= s.type == detail::MessageType::input_ack && s.at > sent && s.at <= sent + 4 * kTick;
+    EXPECT_TRUE(answered) << "the inputs datagram sent at " << sent - start << " us";
+    acks += answered;
+  }
+  EXPECT_EQ(acks, inputs.size());
+}
+
 }  // namespace
 }  // namespace retcon::test
 
