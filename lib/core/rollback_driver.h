@@ -288,7 +288,10 @@ class RollbackDriver {
   }
   // Inputs may be confirmed ahead of the simulation (delay); a frame counts once simulated.
   Frame confirmed_from(Frame inputs_confirmed) const noexcept { return std::min(inputs_confirmed, frame_ - 1); }
-  bool full_at(Frame unknown) const noexcept { return unknown <= frame_ && int64_t(frame_) - unknown + 1 > window_; }
+  // frame_ - unknown + 1 > window_ (the window's frames from the first unknown input all run),
+  // which with window_ >= 0 also says unknown <= frame_: one difference (frame_ >= 0 and
+  // window_ <= max_prediction: it cannot overflow).
+  bool full_at(Frame unknown) const noexcept { return unknown <= frame_ - window_; }
   void compute_horizons() const noexcept;
   // The frames step() may take every input from the queues without asking absent() per player:
   // after every rejoin gap, up to the earliest disconnect cut (kept by update_absence(), with

@@ -134,6 +134,45 @@ TEST(RollbackDriver, ALoweredWindowStallsUntilConfirmedFramesCatchUpAndLosesNoRo
   EXPECT_EQ(h.driver.advance(), Result::prediction_limit);
 }
 
+// window_full() at its edge for every window in use (lockstep included): with the remote
+// inputs known through frame k, exactly the frames up to k + window run, the next is refused,
+// and one more input lets exactly one more frame run. With no remote player it is never full.
+TEST(RollbackDriver, TheWindowAdmitsExactlyItsFramesPastTheLastKnownInput) {
+  for (int32_t window : {0, 1, 3, 8}) {
+    SCOPED_TRACE(window);
+    DriverHarness h;
+    ASSERT_EQ(h.init(2, 1, 1, 8), Result::ok);
+    ASSERT_EQ(h.driver.set_prediction_window(window), Result::ok);
+    const uint8_t v = 1;
+    constexpr Frame kKnown = 5;
+    for (Frame f = 0; f <= kKnown; ++f) ASSERT_EQ(h.driver.add_remote_input(1, f, &v), Result::ok);
+    for (Frame f = 0; f <= kKnown + window; ++f) {
+      ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+      EXPECT_FALSE(h.driver.window_full()) << f;
+      ASSERT_EQ(h.driver.advance(), Result::ok) << f;
+    }
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+    EXPECT_TRUE(h.driver.window_full());
+    EXPECT_EQ(h.driver.advance(), Result::prediction_limit);
+    EXPECT_EQ(h.driver.frame(), kKnown + window + 1);
+    ASSERT_EQ(h.driver.add_remote_input(1, kKnown + 1, &v), Result::ok);
+    EXPECT_FALSE(h.driver.window_full());
+    ASSERT_EQ(h.driver.advance(), Result::ok);
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 1), Result::ok);
+    EXPECT_EQ(h.driver.advance(), Result::prediction_limit);
+    EXPECT_EQ(h.driver.frame(), kKnown + window + 2);
+  }
+  DriverHarness alone;  // local players only: nothing to wait for
+  ASSERT_EQ(alone.init(2, 2, 1, 0), Result::ok);
+  const uint8_t v = 1;
+  for (Frame f = 0; f < 20; ++f) {
+    ASSERT_EQ(alone.driver.add_local_input(0, &v, 1), Result::ok);
+    ASSERT_EQ(alone.driver.add_local_input(1, &v, 1), Result::ok);
+    EXPECT_FALSE(alone.driver.window_full());
+    ASSERT_EQ(alone.driver.advance(), Result::ok) << f;
+  }
+}
+
 TEST(RollbackDriver, ZeroPredictionIsLockstep) {
   DriverHarness h;
   ASSERT_EQ(h.init(2, 1, 1, 0), Result::ok);
