@@ -151,7 +151,7 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   // One test for the usual player (local, connected, small inputs); the others and the
   // caller's mistakes take the full path, which tells them apart.
   if (!p.usual_local || input == nullptr || size != input_size_) [[unlikely]]
-    return add_local_full(p, input, size);
+    return add_local_full(player, input, size);
   // No window check here: the input of the frame about to run is always taken (and sent), or
   // peers in lockstep would wait on each other forever. advance() enforces the window.
   if (p.added_at == frame_) return Result::input_already_added;
@@ -160,24 +160,26 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   const Frame last = p.queue.last_confirmed();
   // The usual input: the frame right after the previous one (the delay did not change).
   if (last + 1 != target || target >= fits_below_) [[unlikely]]
-    return add_local_checked(p, last, target, static_cast<const uint8_t*>(input));
+    return add_local_checked(player, last, target, static_cast<const uint8_t*>(input));
   // input_rose() for a connected local player (it never holds the first unknown remote input).
   if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
   if (p.queue.add_confirmed_small(target, static_cast<const uint8_t*>(input))) note_mispredicted(target);
   return Result::ok;
 }
 
-Result RollbackDriver::add_local_full(Player& p, const void* input, size_t size) noexcept {
+Result RollbackDriver::add_local_full(PlayerIndex player, const void* input, size_t size) noexcept {
+  Player& p = players_[player];
   if (!p.local) return Result::invalid_player;
   if (input == nullptr) return Result::invalid_argument;
   if (size != input_size_) return Result::invalid_input_size;
   if (p.added_at == frame_) return Result::input_already_added;
   p.added_at = frame_;
   const Frame target = frame_ + p.delay;
-  return add_local_checked(p, p.queue.last_confirmed(), target, static_cast<const uint8_t*>(input));
+  return add_local_checked(player, p.queue.last_confirmed(), target, static_cast<const uint8_t*>(input));
 }
 
-Result RollbackDriver::add_local_checked(Player& p, Frame last, Frame target, const uint8_t* input) noexcept {
+Result RollbackDriver::add_local_checked(PlayerIndex player, Frame last, Frame target, const uint8_t* input) noexcept {
+  Player& p = players_[player];
   // Delay was lowered: frames up to `last` already have inputs; this sample has no frame.
   if (last >= target) return Result::ok;
   if (!fits_window_exactly(p.queue, target)) return Result::input_out_of_window;

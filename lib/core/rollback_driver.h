@@ -256,8 +256,9 @@ class RollbackDriver {
     return Result::ok;
   }
   // The full paths of add_local_input / add_remote_input (see there).
-  Result add_local_full(Player& p, const void* input, size_t size) noexcept;
-  Result add_local_checked(Player& p, Frame last, Frame target, const uint8_t* input) noexcept;
+  // (By index, not Player&: the usual path then keeps no pointer for the call it rarely makes.)
+  Result add_local_full(PlayerIndex player, const void* input, size_t size) noexcept;
+  Result add_local_checked(PlayerIndex player, Frame last, Frame target, const uint8_t* input) noexcept;
   Result add_remote_checked(Player& p, Frame last, Frame frame, const uint8_t* input) noexcept;
   // save_into's error path (reported), out of the way of the usual save.
   [[gnu::cold, gnu::noinline]] Result save_failed(SavedState& out, Frame frame, size_t used) noexcept;
