@@ -27,6 +27,7 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   reach_ = history_;
   save_mode_ = save_mode == SaveMode::automatic ? SaveMode::every_frame : save_mode;
   saves_needed_ = save_mode != SaveMode::automatic || history_ > 0;
+  saves_every_frame_ = saves_needed_ && save_mode_ != SaveMode::sparse;
 
   // Remote inputs can run ahead of frame_ by both sides' delays plus the window; rollbacks and
   // sync tests read back up to `history_` frames. Twice both, plus slack, never wraps a needed
@@ -586,11 +587,9 @@ Result RollbackDriver::advance() noexcept {
     ++stats_.frames_stalled;
     return Result::prediction_limit;
   }
-  if (save_mode_ != SaveMode::sparse) {
-    if (saves_needed_) {
-      if (Result r = save_slot(frame_); r != Result::ok) return r;
-    }
-  } else {
+  if (saves_every_frame_) {
+    if (Result r = save_slot(frame_); r != Result::ok) return r;
+  } else if (save_mode_ == SaveMode::sparse) {
     if (should_save(frame_)) {
       if (Result r = save_frame(frame_); r != Result::ok) return r;
     }

@@ -359,6 +359,7 @@ class RollbackDriver {
   int32_t extra_input_frames_ = 0;
   SaveMode save_mode_ = SaveMode::every_frame;
   bool saves_needed_ = true;
+  bool saves_every_frame_ = true;  // saves_needed_ and not sparse: advance()'s one test
   Frame frame_ = 0;
   Frame start_frame_ = 0;  // the first frame simulated here (start_from)
   Frame first_incorrect_ = kNullFrame;
