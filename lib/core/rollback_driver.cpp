@@ -391,7 +391,10 @@ __attribute__((always_inline)) inline const uint8_t* RollbackDriver::plain_input
   // confirmed at every frame simulated (advance() and the sync test step the live frame after
   // check_local_inputs(), and re-run only frames before it), so its entry keeps the confirmed
   // status update_absence() gave it (the frames with someone absent have statuses of their own).
+  // The game's own predictor (a call) out of line: the usual loop then calls nothing and keeps
+  // its values in scratch registers, which spares its callers saving more of theirs.
   const uint32_t others = others_count_;
+  if (others != 0 && predictor_.predict != nullptr) [[unlikely]] return custom_plain_inputs(frame);
   InputStatus* status = frame_status_.data();
   for (uint32_t k = 0; k < others; ++k) {
     const uint32_t i = others_[k];
@@ -400,6 +403,20 @@ __attribute__((always_inline)) inline const uint8_t* RollbackDriver::plain_input
       status[i] = InputStatus::confirmed;
     } else {
       status[i] = InputStatus::predicted;
+      q.predict(frame, Predictor{});  // carry forward, inline
+    }
+  }
+  return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
+}
+
+const uint8_t* RollbackDriver::custom_plain_inputs(Frame frame) noexcept {
+  for (uint32_t k = 0; k < others_count_; ++k) {
+    const uint32_t i = others_[k];
+    InputQueue& q = players_[i].queue;
+    if (frame <= q.last_confirmed()) {
+      frame_status_[i] = InputStatus::confirmed;
+    } else {
+      frame_status_[i] = InputStatus::predicted;
       q.predict(frame, predictor_);
     }
   }

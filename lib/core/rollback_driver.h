@@ -241,6 +241,7 @@ class RollbackDriver {
   // nobody is absent at `frame` (inline), the game's call, and the whole step when someone is
   // absent (out of line; its statuses in absent_status_).
   const uint8_t* plain_inputs(Frame frame) noexcept;
+  const uint8_t* custom_plain_inputs(Frame frame) noexcept;  // with the game's predictor
   void run_frame(Frame frame, const uint8_t* bytes, uint32_t flags) noexcept;
   void step_absent(Frame frame, uint32_t flags) noexcept;
   Result save_frame(Frame frame) noexcept {

@@ -619,6 +619,83 @@ TEST(RollbackDriver, ConfirmedFrameFollowsTheLowestInputThroughTiesAndBursts) {
   EXPECT_GT(h.driver.frame(), 300);
 }
 
+// The frames nobody is absent at predict in one of two loops: the carry-forward inline, the
+// game's predictor out of line. Either way every call (re-simulations included) hands the game,
+// for the remote player, its real input when known and otherwise exactly what that predictor
+// says; the local player's input is always its own.
+void predictions_follow_the_predictor(bool custom) {
+  SCOPED_TRACE(custom);
+  struct Recording {
+    TestGame game;
+    detail::RollbackDriver driver;
+    Frame delivered = -1;
+    uint32_t last_real = 0;  // the remote player's newest real input
+    int predicted = 0, wrong = 0;
+    bool custom = false;
+  } r;
+  r.custom = custom;
+  auto remote = [](Frame f) { return 0x1000u + uint32_t(f) / 3; };  // changes every third frame
+  SessionConfig c;
+  c.num_players = 2;
+  c.input_size = 4;
+  c.max_prediction = 8;
+  c.max_state_size = 256;
+  c.callbacks = bind_game(r.game);
+  c.callbacks.user = &r;
+  c.callbacks.save_state = [](void* u, Frame f, uint8_t* b, size_t n) {
+    return static_cast<Recording*>(u)->game.save_state(f, b, n);
+  };
+  c.callbacks.load_state = [](void* u, Frame f, const uint8_t* b, size_t n) {
+    static_cast<Recording*>(u)->game.load_state(f, b, n);
+  };
+  c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
+    auto* self = static_cast<Recording*>(u);
+    uint32_t mine, theirs;
+    std::memcpy(&mine, in->player(0), 4);
+    std::memcpy(&theirs, in->player(1), 4);
+    const uint32_t real = 0x1000u + uint32_t(f) / 3;
+    uint32_t want = real;
+    if (in->status[1] == InputStatus::predicted) {
+      ++self->predicted;
+      want = self->custom ? 0xC0DE0000u + uint32_t(f) : self->last_real;
+    }
+    self->wrong += in->status[0] != InputStatus::confirmed || mine != uint32_t(f) * 7 ||
+                   (in->status[1] == InputStatus::predicted) != (f > self->delivered) || theirs != want;
+    self->game.advance_frame(f, *in, flags);
+  };
+  c.callbacks.describe_state = nullptr;
+  c.callbacks.checksum = nullptr;
+  c.callbacks.on_event = nullptr;
+  if (custom) {
+    c.predictor.predict = [](void*, PlayerIndex, Frame frame, const uint8_t*, uint8_t* out, size_t size) {
+      const uint32_t v = 0xC0DE0000u + uint32_t(frame);
+      std::memcpy(out, &v, size);
+    };
+  }
+  ASSERT_EQ(r.driver.init(c, 8, SaveMode::automatic), Result::ok);
+  r.driver.set_local(0, true);
+  r.driver.set_local(1, false);
+  for (Frame f = 0; f < 40; ++f) {
+    for (; r.delivered < f - 3; ++r.delivered) {  // three frames late
+      const uint32_t v = remote(r.delivered + 1);
+      ASSERT_EQ(r.driver.add_remote_input(1, r.delivered + 1, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
+      r.last_real = v;
+    }
+    const uint32_t v = uint32_t(f) * 7;
+    ASSERT_EQ(r.driver.add_local_input(0, &v, 4), Result::ok);
+    ASSERT_EQ(r.driver.advance(), Result::ok) << f;
+  }
+  EXPECT_GT(r.driver.stats().rollbacks, 5u);
+  EXPECT_GT(r.predicted, 50);
+  EXPECT_EQ(r.wrong, 0);
+  EXPECT_EQ(r.game.frame_errors, 0);
+}
+
+TEST(RollbackDriver, PredictionsComeFromTheCarryForwardOrTheGamesPredictor) {
+  predictions_follow_the_predictor(false);
+  predictions_follow_the_predictor(true);
+}
+
 TEST(RollbackDriver, SparseSavingSavesOnlyConfirmedFramesAndStaysCorrect) {
   DriverHarness h, ref;
   ASSERT_EQ(h.init(2, 1, 1, 6, SaveMode::sparse), Result::ok);
