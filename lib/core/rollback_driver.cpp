@@ -409,6 +409,22 @@ __attribute__((always_inline)) inline const uint8_t* RollbackDriver::plain_input
   return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
 }
 
+__attribute__((always_inline)) inline void RollbackDriver::step_usual(Frame frame) noexcept {
+  uint8_t* const row = input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
+  for (uint32_t k = 0; k < others_count_; ++k) {
+    const uint32_t i = others_[k];
+    InputQueue& q = players_[i].queue;
+    if (frame <= q.last_confirmed()) {
+      frame_status_[i] = InputStatus::confirmed;
+    } else {
+      frame_status_[i] = InputStatus::predicted;
+      q.predict(frame, Predictor{});
+    }
+  }
+  frame_view_.bytes = row;
+  callbacks_.advance_frame(callbacks_.user, frame, &frame_view_, kAdvanceResimulating);
+}
+
 const uint8_t* RollbackDriver::custom_plain_inputs(Frame frame) noexcept {
   for (uint32_t k = 0; k < others_count_; ++k) {
     const uint32_t i = others_[k];
@@ -556,9 +572,21 @@ Result RollbackDriver::rollback() noexcept {
   if (!sparse && !probing && target >= plain_from_ && frame_ - 1 <= plain_to_) [[likely]] {
     // The usual rollback: every frame saved (`target` itself was just loaded: its state is
     // saved already), nobody absent in the frames re-run.
+    if (*decisions_queued_ == 0 && predictor_.predict == nullptr) [[likely]] {
+      // No decisions queued (none can arrive while the game's callbacks run: the session
+      // refuses calls from inside them) and the carry-forward prediction: asked once here,
+      // not for every frame re-run.
+      const Frame end = frame_;
+      step_usual(target);
+      for (Frame f = target + 1; f < end; ++f) {
+        // A failed save is reported, but re-simulation goes on so the live state stays whole.
+        if (Result r = save_slot(f); r != Result::ok) outcome = r;
+        step_usual(f);
+      }
+      return finish_rollback(target, outcome);
+    }
     run_frame(target, plain_inputs(target), kAdvanceResimulating);
     for (Frame f = target + 1; f < frame_; ++f) {
-      // A failed save is reported, but re-simulation goes on so the live state stays whole.
       if (Result r = save_slot(f); r != Result::ok) outcome = r;
       run_frame(f, plain_inputs(f), kAdvanceResimulating);
     }

@@ -242,6 +242,9 @@ class RollbackDriver {
   // absent (out of line; its statuses in absent_status_).
   const uint8_t* plain_inputs(Frame frame) noexcept;
   const uint8_t* custom_plain_inputs(Frame frame) noexcept;  // with the game's predictor
+  // The usual rollback's re-run of `frame`: plain_inputs and run_frame without the decision
+  // and predictor tests, which rollback() asks once.
+  void step_usual(Frame frame) noexcept;
   void run_frame(Frame frame, const uint8_t* bytes, uint32_t flags) noexcept;
   void step_absent(Frame frame, uint32_t flags) noexcept;
   Result save_frame(Frame frame) noexcept {

@@ -696,6 +696,63 @@ TEST(RollbackDriver, PredictionsComeFromTheCarryForwardOrTheGamesPredictor) {
   predictions_follow_the_predictor(true);
 }
 
+// The usual rollback asks once whether decisions are queued and re-runs its frames without
+// asking for them when none are; with some queued it takes the loop that hands every re-run
+// frame its decisions. A remote player three frames late (rollbacks over the decisions' frames),
+// decisions on frames 4 and 9 queued until frame 20: the game ends in the lockstep state.
+TEST(RollbackDriver, ARollbackReRunsTheDecisionsOfTheFramesItReRuns) {
+  struct Source {
+    uint32_t queued = 1;
+    uint8_t payload[1] = {42};
+    Decision decision{payload, 1, 1};
+  } source;
+  auto remote = [](Frame f) { return 0x100u + uint32_t(f) / 2; };
+  DriverHarness h;
+  ASSERT_EQ(h.init(2, 1, 4, 8), Result::ok);
+  detail::DecisionSource ds;
+  ds.user = &source;
+  ds.queued = &source.queued;
+  ds.for_frame = [](void* u, Frame frame, const Decision** out) -> uint32_t {
+    if (frame != 4 && frame != 9) return 0;
+    *out = &static_cast<Source*>(u)->decision;
+    return 1;
+  };
+  h.driver.set_decision_source(ds);
+  Frame delivered = -1;
+  for (Frame f = 0; f < 30; ++f) {
+    if (f == 20) source.queued = 0;  // frames 4 and 9 are confirmed by now: never re-run again
+    for (; delivered < f - 3; ++delivered) {
+      const uint32_t v = remote(delivered + 1);
+      ASSERT_EQ(h.driver.add_remote_input(1, delivered + 1, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
+    }
+    const uint32_t v = uint32_t(f) * 5;
+    ASSERT_EQ(h.driver.add_local_input(0, &v, 4), Result::ok);
+    ASSERT_EQ(h.driver.advance(), Result::ok) << f;
+  }
+  for (; delivered < 30; ++delivered) {
+    const uint32_t v = remote(delivered + 1);
+    ASSERT_EQ(h.driver.add_remote_input(1, delivered + 1, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
+  }
+  const uint32_t last = 30 * 5;
+  ASSERT_EQ(h.driver.add_local_input(0, &last, 4), Result::ok);
+  ASSERT_EQ(h.driver.advance(), Result::ok);
+  EXPECT_GT(h.driver.stats().rollbacks, 5u);
+  EXPECT_EQ(h.game.frame_errors, 0);
+  TestGame lockstep;
+  for (Frame f = 0; f <= 30; ++f) {
+    const uint32_t both[2] = {uint32_t(f) * 5, remote(f)};
+    const InputStatus status[2] = {};
+    FrameInputs in{reinterpret_cast<const uint8_t*>(both), status, 4, 2};
+    if (f == 4 || f == 9) {
+      in.decisions = &source.decision;
+      in.decision_count = 1;
+    }
+    lockstep.step(in);
+  }
+  EXPECT_EQ(h.game.state.frame, 31);
+  EXPECT_EQ(h.game.hash(), lockstep.hash()) << "a re-run frame lost or doubled its decision";
+}
+
 TEST(RollbackDriver, SparseSavingSavesOnlyConfirmedFramesAndStaysCorrect) {
   DriverHarness h, ref;
   ASSERT_EQ(h.init(2, 1, 1, 6, SaveMode::sparse), Result::ok);
