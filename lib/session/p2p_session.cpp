@@ -600,7 +600,10 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
   bool waiting = false;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     const Peer& peer = peers_[i];
-    waiting |= peer.endpoint.has_event() | peer.channel.has_message() | peer.channel.has_event();
+    // Three plain ORs, no branches (clang's -Wbitwise-instead-of-logical rejects `|` on bools).
+    waiting |= peer.endpoint.has_event();
+    waiting |= peer.channel.has_message();
+    waiting |= peer.channel.has_event();
   }
   if (waiting) {
     for (uint32_t i = 0; i < num_peers_; ++i)
