@@ -95,40 +95,59 @@ TEST(LatenessMonitor, BucketsMatchTheDocumentedBounds) {
   EXPECT_EQ(LatenessMonitor::bucket(1 << 30), 7u);
 }
 
-// A peer on time, then one frame held for a second while it kept hearing us: that frame counts.
-TEST(LatenessMonitor, AHoldWhileHearingUsIsLate) {
+// The stream most unit tests judge: the peer's frames 0..99 on time (each arrives one way, 20 ms,
+// after we started it, acknowledging ours up to three frames back), then our frames 100..160
+// start while nothing of the peer's arrives, and everything up to 160 is confirmed. release()
+// then brings the peer's frames up to 160 at once, with what the peer says about hearing us.
+struct HeldFrames {
   LocalTimeline timeline;
   LatenessMonitor monitor;
-  LatenessMonitor::Link base{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0, {}, {}};
+  LatenessMonitor::Link link;
   uint64_t now = 1000000;
-  for (Frame f = 0; f < 100; ++f) {
-    timeline.on_frame(f, now);
-    timeline.on_sent(f, now);
-    timeline.on_confirmed(f - 3, now);
-    LatenessMonitor::Link link = base;
-    link.acked_by_peer = f - 3;
-    link.last_local_sent = f;
-    link.datagrams_received = uint64_t(f + 1);
-    // The peer's frame f arrives one way (20 ms) after we started it.
-    EXPECT_EQ(monitor.observe(f, now + 20000, link, timeline), 0) << f;
-    now += kTick;
+  uint64_t last_heard = 0;  // when the peer's last datagram before the silence arrived
+  uint64_t start_100 = 0;   // when our frame 100 started
+  explicit HeldFrames(uint64_t jitter_us = 2000) : link{kNullFrame, kNullFrame, 0, 40000, jitter_us, kTick, 8, 0, {}, {}} {
+    for (Frame f = 0; f < 100; ++f) {
+      timeline.on_frame(f, now);
+      timeline.on_sent(f, now);
+      timeline.on_confirmed(f - 3, now);
+      link.acked_by_peer = f - 3;
+      link.last_local_sent = f;
+      link.datagrams_received = uint64_t(f + 1);
+      last_heard = now + 20000;
+      EXPECT_EQ(monitor.observe(f, last_heard, link, timeline), 0) << f;
+      now += kTick;
+    }
+    start_100 = now;
+    for (Frame f = 100; f <= 160; ++f) {
+      timeline.on_frame(f, now);
+      timeline.on_sent(f, now);
+      now += kTick;
+    }
+    timeline.on_confirmed(160, now);
   }
-  // Frames 100..160 start on our side; the peer's inputs of them arrive all at once a second
-  // later, acknowledging everything we sent (it heard us all along).
-  for (Frame f = 100; f <= 160; ++f) {
-    timeline.on_frame(f, now);
-    timeline.on_sent(f, now);
-    now += kTick;
+  // The peer's frames up to 160 arrive at `now + 20 ms` acknowledging ours up to `acked`, with
+  // its silence note (none when gap_us is 0), while our silence from it was `quiet`.
+  int32_t release(uint64_t gap_us = 0, uint64_t ago_us = 0, Silence quiet = {}, Frame acked = 160) {
+    const uint64_t at = now + 20000;
+    link.acked_by_peer = acked;
+    link.last_local_sent = 160;
+    link.datagrams_received = 1000;
+    link.heard_nothing = quiet;
+    if (gap_us != 0) link.told = PeerSilence{gap_us, ago_us, at};
+    return monitor.observe(160, at, link, timeline);
   }
-  timeline.on_confirmed(160, now);
-  LatenessMonitor::Link link = base;
-  link.acked_by_peer = 160;
-  link.last_local_sent = 160;
-  link.datagrams_received = 1000;
-  const int32_t worst = monitor.observe(160, now + 20000, link, timeline);
+};
+
+// A peer on time, then frames held for a second while it kept hearing us (its acknowledgements are
+// current when it releases them): they count.
+TEST(LatenessMonitor, AHoldWhileHearingUsIsLate) {
+  HeldFrames held;
+  const int32_t worst = held.release();
   EXPECT_GE(worst, 55);
-  EXPECT_TRUE(monitor.should_report(worst, 15, now));
-  EXPECT_FALSE(monitor.should_report(worst, 15, now + 500000)) << "one hold, one event";
+  LatenessMonitor& monitor = held.monitor;
+  EXPECT_TRUE(monitor.should_report(worst, 15, held.now));
+  EXPECT_FALSE(monitor.should_report(worst, 15, held.now + 500000)) << "one hold, one event";
   EXPECT_EQ(monitor.numbers().events, 1u);
   EXPECT_GT(monitor.numbers().histogram[6] + monitor.numbers().histogram[7], 0u);
   EXPECT_EQ(monitor.numbers().max_frames, worst);
@@ -201,35 +220,12 @@ TEST(LatenessMonitor, AnotherLinksOutageEndingARoundTripBeforeAFrameStillExcuses
   // jitter 20 ms: slack (2 x jitter + a frame) 56,667 us is more than the round trip, so the
   // excuse moves the due time of a frame at the edge (16,667 us later than on time).
   struct Run {
-    LocalTimeline timeline;
-    LatenessMonitor monitor;
+    HeldFrames held{20000};
     int32_t hold(uint64_t outage_end_before_frame_100_us) {
-      LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 20000, kTick, 8, 0, {}, {}};
-      uint64_t now = 1000000;
-      for (Frame f = 0; f < 100; ++f) {
-        timeline.on_frame(f, now);
-        timeline.on_sent(f, now);
-        timeline.on_confirmed(f - 3, now);
-        link.acked_by_peer = f - 3;
-        link.last_local_sent = f;
-        link.datagrams_received = uint64_t(f + 1);
-        EXPECT_EQ(monitor.observe(f, now + 20000, link, timeline), 0) << f;
-        now += kTick;
-      }
-      const uint64_t start_100 = now;
-      for (Frame f = 100; f <= 160; ++f) {
-        timeline.on_frame(f, now);
-        timeline.on_sent(f, now);
-        now += kTick;
-      }
-      timeline.on_confirmed(160, now);
       // Player 1's link (not this peer's) was cut for 300 ms, up to the given time.
-      const uint64_t to = start_100 - outage_end_before_frame_100_us;
-      timeline.on_outage(1, to - 300000, to);
-      link.acked_by_peer = 160;
-      link.last_local_sent = 160;
-      link.datagrams_received = 1000;
-      return monitor.observe(160, now + 20000, link, timeline);
+      const uint64_t to = held.start_100 - outage_end_before_frame_100_us;
+      held.timeline.on_outage(1, to - 300000, to);
+      return held.release();
     }
   };
   Run edge, after;
@@ -239,8 +235,8 @@ TEST(LatenessMonitor, AnotherLinksOutageEndingARoundTripBeforeAFrameStillExcuses
   const int32_t past_edge = after.hold(40000 + 1);  // a microsecond earlier
   EXPECT_EQ(past_edge, 58) << "frame 100 not excused: 61 - 3";
   EXPECT_EQ(at_edge, 57) << "frame 100 excused (due 16,667 us later), frame 101 the worst: 60 - 3";
-  EXPECT_TRUE(edge.monitor.should_report(at_edge, 15, 0));
-  EXPECT_TRUE(after.monitor.should_report(past_edge, 15, 0));
+  EXPECT_TRUE(edge.held.monitor.should_report(at_edge, 15, 0));
+  EXPECT_TRUE(after.held.monitor.should_report(past_edge, 15, 0));
 }
 
 // LatenessMonitor::observe as it was before the usual frame skipped the outage checks
@@ -411,77 +407,19 @@ TEST(LatenessMonitor, SkippingTheOutageChecksJudgesAsAskingForEveryFrame) {
 
 // The same delay during a two-way outage (the peer did not hear our inputs either) is explained.
 TEST(LatenessMonitor, ATwoWayOutageIsExplained) {
-  LocalTimeline timeline;
-  LatenessMonitor monitor;
-  uint64_t now = 1000000;
-  LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0, {}, {}};
-  for (Frame f = 0; f < 100; ++f) {
-    timeline.on_frame(f, now);
-    timeline.on_sent(f, now);
-    link.acked_by_peer = f - 3;
-    link.last_local_sent = f;
-    link.datagrams_received = uint64_t(f + 1);
-    monitor.observe(f, now + 20000, link, timeline);
-    now += kTick;
-  }
-  for (Frame f = 100; f <= 160; ++f) {
-    timeline.on_frame(f, now);
-    timeline.on_sent(f, now);
-    now += kTick;
-  }
-  link.acked_by_peer = 99;  // nothing we sent from frame 100 on reached the peer
-  link.last_local_sent = 160;
-  link.datagrams_received = 1000;
-  EXPECT_LT(monitor.observe(160, now + 20000, link, timeline), 3);
-  EXPECT_FALSE(monitor.should_report(0, 15, now));
+  HeldFrames held;
+  EXPECT_LT(held.release(0, 0, Silence{}, 99), 3) << "nothing we sent from frame 100 on reached the peer";
+  EXPECT_GE(HeldFrames().release(), 55) << "the same hold acknowledging everything: flagged";
+  EXPECT_FALSE(held.monitor.should_report(0, 15, held.now));
 }
 
 // The false positive of issue 12 in small: after a blackout that cut both ways, the peer's first
 // datagram to get through left only once it had heard our resends, so it acknowledges
 // everything, like a lag switch's. Its silence note (it heard nothing from us for ~1 s, until
 // just before it sent this) within our own silence from it says the cut was two-way.
-struct Blackout {
-  LocalTimeline timeline;
-  LatenessMonitor monitor;
-  LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0, {}, {}};
-  uint64_t now = 1000000;
-  uint64_t last_heard = 0;  // when the peer's last datagram before the silence arrived
-  Blackout() {
-    for (Frame f = 0; f < 100; ++f) {
-      timeline.on_frame(f, now);
-      timeline.on_sent(f, now);
-      timeline.on_confirmed(f - 3, now);
-      link.acked_by_peer = f - 3;
-      link.last_local_sent = f;
-      link.datagrams_received = uint64_t(f + 1);
-      last_heard = now + 20000;
-      EXPECT_EQ(monitor.observe(f, last_heard, link, timeline), 0) << f;
-      now += kTick;
-    }
-    // Frames 100..160 start; nothing of the peer's arrives.
-    for (Frame f = 100; f <= 160; ++f) {
-      timeline.on_frame(f, now);
-      timeline.on_sent(f, now);
-      now += kTick;
-    }
-    timeline.on_confirmed(160, now);
-  }
-  // The peer's frames up to 160 arrive at `now + 20 ms` acknowledging all of ours, with `note`
-  // (none when gap_us is 0), while our silence from it was `quiet`.
-  int32_t release(uint64_t gap_us, uint64_t ago_us, Silence quiet) {
-    const uint64_t at = now + 20000;
-    link.acked_by_peer = 160;
-    link.last_local_sent = 160;
-    link.datagrams_received = 1000;
-    link.heard_nothing = quiet;
-    if (gap_us != 0) link.told = PeerSilence{gap_us, ago_us, at};
-    return monitor.observe(160, at, link, timeline);
-  }
-};
-
 TEST(LatenessMonitor, ASilenceNoteWithinOurSilenceExplainsATwoWayOutage) {
-  Blackout b;
-  EXPECT_GE(Blackout().release(0, 0, Silence{b.last_heard, b.now + 20000}), 55) << "without the note: flagged";
+  HeldFrames b;
+  EXPECT_GE(HeldFrames().release(0, 0, Silence{b.last_heard, b.now + 20000}), 55) << "without the note: flagged";
   // The peer heard our frame 99 at last_heard (one way after we sent it) and our resends at
   // `now` (one way before its datagram arrived).
   const uint64_t gap = b.now - b.last_heard;
@@ -493,10 +431,10 @@ TEST(LatenessMonitor, ASilenceNoteWithinOurSilenceExplainsATwoWayOutage) {
 // A modified client may tell a silence it did not have. While we heard it (its datagrams kept
 // coming, its inputs held back inside them), the note is no outage: the hold counts.
 TEST(LatenessMonitor, ASilenceNoteWhileWeHeardThePeerExcusesNothing) {
-  Blackout b;
+  HeldFrames b;
   const uint64_t gap = b.now - b.last_heard;
   EXPECT_GE(b.release(gap, 0, Silence{}), 55) << "we never heard nothing from it";
-  Blackout old;
+  HeldFrames old;
   EXPECT_GE(old.release(gap, 0, Silence{200000, 500000}), 55) << "our silence was long before";
 }
 
@@ -504,7 +442,7 @@ TEST(LatenessMonitor, ASilenceNoteWhileWeHeardThePeerExcusesNothing) {
 // to us (old frames only) until 300 ms before the release, then went quiet, gets at most those
 // 300 ms (and a round trip before them) excused, however long it says it heard nothing.
 TEST(LatenessMonitor, ASilenceNoteIsBelievedOnlyAsFarAsOurSilence) {
-  Blackout b;
+  HeldFrames b;
   const int32_t worst = b.release(5000000, 0, Silence{b.now + 20000 - 300000, b.now + 20000});
   EXPECT_GE(worst, 30);
   EXPECT_TRUE(b.monitor.should_report(worst, 15, b.now));
