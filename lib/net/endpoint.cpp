@@ -278,6 +278,14 @@ DropReason drop_reason_of(DecodeError error) noexcept {
 #define RETCON_RECEIVE_INLINE inline
 #endif
 
+// The slot after a held frame's is the next one in the ring (one remainder, not two).
+RETCON_RECEIVE_INLINE Endpoint::ExpansionStart Endpoint::expansion_start(Frame last, uint8_t* ring,
+                                                                         uint8_t* ring_end, size_t blob) noexcept {
+  if (last < in_base_) return {zeros_.data(), receive_slot(last + 1)};
+  uint8_t* const held = receive_slot(last);
+  return {held, held + blob == ring_end ? ring : held + blob};
+}
+
 // Nothing an unverified datagram says changes our state. A datagram is verified when it
 // carries the peer's nonce (learnt from a reply echoing our challenge) and passes the
 // connection-keyed checksum (no key) or the AEAD (key); a reply is verified by echoing our
@@ -388,16 +396,7 @@ bool Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   // As handle_inputs: the reference is the last frame held (zeros before the stream's first).
   uint8_t* const ring = receive_ring_.data();
   uint8_t* const ring_end = ring + size_t(window) * blob;
-  const uint8_t* previous;
-  uint8_t* slot;
-  if (last < in_base_) {
-    previous = zeros_.data();
-    slot = receive_slot(last + 1);
-  } else {
-    uint8_t* const at = receive_slot(last);
-    previous = at;
-    slot = at + blob == ring_end ? ring : at + blob;
-  }
+  auto [previous, slot] = expansion_start(last, ring, ring_end, blob);
   Frame taken = end_frame;
   for (Frame f = last + 1; f <= end_frame; ++f) {
     if (!decoder.apply(slot, previous, blob)) [[unlikely]] {  // not after the walk; as in handle_inputs
@@ -762,17 +761,7 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   // The reference: the last frame held (start - 1 when nothing was skipped), zeros before the first.
   uint8_t* const ring = receive_ring_.data();
   uint8_t* const ring_end = ring + size_t(window) * blob;
-  // The slot after a held frame's is the next one in the ring (one remainder, not two).
-  const uint8_t* previous;
-  uint8_t* slot;
-  if (last < in_base_) {
-    previous = zeros_.data();
-    slot = receive_slot(last + 1);
-  } else {
-    uint8_t* const held = receive_slot(last);
-    previous = held;
-    slot = held + blob == ring_end ? ring : held + blob;
-  }
+  auto [previous, slot] = expansion_start(last, ring, ring_end, blob);
   const Frame stop = end < window_end ? end : window_end;
   for (Frame f = last + 1; f <= stop; ++f) {
     if (!decoder.apply(slot, previous, blob)) break;

@@ -558,6 +558,14 @@ class Endpoint {
     return send_ring_.data() + size_t(uint32_t(frame) % send_capacity_) * config_.send_blob_size;
   }
   uint8_t* receive_slot(Frame frame) noexcept;
+  // Where expanding the frames after `last` (the newest held) into the receive ring starts: the
+  // first new frame's slot and its reference (the last frame held, zeros before the stream's
+  // first). handle_inputs and take_usual_inputs both start so.
+  struct ExpansionStart {
+    const uint8_t* previous;
+    uint8_t* slot;
+  };
+  ExpansionStart expansion_start(Frame last, uint8_t* ring, uint8_t* ring_end, size_t blob) noexcept;
   void log(LogLevel level, const char* format, ...) const noexcept
 // MinGW: libstdc++ formats like C99 (__USE_MINGW_ANSI_STDIO), not like msvcrt.
 #if defined(__MINGW32__)
