@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -955,6 +956,40 @@ TEST(Endpoint, EachSideTellsItsSilenceAfterABlackoutFor2Seconds) {
 namespace retcon::test {
 namespace {
 
+// The poll_again tests' stream over `pair` (handshake done), recorded: `frames` ticks of
+// 16,667 us; each side drains its inputs, changes its input about every `change_every` ticks,
+// does the test's own work of the tick (`before_poll`), queues the input and makes the tick's
+// second send pass: poll, or poll_again when `again`; `after_poll` looks at it after that.
+void poll_again_stream(
+    EndpointPair& pair, bool again, Frame frames, std::mt19937& rng, uint32_t change_every,
+    const std::function<void(EndpointPair::Side&, Frame)>& before_poll,
+    const std::function<void(EndpointPair::Side&)>& after_poll = nullptr) {
+  for (auto* s : {&pair.a(), &pair.b()}) s->recorder->recording = true;
+  uint8_t input[2] = {0, 0};
+  for (Frame f = 0; f < frames; ++f) {
+    pair.step(16667);
+    for (auto* s : {&pair.a(), &pair.b()}) {
+      Frame popped;
+      const uint8_t* blob;
+      while (s->endpoint.pop_input(&popped, &blob)) {
+      }
+      if (rng() % change_every == 0) input[0] = uint8_t(rng());
+      if (before_poll) before_poll(*s, f);
+      EXPECT_EQ(s->endpoint.send_input(f, input), Result::ok);
+      if (again) (void)s->endpoint.poll_again(pair.now, *s->recorder, s->remote);
+      else (void)s->endpoint.poll(pair.now, *s->recorder, s->remote);
+      if (after_poll) after_poll(*s);
+    }
+  }
+}
+
+// What both sides sent while recording: A's datagrams, then B's.
+std::vector<std::vector<uint8_t>> sent_by_both(EndpointPair& pair) {
+  std::vector<std::vector<uint8_t>> sent = pair.a().recorder->sent;
+  sent.insert(sent.end(), pair.b().recorder->sent.begin(), pair.b().recorder->sent.end());
+  return sent;
+}
+
 // poll_again (the session's second send pass of a tick, after it queued its new input) sends
 // exactly what a second poll() at that time would: the same datagrams, byte for byte, in the
 // same order, under loss, jitter and reordering, with inputs that change now and then, the
@@ -975,30 +1010,16 @@ TEST(Endpoint, PollAgainSendsWhatASecondPollWould) {
     pair.set_link(link);
     pair.start();
     EXPECT_TRUE(pair.run_handshake());
-    for (auto* s : {&pair.a(), &pair.b()}) s->recorder->recording = true;
     std::mt19937 rng(3);
-    uint8_t input[2] = {0, 0};
-    for (Frame f = 0; f < 600; ++f) {
-      pair.step(16667);
-      for (auto* s : {&pair.a(), &pair.b()}) {
-        Frame popped;
-        const uint8_t* blob;
-        while (s->endpoint.pop_input(&popped, &blob)) {
-        }
-        if (rng() % 5 == 0) input[0] = uint8_t(rng());
-        s->endpoint.set_urgent(rng() % 7 == 0, rng() % 11 == 0);
-        EXPECT_EQ(s->endpoint.send_input(f, input), Result::ok);
-        if (f >= 10 && f % 25 == 0) {
-          EXPECT_EQ(s->endpoint.send_checksum(f - 10, uint64_t(f)), Result::ok);
-        }
-        if (again) (void)s->endpoint.poll_again(pair.now, *s->recorder, s->remote);
-        else (void)s->endpoint.poll(pair.now, *s->recorder, s->remote);
+    poll_again_stream(pair, again, 600, rng, 5, [&](EndpointPair::Side& s, Frame f) {
+      s.endpoint.set_urgent(rng() % 7 == 0, rng() % 11 == 0);
+      if (f >= 10 && f % 25 == 0) {
+        EXPECT_EQ(s.endpoint.send_checksum(f - 10, uint64_t(f)), Result::ok);
       }
-    }
+    });
     for (int i = 0; i < 60; ++i) pair.step(16667);
     Outcome o;
-    o.sent = pair.a().recorder->sent;
-    o.sent.insert(o.sent.end(), pair.b().recorder->sent.begin(), pair.b().recorder->sent.end());
+    o.sent = sent_by_both(pair);
     o.received = pair.b().endpoint.last_received_frame();
     return o;
   };
@@ -1032,26 +1053,12 @@ TEST(Endpoint, PollAgainSeesLossWhenASecondPollWould) {
     pair.set_link(link);
     pair.start();
     EXPECT_TRUE(pair.run_handshake());
-    for (auto* s : {&pair.a(), &pair.b()}) s->recorder->recording = true;
     std::mt19937 rng(5);
-    uint8_t input[2] = {0, 0};
     Outcome o;
-    for (Frame f = 0; f < 400; ++f) {
-      pair.step(16667);
-      for (auto* s : {&pair.a(), &pair.b()}) {
-        Frame popped;
-        const uint8_t* blob;
-        while (s->endpoint.pop_input(&popped, &blob)) {
-        }
-        if (rng() % 6 == 0) input[0] = uint8_t(rng());
-        EXPECT_EQ(s->endpoint.send_input(f, input), Result::ok);
-        if (again) (void)s->endpoint.poll_again(pair.now, *s->recorder, s->remote);
-        else (void)s->endpoint.poll(pair.now, *s->recorder, s->remote);
-        o.loss_recent.push_back(s->endpoint.loss_recent(pair.now));
-      }
-    }
-    o.sent = pair.a().recorder->sent;
-    o.sent.insert(o.sent.end(), pair.b().recorder->sent.begin(), pair.b().recorder->sent.end());
+    poll_again_stream(pair, again, 400, rng, 6, nullptr, [&](EndpointPair::Side& s) {
+      o.loss_recent.push_back(s.endpoint.loss_recent(pair.now));
+    });
+    o.sent = sent_by_both(pair);
     return o;
   };
   const Outcome twice = run(false), again = run(true);
