@@ -96,6 +96,39 @@ bool stream(EndpointPair& pair, Frame frames, const std::function<void()>& attac
   return expected[0] == frames && expected[1] == frames;
 }
 
+// An insider on a keyless connection after the handshake: it holds both nonces, so B's connection
+// checksum key, and sends A what it likes as B. Its sequence numbers start at 20,000 (ahead of B's,
+// a few hundred so far, and within 32,768: fresh).
+struct Insider {
+  explicit Insider(EndpointPair& pair)
+      : a(pair.a().endpoint),
+        b_nonce(pair.b().endpoint.local_nonce()),
+        key(detail::connection_checksum_key(b_nonce, a.local_nonce())) {}
+  // B's inputs datagram in `d`, not sealed yet: `frames` blobs of `blob_size` bytes, one after the
+  // other in `blobs`, from `start` (coded against `reference`), acknowledging `ack`, `status` and
+  // `riders` riding. Its size.
+  size_t inputs(Frame start, Frame ack, uint16_t blob_size, const uint8_t* reference, const uint8_t* blobs,
+                int frames, const detail::ConnectStatus* status = nullptr, uint8_t status_count = 0,
+                const detail::Riders* riders = nullptr) {
+    detail::Header h;
+    h.type = MessageType::inputs;
+    h.nonce = b_nonce;
+    h.sequence = sequence++;
+    detail::InputsWriter w(d, sizeof d, h, start, ack, blob_size, status, status_count, reference, riders);
+    for (int k = 0; k < frames; ++k) EXPECT_TRUE(w.append(blobs + size_t(k) * blob_size));
+    return w.finish();
+  }
+  // Seals the last datagram written (its `n` bytes in `d`): B's key, or `with_key`.
+  void seal(size_t n) { seal(n, key); }
+  void seal(size_t n, uint64_t with_key) { detail::seal_datagram(d, n, with_key, sequence - 1); }
+
+  Endpoint& a;
+  const uint32_t b_nonce;
+  const uint64_t key;
+  uint32_t sequence = 20000;
+  uint8_t d[detail::kMaxDatagramSize];
+};
+
 // A datagram of `type` as a blind attacker makes it: a guessed nonce, hostile field values,
 // the plain checksum (it cannot know the connection's key). Returns its size.
 size_t forge(MessageType type, uint32_t nonce, uint32_t sequence, std::mt19937_64& rng,
@@ -310,17 +343,14 @@ TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
   pair.start();
   ASSERT_TRUE(pair.run_handshake());
   ASSERT_TRUE(stream(pair, 400, nullptr));
-  Endpoint& a = pair.a().endpoint;
-  const uint32_t b_nonce = pair.b().endpoint.local_nonce();
-  const uint64_t key = detail::connection_checksum_key(b_nonce, a.local_nonce());
-  uint32_t sequence = 20000;  // ahead of B's (a few hundred so far, and within 32,768): fresh
-  uint8_t d[detail::kMaxDatagramSize];
+  Insider insider(pair);
+  Endpoint& a = insider.a;
   auto send = [&](Message m) {
-    m.header.nonce = b_nonce;
-    m.header.sequence = sequence++;
-    const size_t n = detail::encode_message(m, d, sizeof d);
-    detail::seal_datagram(d, n, key, m.header.sequence);
-    a.on_datagram(d, n, pair.now);
+    m.header.nonce = insider.b_nonce;
+    m.header.sequence = insider.sequence++;
+    const size_t n = detail::encode_message(m, insider.d, sizeof insider.d);
+    insider.seal(n);
+    a.on_datagram(insider.d, n, pair.now);
   };
   const uint64_t before = dropped(a, DropReason::out_of_window) + dropped(a, DropReason::malformed);
   Message m;
@@ -348,18 +378,12 @@ TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
   EXPECT_FALSE(a.pop_checksum(&f, &c));
   // A disconnected player's last frame far beyond anything sent: dropped too.
   detail::ConnectStatus status[2] = {{true, 5000000}, {false, -1}};
-  const uint8_t zeros[2] = {0, 0}, blob[2] = {1, 1};
-  detail::Header h;
-  h.nonce = b_nonce;
-  h.sequence = sequence++;
-  detail::InputsWriter w(d, sizeof d, h, a.last_received_frame() + 1, a.last_sent_frame(), 2,
-                         status, 2, a.received_input(a.last_received_frame()));
-  (void)zeros;
-  w.append(blob);
-  const size_t n = w.finish();
-  detail::seal_datagram(d, n, key, h.sequence);
+  const uint8_t blob[2] = {1, 1};
+  const size_t n = insider.inputs(a.last_received_frame() + 1, a.last_sent_frame(), 2,
+                                  a.received_input(a.last_received_frame()), blob, 1, status, 2);
+  insider.seal(n);
   const Frame received = a.last_received_frame();
-  a.on_datagram(d, n, pair.now);
+  a.on_datagram(insider.d, n, pair.now);
   EXPECT_EQ(a.last_received_frame(), received);
   EXPECT_FALSE(a.remote_connect_status(0).disconnected);
   // The real stream is untouched.
@@ -377,19 +401,16 @@ TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
   riders.checksums[0] = {1000000, 42};  // a frame never sent
   std::vector<uint8_t> next(2);
   blob_for(1, a.last_received_frame() + 1, next.data());
-  h.sequence = sequence++;
-  detail::InputsWriter r(d, sizeof d, h, a.last_received_frame() + 1, a.last_sent_frame(), 2, nullptr, 0,
-                         a.received_input(a.last_received_frame()), &riders);
-  ASSERT_TRUE(r.append(next.data()));
-  const size_t rn = r.finish();
-  detail::seal_datagram(d, rn, key, h.sequence);
+  const size_t rn = insider.inputs(a.last_received_frame() + 1, a.last_sent_frame(), 2,
+                                   a.received_input(a.last_received_frame()), next.data(), 1, nullptr, 0, &riders);
+  insider.seal(rn);
   const uint64_t drops_before = [&] {
     uint64_t all = 0;
     for (uint64_t x : a.stats().dropped) all += x;
     return all;
   }();
   const Frame taken = a.last_received_frame() + 1;
-  a.on_datagram(d, rn, pair.now);
+  a.on_datagram(insider.d, rn, pair.now);
   EXPECT_EQ(a.last_received_frame(), taken) << "the frames stand";
   EXPECT_EQ(0, std::memcmp(a.received_input(taken), next.data(), 2));
   EXPECT_EQ(a.stats().riders_dropped, 3u);
@@ -413,25 +434,17 @@ TEST(EndpointAttack, ARejoinCutFarAheadIsTakenOnlyWhereItIsKnown) {
   pair.start();
   ASSERT_TRUE(pair.run_handshake());
   ASSERT_TRUE(stream(pair, 40, nullptr));
-  Endpoint& a = pair.a().endpoint;
-  const uint32_t b_nonce = pair.b().endpoint.local_nonce();
-  const uint64_t key = detail::connection_checksum_key(b_nonce, a.local_nonce());
-  uint32_t sequence = 20000;
-  uint8_t d[detail::kMaxDatagramSize];
+  Insider insider(pair);
+  Endpoint& a = insider.a;
   const uint8_t blob[2] = {1, 1};
   // One new frame from B, reporting player 0 cut at `cut`: was it taken?
   auto send_cut = [&](Frame cut) {
     detail::ConnectStatus status[2] = {{true, cut}, {false, -1}};
-    detail::Header h;
-    h.nonce = b_nonce;
-    h.sequence = sequence++;
-    detail::InputsWriter w(d, sizeof d, h, a.last_received_frame() + 1, a.last_sent_frame(), 2, status, 2,
-                           a.received_input(a.last_received_frame()));
-    w.append(blob);
-    const size_t n = w.finish();
-    detail::seal_datagram(d, n, key, h.sequence);
+    const size_t n = insider.inputs(a.last_received_frame() + 1, a.last_sent_frame(), 2,
+                                    a.received_input(a.last_received_frame()), blob, 1, status, 2);
+    insider.seal(n);
     const Frame received = a.last_received_frame();
-    a.on_datagram(d, n, pair.now);
+    a.on_datagram(insider.d, n, pair.now);
     return a.last_received_frame() == received + 1;
   };
   const Frame live_at = a.last_sent_frame() + detail::kMaxFrameSkew + 500;  // a slow transfer's T
@@ -484,11 +497,10 @@ TEST(EndpointAttack, UsualInputsDatagramsAtTheFastPathsEdgesAreCountedDrops) {
   pair.start();
   ASSERT_TRUE(pair.run_handshake());
   ASSERT_TRUE(stream(pair, 400, nullptr));  // start frames from 128 on take two varint bytes
-  Endpoint& a = pair.a().endpoint;
-  const uint32_t b_nonce = pair.b().endpoint.local_nonce();
-  const uint64_t key = detail::connection_checksum_key(b_nonce, a.local_nonce());
-  uint32_t sequence = 20000;
-  uint8_t d[detail::kMaxDatagramSize];
+  Insider insider(pair);
+  Endpoint& a = insider.a;
+  const uint32_t b_nonce = insider.b_nonce;
+  uint8_t* const d = insider.d;
   auto all_drops = [&] {
     uint64_t all = 0;
     for (uint64_t x : a.stats().dropped) all += x;
@@ -498,24 +510,17 @@ TEST(EndpointAttack, UsualInputsDatagramsAtTheFastPathsEdgesAreCountedDrops) {
   // sealed under `with_key`.
   auto build = [&](Frame start, Frame ack, int frames, uint16_t blob_size, uint64_t with_key,
                    const std::function<size_t(uint8_t*, size_t)>& mutate) {
-    detail::Header h;
-    h.type = MessageType::inputs;
-    h.nonce = b_nonce;
-    h.sequence = sequence++;
-    static const uint8_t zeros[4] = {};
-    uint8_t reference[4] = {}, blob[4] = {};
+    uint8_t reference[4] = {};
     if (start > 0) blob_for(1, start - 1, reference);
-    detail::InputsWriter w(d, sizeof d, h, start, ack, blob_size, nullptr, 0, start > 0 ? reference : zeros);
-    uint8_t blobs[8][4] = {};
+    uint8_t blobs[8 * 4] = {};
     for (int k = 0; k < frames; ++k) {
+      uint8_t* const blob = blobs + size_t(k) * blob_size;
       blob_for(1, start + k, blob);
-      std::memcpy(blobs[k], blob, 2);
-      blobs[k][2] = uint8_t(k + 1);
-      EXPECT_TRUE(w.append(blobs[k]));
+      if (blob_size > 2) blob[2] = uint8_t(k + 1);
     }
-    size_t n = w.finish();
+    size_t n = insider.inputs(start, ack, blob_size, reference, blobs, frames);
     if (mutate) n = mutate(d, n);
-    detail::seal_datagram(d, n, with_key, h.sequence);
+    insider.seal(n, with_key);
     return n;
   };
   const Frame last = a.last_received_frame();
@@ -556,7 +561,7 @@ TEST(EndpointAttack, UsualInputsDatagramsAtTheFastPathsEdgesAreCountedDrops) {
   for (const Case& c : cases) {
     const uint64_t reason_before = dropped(a, c.reason), before = all_drops();
     const uint64_t wrong_key = detail::connection_checksum_key(a.local_nonce(), b_nonce);  // a reflection's
-    const size_t n = build(c.start, c.ack, c.frames, c.blob_size, c.other_key ? wrong_key : key, c.mutate);
+    const size_t n = build(c.start, c.ack, c.frames, c.blob_size, c.other_key ? wrong_key : insider.key, c.mutate);
     a.on_datagram(d, n, pair.now);
     EXPECT_EQ(dropped(a, c.reason), reason_before + 1) << c.what;
     EXPECT_EQ(all_drops(), before + 1) << c.what;
@@ -565,7 +570,7 @@ TEST(EndpointAttack, UsualInputsDatagramsAtTheFastPathsEdgesAreCountedDrops) {
   // An acknowledgement below -1 (a zigzag delta below the start frame's): malformed.
   {
     const uint64_t before = dropped(a, DropReason::malformed);
-    const size_t n = build(3, 2, 1, 2, key, [&](uint8_t* p, size_t m) {
+    const size_t n = build(3, 2, 1, 2, insider.key, [&](uint8_t* p, size_t m) {
       p[detail::kDataHeaderSize + 1] = 2 * 5 - 1;  // zigzag -5: frame -2
       return m;
     });
@@ -600,11 +605,8 @@ TEST(EndpointAttack, UsualInputsDatagramsTakenInOnePassMatchTheGeneralPath) {
   pair.start();
   ASSERT_TRUE(pair.run_handshake());
   ASSERT_TRUE(stream(pair, 300, nullptr));
-  Endpoint& a = pair.a().endpoint;
-  const uint32_t b_nonce = pair.b().endpoint.local_nonce();
-  const uint64_t key = detail::connection_checksum_key(b_nonce, a.local_nonce());
-  uint32_t sequence = 20000;
-  uint8_t d[detail::kMaxDatagramSize];
+  Insider insider(pair);
+  Endpoint& a = insider.a;
   auto all_drops = [&] {
     uint64_t all = 0;
     for (uint64_t x : a.stats().dropped) all += x;
@@ -622,22 +624,13 @@ TEST(EndpointAttack, UsualInputsDatagramsTakenInOnePassMatchTheGeneralPath) {
   // B's blobs of frames start..start+frames-1, `riders` riding,
   // acknowledging A's frames up to start - 1.
   auto build = [&](Frame start, int frames, const detail::Riders* riders = nullptr) {
-    const Frame ack = start - 1;
-    detail::Header h;
-    h.type = MessageType::inputs;
-    h.nonce = b_nonce;
-    h.sequence = sequence++;
     uint8_t reference[2] = {};
     if (start > 0) input_of(start - 1, reference);
-    detail::InputsWriter w(d, sizeof d, h, start, ack, 2, nullptr, 0, reference, riders);
-    std::vector<uint8_t> blobs(size_t(frames) * 2);  // each the next one's reference: kept
-    for (int k = 0; k < frames; ++k) {
-      input_of(start + k, &blobs[size_t(k) * 2]);
-      EXPECT_TRUE(w.append(&blobs[size_t(k) * 2]));
-    }
-    const size_t n = w.finish();
-    detail::seal_datagram(d, n, key, h.sequence);
-    return std::vector<uint8_t>(d, d + n);
+    std::vector<uint8_t> blobs(size_t(frames) * 2);
+    for (int k = 0; k < frames; ++k) input_of(start + k, &blobs[size_t(k) * 2]);
+    const size_t n = insider.inputs(start, start - 1, 2, reference, blobs.data(), frames, nullptr, 0, riders);
+    insider.seal(n);
+    return std::vector<uint8_t>(insider.d, insider.d + n);
   };
   // A holds B's inputs up to `upto` and nothing after it.
   auto holds_up_to = [&](Frame upto, const char* what) {
@@ -704,7 +697,7 @@ TEST(EndpointAttack, UsualInputsDatagramsTakenInOnePassMatchTheGeneralPath) {
     const size_t gap_at = detail::kDataHeaderSize + 2 + 3;
     ASSERT_EQ(datagram[gap_at], 5);
     datagram[gap_at] = 0;
-    detail::seal_datagram(datagram.data(), datagram.size(), key, sequence - 1);
+    detail::seal_datagram(datagram.data(), datagram.size(), insider.key, insider.sequence - 1);
     const uint64_t malformed = dropped(a, DropReason::malformed);
     send(datagram);
     EXPECT_EQ(dropped(a, DropReason::malformed), malformed + 1);
@@ -714,7 +707,7 @@ TEST(EndpointAttack, UsualInputsDatagramsTakenInOnePassMatchTheGeneralPath) {
     riders.report = {8, last + 1, 0};
     datagram = build(last + 1, 1, &riders);
     datagram.resize(detail::kDataHeaderSize + 2 + 3 + 1);  // the report's id only
-    detail::seal_datagram(datagram.data(), datagram.size(), key, sequence - 1);
+    detail::seal_datagram(datagram.data(), datagram.size(), insider.key, insider.sequence - 1);
     const uint64_t truncated = dropped(a, DropReason::truncated);
     send(datagram);
     EXPECT_EQ(dropped(a, DropReason::truncated), truncated + 1);
