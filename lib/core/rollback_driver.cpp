@@ -383,6 +383,24 @@ Result RollbackDriver::load(const SavedState& state) noexcept {
   return Result::ok;
 }
 
+template <bool kCustomPredictor>
+__attribute__((always_inline)) inline void RollbackDriver::mark_others(Frame frame, uint32_t others) noexcept {
+  for (uint32_t k = 0; k < others; ++k) {
+    const uint32_t i = others_[k];
+    InputQueue& q = players_[i].queue;
+    if (frame <= q.last_confirmed()) {
+      frame_status_[i] = InputStatus::confirmed;
+    } else {
+      frame_status_[i] = InputStatus::predicted;
+      if constexpr (kCustomPredictor) {
+        q.predict(frame, predictor_);
+      } else {
+        q.predict(frame, Predictor{});  // carry forward, inline
+      }
+    }
+  }
+}
+
 __attribute__((always_inline)) inline const uint8_t* RollbackDriver::plain_inputs(Frame frame) noexcept {
   // Usually nobody is absent at `frame`: every input is the queues' (real or predicted), and
   // their shared ring holds them side by side (a prediction is written into its slot), so the
@@ -395,47 +413,19 @@ __attribute__((always_inline)) inline const uint8_t* RollbackDriver::plain_input
   // its values in scratch registers, which spares its callers saving more of theirs.
   const uint32_t others = others_count_;
   if (others != 0 && predictor_.predict != nullptr) [[unlikely]] return custom_plain_inputs(frame);
-  InputStatus* status = frame_status_.data();
-  for (uint32_t k = 0; k < others; ++k) {
-    const uint32_t i = others_[k];
-    InputQueue& q = players_[i].queue;
-    if (frame <= q.last_confirmed()) {
-      status[i] = InputStatus::confirmed;
-    } else {
-      status[i] = InputStatus::predicted;
-      q.predict(frame, Predictor{});  // carry forward, inline
-    }
-  }
+  mark_others<false>(frame, others);
   return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
 }
 
 __attribute__((always_inline)) inline void RollbackDriver::step_usual(Frame frame) noexcept {
   uint8_t* const row = input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
-  for (uint32_t k = 0; k < others_count_; ++k) {
-    const uint32_t i = others_[k];
-    InputQueue& q = players_[i].queue;
-    if (frame <= q.last_confirmed()) {
-      frame_status_[i] = InputStatus::confirmed;
-    } else {
-      frame_status_[i] = InputStatus::predicted;
-      q.predict(frame, Predictor{});
-    }
-  }
+  mark_others<false>(frame, others_count_);
   frame_view_.bytes = row;
   callbacks_.advance_frame(callbacks_.user, frame, &frame_view_, kAdvanceResimulating);
 }
 
 const uint8_t* RollbackDriver::custom_plain_inputs(Frame frame) noexcept {
-  for (uint32_t k = 0; k < others_count_; ++k) {
-    const uint32_t i = others_[k];
-    InputQueue& q = players_[i].queue;
-    if (frame <= q.last_confirmed()) {
-      frame_status_[i] = InputStatus::confirmed;
-    } else {
-      frame_status_[i] = InputStatus::predicted;
-      q.predict(frame, predictor_);
-    }
-  }
+  mark_others<true>(frame, others_count_);
   return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
 }
 

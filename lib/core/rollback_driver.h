@@ -242,6 +242,14 @@ class RollbackDriver {
   // absent (out of line; its statuses in absent_status_).
   const uint8_t* plain_inputs(Frame frame) noexcept;
   const uint8_t* custom_plain_inputs(Frame frame) noexcept;  // with the game's predictor
+  // The walk over the other players of plain_inputs, step_usual and custom_plain_inputs: each
+  // one's status at `frame`, confirmed or predicted (the prediction written into its slot, by
+  // the game's predictor_ when kCustomPredictor).
+  // Inline; with the carry-forward (not kCustomPredictor) the loop calls nothing. A template
+  // rather than a Predictor argument: GCC kept an empty one passed by reference on the stack and
+  // tested it per player (the prediction's byte stores may alias it), +9 per p2p peer-frame.
+  template <bool kCustomPredictor>
+  void mark_others(Frame frame, uint32_t others) noexcept;  // others: others_count_
   // The usual rollback's re-run of `frame`: plain_inputs and run_frame without the decision
   // and predictor tests, which rollback() asks once.
   void step_usual(Frame frame) noexcept;
