@@ -55,12 +55,7 @@ RC_GTEST_PROP(NoAllocation, RollbackDriverSteadyStateAllocatesNothing, ()) {
 TEST(NoAllocation, SyncTestAndLocalSessionsAllocateNothingPerFrame) {
   for (bool sync : {false, true}) {
     TestGame game;
-    SessionConfig c;
-    c.num_players = 3;
-    c.input_size = 8;
-    c.max_prediction = 8;
-    c.max_state_size = 128;
-    c.save_mode = SaveMode::every_frame;
+    SessionConfig c = sized_config(3, 8, 8, SaveMode::every_frame, 128);
     c.callbacks = bind_game(game);
     std::unique_ptr<Session> s;
     if (sync) {
