@@ -14,6 +14,27 @@ namespace {
 
 uint8_t in(int v) { return uint8_t(v); }
 
+// The recording tests' set-up: `players` players of 4-byte inputs, window 8, saves and loads
+// by r.game, and every frame handed to r.record(frame, inputs) before r.game steps it (so
+// re-simulations are recorded too). Recording holds `TestGame game`.
+template <class Recording>
+SessionConfig recording_config(Recording& r, uint32_t players) {
+  SessionConfig c = sized_config(players, 4, 8);
+  c.callbacks.user = &r;
+  c.callbacks.save_state = [](void* u, Frame f, uint8_t* b, size_t n) {
+    return static_cast<Recording*>(u)->game.save_state(f, b, n);
+  };
+  c.callbacks.load_state = [](void* u, Frame f, const uint8_t* b, size_t n) {
+    static_cast<Recording*>(u)->game.load_state(f, b, n);
+  };
+  c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
+    auto* self = static_cast<Recording*>(u);
+    self->record(f, *in);
+    self->game.advance_frame(f, *in, flags);
+  };
+  return c;
+}
+
 TEST(RollbackDriver, RejectsBadArguments) {
   DriverHarness h;
   ASSERT_EQ(h.init(2, 1, 1, 4), Result::ok);
@@ -514,31 +535,13 @@ TEST(RollbackDriver, EveryFrameHandsTheGameTheStatusesOfThatMoment) {
       InputStatus status[3];
     };
     std::vector<Call> calls;
+    void record(Frame f, const FrameInputs& in) {
+      calls.push_back({f, delivered, cut_heard, {in.status[0], in.status[1], in.status[2]}});
+    }
   } r;
   constexpr Frame kCut = 5, kCutHeard = 8, kRejoinHeard = 11, kRejoin = 14, kEnd = 22;
-  SessionConfig c;
-  c.num_players = 3;
-  c.input_size = 4;
-  c.max_prediction = 8;
-  c.max_state_size = 256;
-  c.callbacks = bind_game(r.game);
-  c.callbacks.user = &r;
-  c.callbacks.save_state = [](void* u, Frame f, uint8_t* b, size_t n) {
-    return static_cast<Recording*>(u)->game.save_state(f, b, n);
-  };
-  c.callbacks.load_state = [](void* u, Frame f, const uint8_t* b, size_t n) {
-    static_cast<Recording*>(u)->game.load_state(f, b, n);
-  };
-  c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
-    auto* self = static_cast<Recording*>(u);
-    self->calls.push_back({f, self->delivered, self->cut_heard, {in->status[0], in->status[1], in->status[2]}});
-    self->game.advance_frame(f, *in, flags);
-  };
-  c.callbacks.describe_state = nullptr;
-  c.callbacks.checksum = nullptr;
-  c.callbacks.on_event = nullptr;
   r.calls.reserve(256);
-  ASSERT_EQ(r.driver.init(c, 8, SaveMode::automatic), Result::ok);
+  ASSERT_EQ(r.driver.init(recording_config(r, 3), 8, SaveMode::automatic), Result::ok);
   r.driver.set_local(0, true);
   r.driver.set_local(1, true);
   r.driver.set_local(2, false);
@@ -632,40 +635,23 @@ void predictions_follow_the_predictor(bool custom) {
     uint32_t last_real = 0;  // the remote player's newest real input
     int predicted = 0, wrong = 0;
     bool custom = false;
+    void record(Frame f, const FrameInputs& in) {
+      uint32_t mine, theirs;
+      std::memcpy(&mine, in.player(0), 4);
+      std::memcpy(&theirs, in.player(1), 4);
+      const uint32_t real = 0x1000u + uint32_t(f) / 3;
+      uint32_t want = real;
+      if (in.status[1] == InputStatus::predicted) {
+        ++predicted;
+        want = custom ? 0xC0DE0000u + uint32_t(f) : last_real;
+      }
+      wrong += in.status[0] != InputStatus::confirmed || mine != uint32_t(f) * 7 ||
+               (in.status[1] == InputStatus::predicted) != (f > delivered) || theirs != want;
+    }
   } r;
   r.custom = custom;
   auto remote = [](Frame f) { return 0x1000u + uint32_t(f) / 3; };  // changes every third frame
-  SessionConfig c;
-  c.num_players = 2;
-  c.input_size = 4;
-  c.max_prediction = 8;
-  c.max_state_size = 256;
-  c.callbacks = bind_game(r.game);
-  c.callbacks.user = &r;
-  c.callbacks.save_state = [](void* u, Frame f, uint8_t* b, size_t n) {
-    return static_cast<Recording*>(u)->game.save_state(f, b, n);
-  };
-  c.callbacks.load_state = [](void* u, Frame f, const uint8_t* b, size_t n) {
-    static_cast<Recording*>(u)->game.load_state(f, b, n);
-  };
-  c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
-    auto* self = static_cast<Recording*>(u);
-    uint32_t mine, theirs;
-    std::memcpy(&mine, in->player(0), 4);
-    std::memcpy(&theirs, in->player(1), 4);
-    const uint32_t real = 0x1000u + uint32_t(f) / 3;
-    uint32_t want = real;
-    if (in->status[1] == InputStatus::predicted) {
-      ++self->predicted;
-      want = self->custom ? 0xC0DE0000u + uint32_t(f) : self->last_real;
-    }
-    self->wrong += in->status[0] != InputStatus::confirmed || mine != uint32_t(f) * 7 ||
-                   (in->status[1] == InputStatus::predicted) != (f > self->delivered) || theirs != want;
-    self->game.advance_frame(f, *in, flags);
-  };
-  c.callbacks.describe_state = nullptr;
-  c.callbacks.checksum = nullptr;
-  c.callbacks.on_event = nullptr;
+  SessionConfig c = recording_config(r, 2);
   if (custom) {
     c.predictor.predict = [](void*, PlayerIndex, Frame frame, const uint8_t*, uint8_t* out, size_t size) {
       const uint32_t v = 0xC0DE0000u + uint32_t(frame);
