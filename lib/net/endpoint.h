@@ -166,7 +166,19 @@ class Endpoint {
   // Inline: most polls of a running connection find nothing due (quiet_at), and the session
   // polls every endpoint every tick.
   Result poll(uint64_t now_us, Transport& transport, const PeerAddress& to) {
-    if (!quiet_at(now_us)) return poll_full(now_us, transport, to);
+    return poll(now_us, transport, to, [this] { return urgent_; });
+  }
+  // The same with the owner's urgency asked only where a decision reads it: `urgency()` (a
+  // bool, as set_urgent's first argument) is called at most twice and kept as set_urgent keeps
+  // it, and only while frames are pending and unacknowledged, and then only when the send
+  // policy would not send them without it (see reads_urgency). The stall is told before
+  // (set_stalled): every poll may read it.
+  template <class Urgency>
+  Result poll(uint64_t now_us, Transport& transport, const PeerAddress& to, Urgency&& urgency) {
+    if (!quiet_at(now_us, urgency)) {
+      if (reads_urgency()) urgent_ = urgency();
+      return poll_full(now_us, transport, to);
+    }
     now_ = now_us;
     remember_poll(now_us);
     return Result::ok;
@@ -184,10 +196,14 @@ class Endpoint {
   // (no acknowledgement overdue either), the mark is all; sent, send_pending. Any other call:
   // poll_changed.
   Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to) {
+    return poll_polled_again(now_us, transport, to, [this] { return urgent_; });
+  }
+  // The same with the urgency asked as poll() with it asks.
+  template <class Urgency>
+  Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to, Urgency&& urgency) {
     if (last_sent_ != polled_.last_sent && last_sent_ > last_acked_ && last_sent_ > last_flushed_ &&
         !spoke_again_ && !riders_waiting()) {
-      if (inputs_due(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, send_input_now(now_us)))
-        return send_pending(now_us, transport, to);
+      if (inputs_due_or_urgent(now_us, urgency)) return send_pending(now_us, transport, to);
       // Not due, so no acknowledgement is overdue either (one would send the frames).
       if (!ack_due_ || config_.send_blob_size != 0) {
         now_ = now_us;
@@ -195,6 +211,7 @@ class Endpoint {
         return Result::ok;
       }
     }
+    if (reads_urgency()) urgent_ = urgency();
     return poll_changed(now_us, transport, to);
   }
 
@@ -315,6 +332,15 @@ class Endpoint {
     urgent_ = urgent;
     stalled_ = stalled;
   }
+  // The urgency is read only by the send policy's inputs answer, which is asked only while
+  // frames are pending (queued since the last inputs datagram) and unacknowledged; the stall,
+  // by the resend timer, in every poll. poll and poll_polled_again with an urgency callable
+  // ask it only then (and only when the policy's other reasons do not send the frames anyway):
+  // the urgency kept from before decides nothing otherwise. (poll_again's look at what changed
+  // since the poll at the same time may then see it unchanged where it did change, or changed
+  // where it did not: with nothing that reads it, it decides nothing either way.)
+  bool reads_urgency() const noexcept { return last_sent_ > last_flushed_ && last_sent_ > last_acked_; }
+  void set_stalled(bool stalled) noexcept { stalled_ = stalled; }
   // True while loss was seen recently (everything then goes out at once).
   // Inline: the session asks in every send pass while its window is half full.
   bool loss_recent(uint64_t now_us) const noexcept {
@@ -508,10 +534,24 @@ class Endpoint {
   // questions in its order, each one answered "nothing" or the answer is no (then poll_full
   // runs and decides as ever); where poll_full's answer needs more than a few fields (a peer
   // silent, riders waiting, a disconnected player's status repeated) it says no at once.
+  // inputs_due with the urgency asked last (kept in urgent_ when asked): frames pending and
+  // unacknowledged only.
+  template <class Urgency>
 #if defined(__GNUC__)
   __attribute__((always_inline))
 #endif
-  bool quiet_at(uint64_t now_us) noexcept {
+  bool inputs_due_or_urgent(uint64_t now_us, Urgency& urgency) noexcept {
+    SendPolicyInput in = send_input_now(now_us);
+    in.urgent = false;
+    if (inputs_due(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in)) return true;
+    urgent_ = urgency();
+    return urgent_;
+  }
+  template <class Urgency>
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  bool quiet_at(uint64_t now_us, Urgency& urgency) noexcept {
     if (state_ != EndpointState::running || peer_reply_due_ || stranger_count_ != 0 || spoke_again_ ||
         any_disconnected_ || riders_waiting() || !sent_anything_ || next_sequence_ >= kLastSequence)
       return false;
@@ -548,10 +588,8 @@ class Endpoint {
     }
     if (!pending && !ack_due_) return true;
     // The send policy's two answers, each asked only as far as needed (inputs_due, ack_overdue).
-    const SendPolicyInput in = send_input_now(now_us);
-    if (unacked && pending && inputs_due(SendPolicyConfig{config_.input_batch_frames, config_.loss_hold_frames}, in))
-      return false;
-    return !(ack_due_ && (config_.send_blob_size == 0 || ack_overdue(in)));
+    if (unacked && pending && inputs_due_or_urgent(now_us, urgency)) return false;
+    return !(ack_due_ && (config_.send_blob_size == 0 || ack_overdue(send_input_now(now_us))));
   }
   Result grow_send_ring();
   uint8_t* send_slot(Frame frame) noexcept {

@@ -2469,19 +2469,28 @@ void P2PSessionImpl::send_due(bool again) {
   // the endpoints may batch: a frame held back then costs nothing but bytes saved. (Measured,
   // docs/NETWORKING.md: at 50 ms +-8 and 5% loss, three frames left or the loss rule cost 10-20%
   // more bytes for no fewer stalls.)
-  // The window in use (lowered to the smallest player's): it is the one that stalls.
-  const int32_t window = driver_.prediction_window();
-  const int32_t used = driver_.frame() - driver_.confirmed_frame();
-  const bool pressing = window == 0 || stalled_ || used > window - 2;
-  const bool half_full = used > window / 2;
-  // The peer's window, seen from here: our input of a frame reaches it a one-way trip later
-  // (a slow datagram: plus twice the jitter); its window and our input delay cover that many
-  // frames (every player's window in use is the match's smallest, so the peer's is ours). When
-  // the slow datagram plus a batch would not fit, every frame goes at once.
-  // The driver keeps the local players' smallest delay (INT32_MAX with none).
-  const int32_t delay = std::min(kMaxPredictionFrames, driver_.min_local_delay());
-  const uint64_t cover_us = uint64_t(window + delay) * frame_us_;
-  const uint64_t three_frames_us = 3 * frame_us_;  // kept in a register across the endpoints' calls
+  // An endpoint asks for the urgency only where it decides something: frames pending and
+  // unacknowledged that the send policy's other reasons would hold back (most passes, most
+  // endpoints send them for another reason or have none). The session's part is worked out at
+  // the first ask of the pass.
+  bool basis_known = false, pressing = false, half_full = false;
+  uint64_t cover_us = 0, three_frames_us = 0;
+  auto know_basis = [&] {
+    // The window in use (lowered to the smallest player's): it is the one that stalls.
+    const int32_t window = driver_.prediction_window();
+    const int32_t used = driver_.frame() - driver_.confirmed_frame();
+    pressing = window == 0 || stalled_ || used > window - 2;
+    half_full = used > window / 2;
+    // The peer's window, seen from here: our input of a frame reaches it a one-way trip later
+    // (a slow datagram: plus twice the jitter); its window and our input delay cover that many
+    // frames (every player's window in use is the match's smallest, so the peer's is ours).
+    // When the slow datagram plus a batch would not fit, every frame goes at once.
+    // The driver keeps the local players' smallest delay (INT32_MAX with none).
+    const int32_t delay = std::min(kMaxPredictionFrames, driver_.min_local_delay());
+    cover_us = uint64_t(window + delay) * frame_us_;
+    three_frames_us = 3 * frame_us_;
+    basis_known = true;
+  };
   bool sent = false;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
@@ -2492,13 +2501,20 @@ void P2PSessionImpl::send_due(bool again) {
       peer.endpoint.set_local_connect_status(
           peer.spectator ? status_for_spectator(i - num_player_peers_) : local_status_, num_players_);
     if (peer.endpoint.state() == EndpointState::idle) continue;
-    const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + three_frames_us;
-    peer.endpoint.set_urgent(!peer.spectator && (pressing || slow_trip_us >= cover_us ||
-                                                 (half_full && peer.endpoint.loss_recent(now_))),
-                             stalled_ && !peer.spectator);
+    peer.endpoint.set_stalled(stalled_ && !peer.spectator);
+    auto urgency = [&]()
+#if defined(__GNUC__)
+                       __attribute__((always_inline))
+#endif
+                       -> bool {
+      if (peer.spectator) return false;
+      if (!basis_known) know_basis();
+      const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + three_frames_us;
+      return pressing || slow_trip_us >= cover_us || (half_full && peer.endpoint.loss_recent(now_));
+    };
     const uint64_t sent_before = peer.endpoint.datagrams_sent();
     if (again && peer.endpoint.polled_at(now_)) {
-      peer.endpoint.poll_polled_again(now_, *transport_, peer.address);
+      peer.endpoint.poll_polled_again(now_, *transport_, peer.address, urgency);
       if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
       sent |= peer.endpoint.datagrams_sent() != sent_before;
       continue;
@@ -2508,7 +2524,7 @@ void P2PSessionImpl::send_due(bool again) {
     // a report goes only from this pass or advance_frame's right after it (same frame, same
     // time, no datagram between).
     if (peer.endpoint.report_may_go(now_)) tell_local_frame(peer);
-    peer.endpoint.poll(now_, *transport_, peer.address);
+    peer.endpoint.poll(now_, *transport_, peer.address, urgency);
     if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
     sent |= peer.endpoint.datagrams_sent() != sent_before;
   }

@@ -1030,6 +1030,103 @@ TEST(Endpoint, PollAgainSendsWhatASecondPollWould) {
   EXPECT_EQ(twice.received, 599);
 }
 
+// The session's two send passes ask the owner's urgency only where a decision reads it (poll
+// and poll_polled_again with an urgency callable; the stall told before by set_stalled): they
+// send exactly what the passes that set the urgency every time (set_urgent, then poll and
+// poll_again) send, byte for byte, under loss, jitter, reordering and a blackout, with inputs
+// that change now and then, the urgency and the stall flipping at random between the passes,
+// checksums queued between them and ticks without a new frame. The callable is asked in
+// fewer passes than not (the point of asking it lazily), and the stream arrives whole.
+TEST(Endpoint, UrgencyAskedOnlyWhereReadSendsWhatSettingItEveryPassSends) {
+  struct Outcome {
+    std::vector<std::vector<uint8_t>> sent;
+    Frame received = kNullFrame;
+    size_t asked = 0, passes = 0;
+  };
+  auto run = [](bool lazy, uint32_t seed) {
+    detail::EndpointConfig ca = default_config(64), cb = default_config(65);
+    ca.loss_hold_frames = cb.loss_hold_frames = 3;
+    EndpointPair pair(ca, cb, seed);
+    LinkProfile link;
+    link.latency_us = 20000 + 10000 * (seed % 4);
+    link.jitter_us = 6000;
+    link.loss = 0.04 * (seed % 3);
+    link.reorder = 0.03;
+    link.blackouts.push_back({2000000, 2000000 + 150000 * (seed % 3)});
+    pair.set_link(link);
+    pair.start();
+    EXPECT_TRUE(pair.run_handshake());
+    for (auto* s : {&pair.a(), &pair.b()}) s->recorder->recording = true;
+    std::mt19937 rng(seed);
+    uint8_t input[2] = {0, 0};
+    Frame next[2] = {0, 0};
+    Outcome o;
+    auto pass = [&](decltype(&pair.a()) s, bool again) {
+      const bool urgent = rng() % 6 == 0, stalled = rng() % 9 == 0;
+      ++o.passes;
+      if (!lazy) {
+        s->endpoint.set_urgent(urgent, stalled);
+        if (again) (void)s->endpoint.poll_again(pair.now, *s->recorder, s->remote);
+        else (void)s->endpoint.poll(pair.now, *s->recorder, s->remote);
+        return;
+      }
+      s->endpoint.set_stalled(stalled);
+      auto urgency = [&] {
+        ++o.asked;
+        return urgent;
+      };
+      if (again && s->endpoint.polled_at(pair.now))
+        (void)s->endpoint.poll_polled_again(pair.now, *s->recorder, s->remote, urgency);
+      else
+        (void)s->endpoint.poll(pair.now, *s->recorder, s->remote, urgency);
+    };
+    // As EndpointPair::step, without its poll: every poll here is one of the two passes.
+    auto deliver = [&](decltype(&pair.a()) s) {
+      uint8_t buffer[2048];
+      PeerAddress from;
+      size_t length = 0;
+      while (s->sim->receive(&from, buffer, sizeof buffer, &length))
+        if (from == s->remote) s->endpoint.on_datagram(buffer, length, pair.now);
+    };
+    for (int t = 0; t < 700; ++t) {
+      pair.now += 16667;
+      for (auto* s : {&pair.a(), &pair.b()}) s->sim->set_time(pair.now);
+      for (int k = 0; k < 2; ++k) {
+        auto* s = k == 0 ? &pair.a() : &pair.b();
+        deliver(s);
+        Frame popped;
+        const uint8_t* blob;
+        while (s->endpoint.pop_input(&popped, &blob)) {
+        }
+        pass(s, false);
+        if (rng() % 5 == 0) input[0] = uint8_t(rng());
+        const bool frame = rng() % 8 != 0;  // now and then a tick without a new frame
+        if (frame) {
+          EXPECT_EQ(s->endpoint.send_input(next[k]++, input), Result::ok);
+        }
+        if (rng() % 40 == 0 && next[k] > 12) {
+          EXPECT_EQ(s->endpoint.send_checksum(next[k] - 10, uint64_t(t)), Result::ok);
+        }
+        pass(s, true);
+      }
+    }
+    for (int i = 0; i < 60; ++i) pair.step(16667);
+    o.sent = pair.a().recorder->sent;
+    o.sent.insert(o.sent.end(), pair.b().recorder->sent.begin(), pair.b().recorder->sent.end());
+    o.received = pair.b().endpoint.last_received_frame();
+    return o;
+  };
+  for (uint32_t seed : {21u, 22u, 23u, 24u, 25u, 26u}) {
+    const Outcome every = run(false, seed), lazy = run(true, seed);
+    ASSERT_GT(every.sent.size(), 500u) << "seed " << seed;
+    EXPECT_EQ(lazy.sent, every.sent) << "seed " << seed;
+    EXPECT_EQ(lazy.received, every.received) << "seed " << seed;
+    EXPECT_GT(lazy.received, 550) << "seed " << seed;
+    EXPECT_GT(lazy.asked, 0u) << "seed " << seed;
+    EXPECT_LT(lazy.asked, lazy.passes / 2) << "seed " << seed;
+  }
+}
+
 // poll_again leaves loss detection to the poll at the same time (it does not ask again), and
 // decides the usual call (one frame queued since) inline: with the owner's loss rule on
 // (loss_hold_frames), a second send pass by poll_again must still see every loss when a second
