@@ -1023,7 +1023,7 @@ Result Endpoint::send(Transport& transport, const PeerAddress& to, size_t length
   return Result::ok;
 }
 
-// Inlined into send_inputs, its only caller (twice): every inputs datagram is sealed and sent
+// Inlined into send_inputs and send_inputs_general, its only callers: every inputs datagram is sealed and sent
 // here, and as a call its saved registers and arguments cost more than its checks.
 #if defined(__GNUC__)
 __attribute__((always_inline))
@@ -1094,6 +1094,25 @@ const Riders* Endpoint::gather_riders(Frame start, size_t capacity) noexcept {
 }
 
 Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
+  // The usual datagram: every unacknowledged frame (some are), their tokens kept ready
+  // (prepared_), no rider waiting, no silence note due and no disconnected player's status.
+  // Asked first, with nothing else worked out: every other datagram is send_inputs_general's,
+  // which asks again from the start (prepare_run, asked twice, cuts nothing the second time).
+  const Frame start = last_acked_ + 1;
+  SilenceNote note;
+  if (start <= last_sent_ && !status_disconnected_ && !riders_waiting() && !silences_.note_due(now_, &note) &&
+      prepare_run(start)) {
+    const size_t capacity = auth_.plain_capacity(MessageType::inputs);
+    const size_t length = write_plain_inputs(datagram_, capacity, next_sequence_, last_received_, prepared_);
+    if (length != 0) {
+      ++next_sequence_;
+      return send_data(transport, to, length);
+    }
+  }
+  return send_inputs_general(transport, to);
+}
+
+Result Endpoint::send_inputs_general(Transport& transport, const PeerAddress& to) {
   Frame start = last_acked_ + 1;
   // Nothing unacknowledged: repeat the last acknowledged frame (the receiver takes it as
   // redundancy) so that the connect status it carries reaches the peer.
@@ -1104,8 +1123,6 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
   SilenceNote note;
   const Riders* riders =
       riders_waiting() || silences_.note_due(now_, &note) ? gather_riders(start, capacity) : nullptr;
-  // The usual datagram: every unacknowledged frame, their tokens kept ready (prepared_), and
-  // nothing else.
   const bool prepared = !repeat && prepare_run(start);
   if (prepared && riders == nullptr && !status_disconnected_) {
     const size_t length = write_plain_inputs(datagram_, capacity, next_sequence_, last_received_, prepared_);

@@ -473,7 +473,14 @@ class Endpoint {
   Result send_data(Transport& transport, const PeerAddress& to, size_t length);
   Result send_reply(Transport& transport, const PeerAddress& to, uint64_t challenge);
   Result send_message(Transport& transport, const PeerAddress& to, const Message& message);
+  // The inputs datagram due now: the usual one (see there) built here, every other by
+  // send_inputs_general (out of line: its frame, the InputsWriter and the riders, stays off the
+  // usual path).
   Result send_inputs(Transport& transport, const PeerAddress& to);
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  Result send_inputs_general(Transport& transport, const PeerAddress& to);
   // The reference of `frame`'s delta: the frame before, or zeros at the stream's first frame.
   const uint8_t* reference_of(Frame frame) noexcept {
     return frame == out_base_ ? zeros_.data() : send_slot(frame - 1);

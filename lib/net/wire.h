@@ -422,7 +422,11 @@ class InputsWriter {
 // net/prepared_inputs.h; the first is the start frame), no rider and no disconnected player
 // (flags 0). Exactly the bytes InputsWriter writes for them with Seal::none (checksum field 0),
 // and the same frames fit: 0 when they do not all fit `capacity` (build it with InputsWriter).
-// Inline: every inputs datagram but those with riders is this one.
+// Inline: every inputs datagram but those with riders is this one (always: the endpoint's usual
+// path and its general one both build it).
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 inline size_t write_plain_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
                                  const PreparedInputs& run) noexcept {
   const uint32_t count = run.frames();

@@ -1319,3 +1319,104 @@ TEST(Endpoint, InlineSendInputSendsWhatTheGeneralPathSends) {
 
 }  // namespace
 }  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// send_inputs builds the usual inputs datagram from the prepared run in one pass, riders or
+// not, and leaves every other (a disconnected player's status, a run that does not fit, a
+// repeat) to send_inputs_general and InputsWriter: every inputs datagram the endpoint sends must
+// be, byte for byte, the one InputsWriter builds frame by frame from what it says it carries
+// (start, acknowledgement, statuses, riders) and the inputs queued. Through loss, a blackout
+// (silence notes, a long run), checksum reports, quality reports and replies, a disconnected
+// player for a while, and input sizes from 1 to 16 bytes.
+TEST(Endpoint, EveryInputsDatagramIsTheOneInputsWriterBuildsFrameByFrame) {
+  for (const size_t size : {1u, 3u, 4u, 6u, 8u, 16u}) {
+    detail::EndpointConfig ca = default_config(60), cb = default_config(61);
+    ca.send_blob_size = cb.receive_blob_size = uint16_t(size);
+    ca.shape.num_players = cb.shape.num_players = 3;
+    EndpointPair pair(ca, cb);
+    LinkProfile link;
+    link.latency_us = 30000;
+    link.jitter_us = 8000;
+    link.loss = 0.1;
+    link.blackouts.push_back({3000000, 3600000});  // a silence both ways: notes, a long run
+    pair.set_link(link);
+    pair.start();
+    ASSERT_TRUE(pair.run_handshake());
+    auto& a = pair.a().endpoint;
+    auto& b = pair.b().endpoint;
+    pair.a().recorder->sent.clear();
+    pair.a().recorder->recording = true;
+    std::mt19937 rng{uint32_t(size)};
+    std::vector<std::vector<uint8_t>> blobs;
+    std::vector<uint8_t> blob(size, 0);
+    Frame received = 0;
+    for (Frame f = 0; f < 600; ++f) {
+      if (rng() % 3 == 0) blob[rng() % size] = uint8_t(rng());
+      blobs.push_back(blob);
+      ASSERT_EQ(a.send_input(f, blob.data()), Result::ok);
+      a.set_local_frame(f, 0);
+      if (f % 40 == 7) {
+        ASSERT_EQ(a.send_checksum(f, rng()), Result::ok);
+      }
+      // Player 2 disconnected (its last frame carried) for a while, then connected again.
+      if (f == 200 || f == 300) {
+        detail::ConnectStatus status[3];
+        status[2].disconnected = f == 200;
+        status[2].last_frame = f == 200 ? 150 : kNullFrame;
+        a.set_local_connect_status(status, 3);
+      }
+      for (int ms = 0; ms < 17; ++ms) pair.step(1000);
+      Frame got;
+      const uint8_t* in;
+      while (b.pop_input(&got, &in)) {
+        ASSERT_EQ(got, received);
+        ASSERT_EQ(0, std::memcmp(in, blobs[size_t(got)].data(), size)) << size << " frame " << got;
+        ++received;
+      }
+    }
+    EXPECT_GT(received, 500) << size;  // the peer plays on
+    const uint64_t key = detail::connection_checksum_key(a.local_nonce(), b.local_nonce());
+    const std::vector<uint8_t> zeros(size, 0);
+    uint32_t base = 0;
+    size_t inputs = 0, with_riders = 0, with_status = 0, long_runs = 0;
+    for (const auto& d : pair.a().recorder->sent) {
+      detail::Message m;
+      detail::Integrity integrity;
+      integrity.connection_key = key;
+      integrity.sequence_base = base;
+      ASSERT_EQ(detail::decode_message(d.data(), d.size(), &m, integrity), detail::DecodeError::ok);
+      const uint32_t sequence = detail::widen_sequence(uint16_t(m.header.sequence), base);
+      base = std::max(base, sequence);
+      if (m.header.type != detail::MessageType::inputs) continue;
+      ++inputs;
+      const detail::InputsBody& body = m.inputs;
+      with_riders += !body.riders.empty();
+      with_status += body.disconnected != 0;
+      long_runs += body.count > 20;
+      detail::Header h;
+      h.type = detail::MessageType::inputs;
+      h.sequence = sequence;
+      const Frame start = body.start_frame;
+      ASSERT_GE(start, 0);
+      ASSERT_LE(size_t(start) + body.count, blobs.size());
+      uint8_t out[detail::kMaxDatagramSize];
+      detail::InputsWriter w(out, sizeof out, h, start, body.ack_frame, uint16_t(size), body.status,
+                             body.disconnected != 0 ? uint8_t(3) : uint8_t(0),
+                             start == 0 ? zeros.data() : blobs[size_t(start) - 1].data(),
+                             body.riders.empty() ? nullptr : &body.riders);
+      for (Frame f = start; f < start + body.count; ++f) ASSERT_TRUE(w.append(blobs[size_t(f)].data()));
+      const size_t n = w.finish(detail::Seal::none);
+      detail::seal_data_datagram(out, n, key, sequence);
+      ASSERT_EQ(std::vector<uint8_t>(out, out + n), d) << size << " sequence " << sequence;
+    }
+    EXPECT_GT(inputs, 300u) << size;
+    EXPECT_GT(with_riders, 10u) << size;
+    EXPECT_GT(with_status, 10u) << size;
+    EXPECT_GT(long_runs, 0u) << size;
+  }
+}
+
+}  // namespace
+}  // namespace retcon::test
