@@ -162,9 +162,10 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   // The usual input: the frame right after the previous one (the delay did not change).
   if (last + 1 != target || target >= fits_below_) [[unlikely]]
     return add_local_checked(player, last, target, static_cast<const uint8_t*>(input));
+  const bool mispredicted = p.queue.add_confirmed_small(target, static_cast<const uint8_t*>(input));
   // input_rose() for a connected local player (it never holds the first unknown remote input).
   if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
-  if (p.queue.add_confirmed_small(target, static_cast<const uint8_t*>(input))) note_mispredicted(target);
+  if (mispredicted) note_mispredicted(target);
   return Result::ok;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 #include "core/checkpoints.h"
@@ -324,7 +325,10 @@ class RollbackDriver {
   }
   bool fits_window_exactly(const InputQueue& queue, Frame frame) const noexcept {
     const Frame oldest = oldest_needed();
-    if (save_mode_ != SaveMode::sparse) fits_below_ = int64_t(oldest) + queue.capacity();
+    // A Frame, capped: the usual inputs' test is then one 32-bit compare (a frame at the cap
+    // takes this exact path, which is right).
+    if (save_mode_ != SaveMode::sparse)
+      fits_below_ = Frame(std::min<int64_t>(int64_t(oldest) + queue.capacity(), std::numeric_limits<Frame>::max()));
     return queue.fits(frame, oldest);
   }
   Frame oldest_needed_from(Frame confirmed) const noexcept {
@@ -381,7 +385,7 @@ class RollbackDriver {
   mutable Frame inputs_confirmed_ = kNullFrame;
   mutable Frame unknown_ = kNullFrame;
   mutable Known confirmed_known_ = kUnknown, unknown_known_ = kUnknown;
-  mutable int64_t fits_below_ = kNullFrame;  // see fits_window()
+  mutable Frame fits_below_ = kNullFrame;  // see fits_window()
   // The queues of the local players not disconnected, whose input every frame needs (kept by
   // update_absence()).
   std::array<const InputQueue*, kMaxPlayers> awaited_{};

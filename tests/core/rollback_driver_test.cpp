@@ -14,12 +14,12 @@ namespace {
 
 uint8_t in(int v) { return uint8_t(v); }
 
-// The recording tests' set-up: `players` players of 4-byte inputs, window 8, saves and loads
+// The recording tests' set-up: `players` players of 4-byte inputs (or `input_size`), window 8, saves and loads
 // by r.game, and every frame handed to r.record(frame, inputs) before r.game steps it (so
 // re-simulations are recorded too). Recording holds `TestGame game`.
 template <class Recording>
-SessionConfig recording_config(Recording& r, uint32_t players) {
-  SessionConfig c = sized_config(players, 4, 8);
+SessionConfig recording_config(Recording& r, uint32_t players, uint32_t input_size = 4) {
+  SessionConfig c = sized_config(players, input_size, 8);
   c.callbacks.user = &r;
   c.callbacks.save_state = [](void* u, Frame f, uint8_t* b, size_t n) {
     return static_cast<Recording*>(u)->game.save_state(f, b, n);
@@ -428,17 +428,18 @@ TEST(RollbackDriver, CutsAndARejoinUnderRollbackEndInTheLockstepState) {
 // add_confirmed_small copies) after one test of a per-player byte; every other case takes the
 // full path. Both paths, and the moves between them (a local player cut, then rejoined), under
 // rollback (the remote inputs arrive two frames late): the game must end in the state of a
-// lockstep run of the same inputs, zeros while absent. Three-byte inputs never take the usual path.
+// lockstep run of the same inputs, zeros while absent. Every small size (1, 2, 4, 8 bytes: each
+// its own copy in add_confirmed_small); three-byte inputs never take the usual path.
 void local_inputs_reach_the_game(uint32_t size) {
   SCOPED_TRACE(size);
-  auto input = [](PlayerIndex p, Frame f) { return uint32_t(f) * 0x01020304u + uint32_t(p) * 0x50607u + 1; };
+  auto input = [](PlayerIndex p, Frame f) { return uint64_t(f) * 0x0102030405060708u + uint64_t(p) * 0x50607u + 1; };
   constexpr Frame kCut = 5, kCutHeard = 8, kRejoinHeard = 11, kRejoin = 14, kEnd = 24;
   DriverHarness h;
   ASSERT_EQ(h.init(3, 2, size, 8), Result::ok);  // players 0 and 1 local, 2 remote
   Frame delivered = -1;
   for (Frame f = 0; f < kEnd; ++f) {
     for (; delivered < f - 2 || (f == kEnd - 1 && delivered < f); ++delivered) {
-      const uint32_t v = input(2, delivered + 1);
+      const uint64_t v = input(2, delivered + 1);
       ASSERT_EQ(h.driver.add_remote_input(2, delivered + 1, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
     }
     if (f == kCutHeard) {
@@ -447,7 +448,7 @@ void local_inputs_reach_the_game(uint32_t size) {
     if (f == kRejoinHeard) {
       ASSERT_EQ(h.driver.rejoin_player(1, kRejoin), Result::ok);
     }
-    const uint32_t v0 = input(0, f), v1 = input(1, f);
+    const uint64_t v0 = input(0, f), v1 = input(1, f);
     // The caller's mistakes, on either path, are refused and change nothing.
     EXPECT_EQ(h.driver.add_local_input(2, &v0, size), Result::invalid_player);
     EXPECT_EQ(h.driver.add_local_input(3, &v0, size), Result::invalid_player);
@@ -463,9 +464,9 @@ void local_inputs_reach_the_game(uint32_t size) {
   EXPECT_EQ(h.game.frame_errors, 0);
   TestGame lockstep;
   for (Frame f = 0; f < kEnd; ++f) {
-    uint8_t bytes[3 * 4] = {};
+    uint8_t bytes[3 * 8] = {};
     for (PlayerIndex p = 0; p < 3; ++p) {
-      const uint32_t v = p == 1 && f > kCut && f < kRejoin ? 0 : input(p, f);
+      const uint64_t v = p == 1 && f > kCut && f < kRejoin ? 0 : input(p, f);
       std::memcpy(bytes + size_t(p) * size, &v, size);
     }
     const InputStatus status[3] = {};
@@ -476,8 +477,7 @@ void local_inputs_reach_the_game(uint32_t size) {
 }
 
 TEST(RollbackDriver, LocalInputsOfEveryPathReachTheGameAsInLockstep) {
-  local_inputs_reach_the_game(4);
-  local_inputs_reach_the_game(3);
+  for (uint32_t size : {1u, 2u, 3u, 4u, 8u}) local_inputs_reach_the_game(size);
 }
 
 // step() writes a frame's decisions into the view it hands the game only when the source has
@@ -626,36 +626,40 @@ TEST(RollbackDriver, ConfirmedFrameFollowsTheLowestInputThroughTiesAndBursts) {
 // game's predictor out of line. Either way every call (re-simulations included) hands the game,
 // for the remote player, its real input when known and otherwise exactly what that predictor
 // says; the local player's input is always its own.
-void predictions_follow_the_predictor(bool custom) {
-  SCOPED_TRACE(custom);
+void predictions_follow_the_predictor(bool custom, uint32_t size) {
+  SCOPED_TRACE(testing::Message() << "custom " << custom << " size " << size);
   struct Recording {
     TestGame game;
     detail::RollbackDriver driver;
     Frame delivered = -1;
-    uint32_t last_real = 0;  // the remote player's newest real input
+    uint64_t last_real = 0;  // the remote player's newest real input
     int predicted = 0, wrong = 0;
     bool custom = false;
+    uint32_t size = 4;
+    uint64_t mask = 0;  // the bytes of a value an input of `size` holds
     void record(Frame f, const FrameInputs& in) {
-      uint32_t mine, theirs;
-      std::memcpy(&mine, in.player(0), 4);
-      std::memcpy(&theirs, in.player(1), 4);
-      const uint32_t real = 0x1000u + uint32_t(f) / 3;
-      uint32_t want = real;
+      uint64_t mine = 0, theirs = 0;
+      std::memcpy(&mine, in.player(0), size);
+      std::memcpy(&theirs, in.player(1), size);
+      const uint64_t real = (0x1000u + uint64_t(f) / 3) & mask;
+      uint64_t want = real;
       if (in.status[1] == InputStatus::predicted) {
         ++predicted;
-        want = custom ? 0xC0DE0000u + uint32_t(f) : last_real;
+        want = custom ? (0xC0DE0000u + uint64_t(f)) & mask : last_real;
       }
-      wrong += in.status[0] != InputStatus::confirmed || mine != uint32_t(f) * 7 ||
+      wrong += in.status[0] != InputStatus::confirmed || mine != ((uint64_t(f) * 7) & mask) ||
                (in.status[1] == InputStatus::predicted) != (f > delivered) || theirs != want;
     }
   } r;
   r.custom = custom;
-  auto remote = [](Frame f) { return 0x1000u + uint32_t(f) / 3; };  // changes every third frame
-  SessionConfig c = recording_config(r, 2);
+  r.size = size;
+  r.mask = size >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * size)) - 1;
+  auto remote = [](Frame f) { return 0x1000u + uint64_t(f) / 3; };  // changes every third frame
+  SessionConfig c = recording_config(r, 2, size);
   if (custom) {
-    c.predictor.predict = [](void*, PlayerIndex, Frame frame, const uint8_t*, uint8_t* out, size_t size) {
-      const uint32_t v = 0xC0DE0000u + uint32_t(frame);
-      std::memcpy(out, &v, size);
+    c.predictor.predict = [](void*, PlayerIndex, Frame frame, const uint8_t*, uint8_t* out, size_t n) {
+      const uint64_t v = 0xC0DE0000u + uint64_t(frame);
+      std::memcpy(out, &v, n);
     };
   }
   ASSERT_EQ(r.driver.init(c, 8, SaveMode::automatic), Result::ok);
@@ -663,12 +667,12 @@ void predictions_follow_the_predictor(bool custom) {
   r.driver.set_local(1, false);
   for (Frame f = 0; f < 40; ++f) {
     for (; r.delivered < f - 3; ++r.delivered) {  // three frames late
-      const uint32_t v = remote(r.delivered + 1);
+      const uint64_t v = remote(r.delivered + 1);
       ASSERT_EQ(r.driver.add_remote_input(1, r.delivered + 1, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
-      r.last_real = v;
+      r.last_real = v & r.mask;
     }
-    const uint32_t v = uint32_t(f) * 7;
-    ASSERT_EQ(r.driver.add_local_input(0, &v, 4), Result::ok);
+    const uint64_t v = uint64_t(f) * 7;
+    ASSERT_EQ(r.driver.add_local_input(0, &v, size), Result::ok);
     ASSERT_EQ(r.driver.advance(), Result::ok) << f;
   }
   EXPECT_GT(r.driver.stats().rollbacks, 5u);
@@ -677,9 +681,13 @@ void predictions_follow_the_predictor(bool custom) {
   EXPECT_EQ(r.game.frame_errors, 0);
 }
 
+// Every input size: the carry-forward is written into the remote player's place in the frame's
+// row (its queue's slot), wherever the size puts it; 3 bytes is not a small size.
 TEST(RollbackDriver, PredictionsComeFromTheCarryForwardOrTheGamesPredictor) {
-  predictions_follow_the_predictor(false);
-  predictions_follow_the_predictor(true);
+  for (uint32_t size : {1u, 2u, 3u, 4u, 8u}) {
+    predictions_follow_the_predictor(false, size);
+    predictions_follow_the_predictor(true, size);
+  }
 }
 
 // The usual rollback asks once whether decisions are queued and re-runs its frames without
