@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <type_traits>
 
 #include "net/silence_log.h"
 #include "retcon/types.h"
@@ -84,6 +85,13 @@ class LocalTimeline {
   uint64_t latest_outage_end() const noexcept { return latest_outage_end_; }
   Frame newest_confirmed() const noexcept { return newest_confirmed_; }
   bool started_at(Frame frame, uint64_t* at) const noexcept { return lookup(started_, frame, at); }
+  // started_at for a frame known to be >= 0.
+  bool started_at_known(Frame frame, uint64_t* at) const noexcept {
+    const Mark& m = started_[uint32_t(frame) % kFrames];
+    if (m.frame != frame) return false;
+    *at = m.at_us;
+    return true;
+  }
   bool sent_at(Frame frame, uint64_t* at) const noexcept { return lookup(sent_, frame, at); }
   bool confirmed_at(Frame frame, uint64_t* at) const noexcept { return lookup(confirmed_, frame, at); }
 
@@ -140,48 +148,73 @@ struct LatenessNumbers {
 // baseline. Clamping is monotone, so the clamped median is the median of the clamped samples;
 // those take kMaxFrames + 2 values, so a count per value keeps the median in a few instructions
 // per sample (a selection over the whole window per judged frame was ~650 instructions per
-// peer-frame of the P2P benchmark). It is worked out when a sample changes the counts and kept:
-// most samples of a full window replace one of the same value (a steady peer), and then
-// neither the counts nor the rank move.
+// peer-frame of the P2P benchmark). The median is kept with the number of samples below it and
+// moved a value at a time when a sample changes the counts (a walk over the counts from 0 was
+// ~20 instructions per changed sample, and about half the samples change them). Most samples of
+// a full window replace one of the same value (a steady peer): then nothing but the window's
+// position moves.
 class LatenessBaseline {
  public:
   static constexpr uint32_t kSamples = 32;
   static constexpr int32_t kMaxFrames = 6;
 
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   void add(int32_t late) noexcept {
-    const uint8_t v = uint8_t(std::clamp(late, 0, kMaxFrames + 1));
+    const Sample v = Sample(std::clamp(late, 0, kMaxFrames + 1));
     const uint32_t at = next_;
-    const uint8_t gone = window_[at];
-    const bool full = samples_ >= kSamples;
-    next_ = (at + 1) % kSamples;
-    ++samples_;  // 64 bits: never wraps, no saturation test per sample
-    if (full && gone == v) return;  // the same counts, the same rank: the same median
-    if (full) --counts_[gone];
+    const Sample gone = window_[at];  // kEmpty until the window is full
     window_[at] = v;
-    ++counts_[v];
-    median_ = middle();
+    next_ = (at + 1) % kSamples;
+    if (gone == v) return;  // the same counts, the same rank: the same median
+    recount(gone, v);
   }
-  // The lower-middle sample (index n / 2 of the last n = min(samples, kSamples) in order),
-  // clamped to 0..kMaxFrames; 0 before any sample.
+  // The lower-middle sample (index n / 2 of the last n = samples() in order), clamped to
+  // 0..kMaxFrames; 0 before any sample.
   int32_t median() const noexcept { return median_; }
-  uint64_t samples() const noexcept { return samples_; }
+  // Samples in the window: those added, up to kSamples.
+  uint32_t samples() const noexcept { return samples_; }
 
  private:
-  int32_t middle() const noexcept {
-    const uint32_t rank = uint32_t(std::min<uint64_t>(samples_, kSamples)) / 2;
-    uint32_t below = 0;
-    for (int32_t v = 0; v <= kMaxFrames; ++v) {
-      below += counts_[v];
-      if (below > rank) return v;
+  // A sample as the window keeps it: a byte, but not a char type, so that storing one does not
+  // make the compiler reload every other member (a char may alias anything).
+  enum class Sample : uint8_t {};
+  static constexpr Sample kEmpty = Sample(0xff);  // a window slot not written yet (no sample equals it)
+
+  // `v` replaced `gone` (kEmpty: nothing, the window was not full): the counts change, and the
+  // middle moves by a value at a time until it is the sample of rank n / 2 again.
+  void recount(Sample gone_sample, Sample v_sample) noexcept {
+    const uint32_t v = uint32_t(v_sample);
+    if (gone_sample != kEmpty) {
+      const uint32_t gone = uint32_t(gone_sample);
+      --counts_[gone];
+      if (gone < middle_) --below_;
+    } else {
+      ++samples_;  // the window was not full
     }
-    return kMaxFrames;
+    ++counts_[v];
+    if (v < middle_) ++below_;
+    const uint32_t rank = samples_ / 2;
+    // below_ <= rank < below_ + counts_[middle_] again (a middle exists: 0 are below value 0,
+    // all min(samples, kSamples) > rank are below value kMaxFrames + 2).
+    while (below_ > rank) below_ -= counts_[--middle_];
+    while (below_ + counts_[middle_] <= rank) below_ += counts_[middle_++];
+    median_ = std::min<int32_t>(middle_, kMaxFrames);
   }
 
-  std::array<uint8_t, kSamples> window_{};
+  std::array<Sample, kSamples> window_ = empty_window();
   std::array<uint8_t, kMaxFrames + 2> counts_{};
   uint32_t next_ = 0;
-  uint64_t samples_ = 0;
-  int32_t median_ = 0;  // middle() as of the last sample that changed the counts (0: none yet)
+  uint32_t samples_ = 0;  // samples in the window (up to kSamples)
+  uint32_t middle_ = 0;  // the sample of rank n / 2 (0..kMaxFrames + 1)
+  uint32_t below_ = 0;   // samples in the window below middle_
+  int32_t median_ = 0;   // middle_ clamped to kMaxFrames
+  static constexpr std::array<Sample, kSamples> empty_window() noexcept {
+    std::array<Sample, kSamples> w{};
+    w.fill(kEmpty);
+    return w;
+  }
 };
 
 class LatenessMonitor {
@@ -263,26 +296,44 @@ class LatenessMonitor {
     // other links'): the outage checks of lateness_us cannot move its due time, and it is
     // judged without them, one compare instead of theirs (clear_of_outages says when exactly).
     const uint64_t clear_after = clear_of_outages(rtt, slack, timeline);
-    for (Frame f = last_seen_ + 1; f <= newest; ++f) {
-      uint64_t start = 0;
-      int32_t late = 0;
-      if (timeline.started_at(f, &start)) {
-        const uint64_t us = lateness_us(f, start, now_us, current, timeline, rtt, one_way, slack, start > clear_after);
-        late = int32_t(std::min<uint64_t>(us / current.frame_us, 100000));
-      } else if (f <= timeline.newest_started()) {
-        continue;  // older than the timeline: not judged
+    // When an input of ours is due back acknowledged, after it went out (lateness_us), worked out
+    // once: the sum wraps as the per-frame one did.
+    const uint64_t ack_within = rtt + slack + 3 * current.frame_us;
+    uint64_t on_time = 0;  // frames of bucket 0, added to the histogram after the loop
+    // One loop for a monitor still learning its baseline (fewer than kMinSamples: its frames
+    // are not judged) and one without that test per frame for the usual monitor (a baseline
+    // never loses samples).
+    auto judge_frames = [&](auto learning) {
+      // f >= 0: last_seen_ >= kNullFrame.
+      for (Frame f = last_seen_ + 1; f <= newest; ++f) {
+        uint64_t start = 0;
+        int32_t late = 0;
+        if (timeline.started_at_known(f, &start)) [[likely]] {
+          const uint64_t us = lateness_us(f, start, now_us, current, timeline, rtt, one_way, slack, ack_within,
+                                          start > clear_after);
+          late = int32_t(std::min<uint64_t>(us / current.frame_us, 100000));
+        } else if (f <= timeline.newest_started()) {
+          continue;  // older than the timeline: not judged
+        }
+        // else: we have not reached f yet, the input is early.
+        const int32_t excess = late - baseline_.median() - allowance;
+        baseline_.add(late);
+        if constexpr (decltype(learning)::value) {
+          if (baseline_.samples() < kMinSamples) continue;
+        }
+        if (excess <= 0) [[likely]] {  // the usual frame: bucket 0, not the worst
+          ++on_time;
+          continue;
+        }
+        ++numbers_.histogram[bucket(excess)];
+        if (excess > worst) worst = excess;
       }
-      // else: we have not reached f yet, the input is early.
-      const int32_t excess = std::max(0, late - baseline_.median() - allowance);
-      baseline_.add(late);
-      if (baseline_.samples() < kMinSamples) continue;
-      if (excess == 0) {  // the usual frame: bucket 0, not the worst
-        ++numbers_.histogram[0];
-        continue;
-      }
-      ++numbers_.histogram[bucket(excess)];
-      if (excess > worst) worst = excess;
-    }
+    };
+    if (baseline_.samples() >= kMinSamples) [[likely]]
+      judge_frames(std::false_type{});
+    else
+      judge_frames(std::true_type{});
+    numbers_.histogram[0] += on_time;
     if (worst > numbers_.max_frames) numbers_.max_frames = worst;
     last_seen_ = std::max(last_seen_, newest);
     return worst;
@@ -322,7 +373,7 @@ class LatenessMonitor {
   __attribute__((always_inline))
 #endif
   uint64_t lateness_us(Frame f, uint64_t start, uint64_t now_us, const Link& link, const LocalTimeline& timeline,
-                       uint64_t rtt_us, uint64_t one_way, uint64_t slack, bool clear) const noexcept {
+                       uint64_t rtt_us, uint64_t one_way, uint64_t slack, uint64_t ack_within, bool clear) const noexcept {
     // On time: sent as we started the frame (time sync keeps the clocks together), one way to go.
     uint64_t due = start + one_way;
     // The peer cannot simulate past its window: to reach the frame it gives f's input at, it
@@ -335,7 +386,7 @@ class LatenessMonitor {
     if (needed >= 0) {
       uint64_t heard = 0, sent = 0;
       if (!timeline.sent_at(needed, &sent)) return 0;  // not sent yet or too old to judge
-      const uint64_t latest = sent + rtt_us + slack + 3 * link.frame_us;
+      const uint64_t latest = sent + ack_within;  // rtt_us + slack + 3 frames
       due = std::max(due, acked_at(needed, &heard) ? std::min(heard, latest) : latest);
       if (timeline.confirmed_at(needed, &heard)) due = std::max(due, heard + one_way);
       else if (needed > timeline.newest_confirmed()) return 0;
@@ -355,14 +406,15 @@ class LatenessMonitor {
 
   // A time after which a frame's start is clear of every outage lateness_us asks about: ours
   // with this peer needs deaf_to_us_ + rtt + slack >= start, the other links' need an outage
-  // ending at or after start - rtt (LocalTimeline::others_cut_until's own shortcut). A sum that
-  // would overflow makes nothing clear (those frames take the full checks, as before).
+  // ending at or after start - rtt (LocalTimeline::others_cut_until's own shortcut). One bound
+  // for both, the later end plus rtt + slack: a frame between the two bounds takes the full
+  // checks too, which judge it the same. A sum that would overflow makes nothing clear (those
+  // frames take the full checks, as before).
   uint64_t clear_of_outages(uint64_t rtt_us, uint64_t slack, const LocalTimeline& timeline) const noexcept {
-    uint64_t after = 0, sum = 0;
-    if (deaf_to_us_ != 0) after = add_overflows(deaf_to_us_, rtt_us, &sum) || add_overflows(sum, slack, &sum) ? UINT64_MAX : sum;
-    if (const uint64_t cut = timeline.latest_outage_end(); cut != 0)
-      after = std::max(after, add_overflows(cut, rtt_us, &sum) ? UINT64_MAX : sum);
-    return after;
+    const uint64_t end = std::max(deaf_to_us_, timeline.latest_outage_end());
+    if (end == 0) return 0;
+    uint64_t sum = 0;
+    return add_overflows(end, rtt_us, &sum) || add_overflows(sum, slack, &sum) ? UINT64_MAX : sum;
   }
   static bool add_overflows(uint64_t a, uint64_t b, uint64_t* sum) noexcept {
     *sum = a + b;

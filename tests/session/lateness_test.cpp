@@ -77,7 +77,7 @@ TEST(LatenessBaseline, IsTheClampedMedianOfTheRecentSamples) {
       std::nth_element(v.begin(), v.begin() + n / 2, v.begin() + n);
       ASSERT_EQ(baseline.median(), std::clamp(v[n / 2], 0, LatenessBaseline::kMaxFrames))
           << "stream " << stream << " sample " << i;
-      ASSERT_EQ(baseline.samples(), count);
+      ASSERT_EQ(baseline.samples(), std::min<uint32_t>(count, LatenessBaseline::kSamples));
     }
   }
 }
@@ -357,10 +357,10 @@ TEST(LatenessMonitor, SkippingTheOutageChecksJudgesAsAskingForEveryFrame) {
     LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0, {}, {}};
     uint64_t now = 1000000;
     Frame newest = kNullFrame;
-    std::vector<uint64_t> start_of(1000);
+    std::vector<uint64_t> start_of;  // of frames 0..f
     for (Frame f = 0; f < 1000; ++f) {
       timeline.on_frame(f, now);
-      start_of[size_t(f)] = now;
+      start_of.push_back(now);
       timeline.on_sent(f, now);
       link.last_local_sent = f;
       const bool holding = (f / 150) % 2 == 1 && f % 150 < 20 + Frame(run % 40);
@@ -379,7 +379,7 @@ TEST(LatenessMonitor, SkippingTheOutageChecksJudgesAsAskingForEveryFrame) {
       // Another link's outage ending a round trip (give or take a microsecond) before a frame of
       // the last few started.
       if (rng() % 30 == 0 && f > 10) {
-        const uint64_t s = start_of[size_t(f - 1 - Frame(rng() % 8))];
+        const uint64_t s = start_of[start_of.size() - 2 - rng() % 8];  // frame f - 1 - (0..7)
         const uint64_t to = s - link.rtt_us + (uint64_t(rng() % 3) - 1);
         timeline.on_outage(1, to - 100000 - rng() % 200000, to);
         ++edges;
@@ -403,6 +403,68 @@ TEST(LatenessMonitor, SkippingTheOutageChecksJudgesAsAskingForEveryFrame) {
     EXPECT_NE(monitor.last_outage().to_us, 0u) << "and two-way outages seen";
   }
   EXPECT_GT(edges, 500);
+}
+
+// The same for this peer's own two-way outages ending around the frames: the outage checks reach
+// frames that started up to a round trip and the slack after the outage, and the excuse moves
+// the due time of those that started within the slack (a short round trip and a long jitter
+// make that most of them). Every 60 frames the peer's datagrams are lost for 20, then its held
+// frames arrive with a silence note that puts the outage's end a slack (give or take 1.5 frames)
+// before one of the held frames started; compared with the reference on every tick.
+TEST(LatenessMonitor, OwnOutagesEndingAroundTheFramesJudgeAsAskingForEveryFrame) {
+  std::mt19937 gen(2024);
+  auto rng = [&gen] { return uint32_t(gen()); };
+  int notes = 0;
+  for (int run = 0; run < 40; ++run) {
+    LocalTimeline timeline;
+    LatenessMonitor monitor;
+    ReferenceJudge reference;
+    // One round trip and jitter per run: observe() takes the smaller of the current and the last.
+    const uint64_t rtt = 4000 + rng() % 30000, jitter = 10000 + rng() % 40000;
+    const uint64_t one_way = rtt / 2, slack = 2 * jitter + kTick;
+    LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, rtt, jitter, kTick, 8, 0, {}, {}};
+    uint64_t now = 1000000, last_arrival = 0;
+    Frame newest = kNullFrame;
+    std::vector<uint64_t> start_of;  // of frames 0..f
+    for (Frame f = 0; f < 1200; ++f) {
+      timeline.on_frame(f, now);
+      start_of.push_back(now);
+      timeline.on_sent(f, now);
+      link.last_local_sent = f;
+      const Frame phase = f % 60;
+      const bool cut = phase >= 30 && phase < 50;
+      const uint64_t at = now + rng() % kTick;
+      if (phase == 50 || (!cut && rng() % 100 < 70)) {
+        ++link.datagrams_received;
+        newest = std::max<Frame>(newest, f - 2 + Frame(rng() % 3));
+        link.acked_by_peer = std::max<Frame>(link.acked_by_peer, f - 3 - Frame(rng() % 2));
+        if (phase == 50 && f > 60) {
+          // The outage ends (the peer heard us again: one way and `ago` before this arrival) a
+          // slack before held frame 31..45 of the phase started, +-1.5 frames.
+          const uint64_t edge = start_of[start_of.size() - 6 - rng() % 15] - slack;
+          const uint64_t end = edge + rng() % (3 * kTick) - 3 * kTick / 2;
+          link.heard_nothing = Silence{last_arrival, at};
+          link.told = PeerSilence{400000 + rng() % 200000, at - one_way - end, at};
+          ++notes;
+        }
+        last_arrival = at;
+      }
+      timeline.on_confirmed(std::min(newest, f), now);
+      const int32_t a = reference.observe(newest, at, link, timeline);
+      const uint64_t outage_end = monitor.last_outage().to_us;
+      const int32_t b = monitor.observe(newest, at, link, timeline);
+      ASSERT_EQ(a, b) << "run " << run << " frame " << f;
+      ASSERT_EQ(reference.max_frames, monitor.numbers().max_frames);
+      for (uint32_t k = 0; k < detail::kLatenessBuckets; ++k)
+        ASSERT_EQ(reference.histogram[k], monitor.numbers().histogram[k]) << "run " << run << " frame " << f << " bucket " << k;
+      ASSERT_EQ(reference.deaf_to_us_, monitor.last_outage().to_us);
+      const LatenessMonitor::Gap outage = monitor.last_outage();
+      if (outage.to_us != outage_end) timeline.on_outage(0, outage.from_us, outage.to_us);
+      now += kTick;
+    }
+    EXPECT_NE(monitor.last_outage().to_us, 0u) << "the notes must be taken as two-way outages";
+  }
+  EXPECT_GT(notes, 600);
 }
 
 // The same delay during a two-way outage (the peer did not hear our inputs either) is explained.
