@@ -707,7 +707,8 @@ void P2PSessionImpl::receive_datagrams() {
     // A peer's reports change only with its datagrams: one reporting a player disconnected
     // wakes disconnect agreement (cuts_active_). Spectators report nothing that counts. Until a
     // peer reported anyone disconnected, none of its statuses is (asked without the per-player loop).
-    if (!cuts_active_ && !peer->spectator && peer->endpoint.remote_reported_cut())
+    // The endpoint's flag first: it is false in nearly every datagram of a match.
+    if (peer->endpoint.remote_reported_cut() && !cuts_active_ && !peer->spectator)
       cuts_active_ = reports_any_cut(peer->endpoint);
   }
 }
@@ -1107,6 +1108,8 @@ void P2PSessionImpl::drain_inputs(Peer& peer) {
     const uint32_t held = peer.endpoint.peek_inputs(&frame, &blob);
     if (held == 0 || frame != want || driver_.accept_remote_run(first, want, blob, input_size_, held) == 0) break;
     peer.endpoint.pop_inputs(held);
+    // Taken up to the newest frame (the usual drain): the next look would find want > next.
+    if (Frame(held) > next - want) return;
   }
   for (;;) {
     // Peek at the next frame first: the driver takes it only in order and inside its window.
