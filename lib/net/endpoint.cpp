@@ -278,11 +278,12 @@ DropReason drop_reason_of(DecodeError error) noexcept {
 #define RETCON_RECEIVE_INLINE inline
 #endif
 
-// The slot after a held frame's is the next one in the ring (one remainder, not two).
-RETCON_RECEIVE_INLINE Endpoint::ExpansionStart Endpoint::expansion_start(Frame last, uint8_t* ring,
-                                                                         uint8_t* ring_end, size_t blob) noexcept {
-  if (last < in_base_) return {zeros_.data(), receive_slot(last + 1)};
-  uint8_t* const held = receive_slot(last);
+// The slot after a held frame's is the next one in the ring (one remainder, not two). Slots
+// from the caller's ring, window and blob size, already in registers (receive_slot reloads them).
+RETCON_RECEIVE_INLINE Endpoint::ExpansionStart Endpoint::expansion_start(Frame last, uint8_t* ring, uint8_t* ring_end,
+                                                                         uint32_t window, size_t blob) noexcept {
+  if (last < in_base_) return {zeros_.data(), ring + size_t(uint32_t(last + 1) % window) * blob};
+  uint8_t* const held = ring + size_t(uint32_t(last) % window) * blob;
   return {held, held + blob == ring_end ? ring : held + blob};
 }
 
@@ -396,7 +397,7 @@ bool Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   // As handle_inputs: the reference is the last frame held (zeros before the stream's first).
   uint8_t* const ring = receive_ring_.data();
   uint8_t* const ring_end = ring + size_t(window) * blob;
-  auto [previous, slot] = expansion_start(last, ring, ring_end, blob);
+  auto [previous, slot] = expansion_start(last, ring, ring_end, uint32_t(window), blob);
   Frame taken = end_frame;
   for (Frame f = last + 1; f <= end_frame; ++f) {
     if (!decoder.apply(slot, previous, blob)) [[unlikely]] {  // not after the walk; as in handle_inputs
@@ -761,7 +762,7 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   // The reference: the last frame held (start - 1 when nothing was skipped), zeros before the first.
   uint8_t* const ring = receive_ring_.data();
   uint8_t* const ring_end = ring + size_t(window) * blob;
-  auto [previous, slot] = expansion_start(last, ring, ring_end, blob);
+  auto [previous, slot] = expansion_start(last, ring, ring_end, uint32_t(window), blob);
   const Frame stop = end < window_end ? end : window_end;
   for (Frame f = last + 1; f <= stop; ++f) {
     if (!decoder.apply(slot, previous, blob)) break;

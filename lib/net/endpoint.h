@@ -610,7 +610,7 @@ class Endpoint {
     const uint8_t* previous;
     uint8_t* slot;
   };
-  ExpansionStart expansion_start(Frame last, uint8_t* ring, uint8_t* ring_end, size_t blob) noexcept;
+  ExpansionStart expansion_start(Frame last, uint8_t* ring, uint8_t* ring_end, uint32_t window, size_t blob) noexcept;
   void log(LogLevel level, const char* format, ...) const noexcept
 // MinGW: libstdc++ formats like C99 (__USE_MINGW_ANSI_STDIO), not like msvcrt.
 #if defined(__MINGW32__)
