@@ -150,6 +150,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   last_inputs_sent_at_ = 0;
   spoke_again_ = false;
   frame_us_ = 1000000u / s.frame_rate;
+  quiet_gap_us_ = quiet_gap_us(config.resend_interval_us, frame_us_);
   receive_ring_.assign(size_t(config.receive_window_frames) * config.receive_blob_size, 0);
   last_received_ = kNullFrame;
   next_pop_ = 0;
@@ -498,10 +499,13 @@ void Endpoint::on_other_datagram(const uint8_t* data, size_t length, uint64_t no
 // A datagram passed every check (on_datagram).
 RETCON_RECEIVE_INLINE void Endpoint::on_accepted(uint32_t sequence, uint64_t now_us) noexcept {
   replay_window_.commit(sequence);
-  // The peer speaks again after a silence (a blackout): what it may be stalled on goes out at
-  // the next poll, not at the next (slowed) resend.
-  if (running() && peer_silent(now_us)) spoke_again_ = true;
-  if (running()) silences_.on_received(last_received_at_, now_us);
+  // Most datagrams come sooner than either gap below: one compare (quiet_gap_us_, set at init).
+  if (now_us >= last_received_at_ + quiet_gap_us_) {
+    // The peer speaks again after a silence (a blackout): what it may be stalled on goes out at
+    // the next poll, not at the next (slowed) resend.
+    if (running() && peer_silent(now_us)) spoke_again_ = true;
+    if (running()) silences_.on_received(last_received_at_, now_us);
+  }
   last_received_at_ = now_us;
   if (state_ == EndpointState::interrupted) {
     state_ = EndpointState::running;

@@ -363,6 +363,15 @@ class Endpoint {
   // Our latest silence from the peer and the peer's latest note of its own silence from us
   // (late-input detection: net/silence_log.h).
   const SilenceLog& silences() const noexcept { return silences_; }
+  // How soon after the previous datagram one that passed every check can end no silence: neither
+  // the peer silent (peer_silent: more than resend_interval_us + 4 frames + twice the jitter) nor
+  // a silence to log (SilenceLog::kMinGapUs). Accepting a datagram sooner than that skips both
+  // tests (one compare). Bounded, so adding it to a time cannot wrap. Public for its test.
+  static constexpr uint64_t quiet_gap_us(uint64_t resend_interval_us, uint64_t frame_us) noexcept {
+    const uint64_t silent = (resend_interval_us < SilenceLog::kMinGapUs ? resend_interval_us : SilenceLog::kMinGapUs) +
+                            4 * (frame_us < SilenceLog::kMinGapUs ? frame_us : SilenceLog::kMinGapUs) + 1;
+    return silent < SilenceLog::kMinGapUs ? silent : SilenceLog::kMinGapUs;
+  }
   // The peer's frame now, from what it did: its newest input minus its input delay, plus the
   // one-way trip while its inputs flow (see RemoteFrameEstimator). kNullFrame before a report.
   // Inline: the session asks every send pass and every frame.
@@ -655,6 +664,7 @@ class Endpoint {
 
   // Liveness.
   uint64_t last_received_at_ = 0;
+  uint64_t quiet_gap_us_ = 0;  // quiet_gap_us() of this configuration (on_accepted)
   bool heard_data_ = false;  // a data message of the peer's arrived (it runs): its requests are old
   uint64_t peer_request_at_ = 0;  // its last request while we ran and it did not (on_datagram)
   uint64_t last_sent_at_ = 0;

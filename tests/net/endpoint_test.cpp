@@ -1317,6 +1317,38 @@ TEST(Endpoint, InlineSendInputSendsWhatTheGeneralPathSends) {
   }
 }
 
+// Endpoint::on_accepted asks whether the peer was silent (peer_silent) and whether a silence ends
+// (SilenceLog::on_received) only for a datagram arriving quiet_gap_us() or later after the one
+// before: sooner, both must say no. Random and edge configurations (resend intervals from 0 up,
+// frame rates 1 to 1000), jitters and gaps around each threshold: whenever the gap is shorter
+// than quiet_gap_us(), neither test would have fired.
+TEST(Endpoint, ADatagramSoonerThanTheQuietGapEndsNoSilence) {
+  std::mt19937_64 rng(14);
+  const uint64_t resends[] = {0, 1, 1000, 16667, 50000, 150000, 199999, 200000, 1000000, uint64_t(1) << 40};
+  const uint32_t rates[] = {1, 10, 30, 60, 120, 1000};
+  uint64_t sooner = 0;
+  for (int round = 0; round < 200000; ++round) {
+    const uint64_t resend = round % 3 == 0 ? rng() % 400000 : resends[rng() % std::size(resends)];
+    const uint64_t frame_us = 1000000u / rates[rng() % std::size(rates)];
+    const uint64_t jitter = rng() % 4 == 0 ? 0 : rng() % 100000;
+    const uint64_t previous = 1 + rng() % 1000000000;
+    const uint64_t gap_limit = Endpoint::quiet_gap_us(resend, frame_us);
+    // Gaps around the limit, both thresholds and anywhere below.
+    const uint64_t around[] = {gap_limit, resend + 4 * frame_us + 2 * jitter, detail::SilenceLog::kMinGapUs};
+    const uint64_t base = around[rng() % 3];
+    const uint64_t gap = rng() % 2 == 0 ? rng() % (gap_limit + 1) : base + (rng() % 5) - std::min<uint64_t>(base, 2);
+    const uint64_t now = previous + gap;
+    if (now >= previous + gap_limit) continue;  // on_accepted asks both tests as ever
+    ++sooner;
+    // peer_silent's test, and SilenceLog's own.
+    EXPECT_FALSE(now > previous + resend + 4 * frame_us + 2 * jitter) << resend << " " << frame_us << " " << gap;
+    detail::SilenceLog log;
+    log.on_received(previous, now);
+    EXPECT_EQ(log.heard_nothing().to_us, 0u) << resend << " " << frame_us << " " << gap;
+  }
+  EXPECT_GT(sooner, 50000u);
+}
+
 }  // namespace
 }  // namespace retcon::test
 
