@@ -248,7 +248,8 @@ void check_compression(fuzz::FuzzInput& in) {
 // The sender's run kept ready (PreparedInputs): blobs from the input, appended once each, the
 // front cut where the input says (acknowledgements), and at each step the datagram
 // write_plain_inputs builds from the run equals the one InputsWriter builds frame by frame from
-// the run's first frame (and it builds one exactly when all those frames fit).
+// the run's first frame (and it builds one exactly when all those frames fit); write_riding_inputs
+// with riders from the input likewise equals InputsWriter's datagram of those riders and frames.
 void check_prepared(fuzz::FuzzInput& in) {
   const uint16_t blob_size = uint16_t(in.range(1, 300));
   static uint8_t blobs[256 * 300];
@@ -293,6 +294,32 @@ void check_prepared(fuzz::FuzzInput& in) {
     for (Frame f = run.first(); f < run.next(); ++f)
       if (!w.append(blob_of(f))) break;
     const size_t expected = w.finish(Seal::none);
+    // With riders from the input (some the wire cannot hold): write_riding_inputs gives
+    // InputsWriter's datagram of them and the frames, or 0 exactly when those do not all fit.
+    Riders riders;
+    const uint8_t which = in.u8();
+    riders.has_report = (which & 1) != 0;
+    if (riders.has_report) riders.report = QualityReport{in.u8(), Frame(in.u32()), int32_t(in.u32())};
+    riders.has_reply = (which & 2) != 0;
+    if (riders.has_reply) riders.reply = QualityReply{in.u8(), in.u32() % (2 * kMaxReplyHoldUs)};
+    riders.checksum_count = uint8_t((which >> 2) % (kMaxRiddenChecksums + 1));
+    for (uint8_t i = 0; i < riders.checksum_count; ++i)
+      riders.checksums[i] = ChecksumReport{run.first() + Frame(in.u8()) - 64, uint64_t(in.u32()) << 32 | in.u32()};
+    riders.has_silence = (which & 0x80) != 0;
+    if (riders.has_silence) riders.silence = SilenceNote{in.u32() % (kMaxSilenceGapMs + 2), in.u32() % (kMaxSilenceAgoMs + 2)};
+    uint8_t riding[kMaxDatagramSize], riding_framewise[kMaxDatagramSize];
+    const size_t riding_length = write_riding_inputs(riding, capacity, sequence, ack, run, riders);
+    InputsWriter wr(riding_framewise, capacity, h, run.first(), ack, blob_size, nullptr, 0, blob_of(run.first() - 1),
+                    &riders);
+    for (Frame f = run.first(); f < run.next(); ++f)
+      if (!wr.append(blob_of(f))) break;
+    const size_t riding_expected = wr.finish(Seal::none);
+    if (wr.count() != run.frames()) {
+      FUZZ_CHECK(riding_length == 0);
+    } else {
+      FUZZ_CHECK(riding_length == riding_expected && riding_length <= capacity);
+      FUZZ_CHECK(std::memcmp(riding, riding_framewise, riding_length) == 0);
+    }
     if (w.count() != run.frames()) {
       FUZZ_CHECK(length == 0);
       continue;

@@ -1083,7 +1083,9 @@ const Riders* Endpoint::gather_riders(Frame start, size_t capacity) noexcept {
           ? most_frame
           : encode_delta(send_slot(start), reference_of(start), config_.send_blob_size, delta_tokens_.data()).size;
   const size_t fixed = before_frame + first_frame;
-  riders_ = Riders{};
+  // Only the flags: the writers read no absent rider's fields.
+  riders_.has_report = riders_.has_reply = riders_.has_silence = false;
+  riders_.checksum_count = 0;
   bool any = false;
   if (riders_waiting() && fixed + riders_size() <= capacity) {
     take_riders(&riders_, now_);
@@ -1129,8 +1131,11 @@ Result Endpoint::send_inputs_general(Transport& transport, const PeerAddress& to
   const Riders* riders =
       riders_waiting() || silences_.note_due(now_, &note) ? gather_riders(start, capacity) : nullptr;
   const bool prepared = !repeat && prepare_run(start);
-  if (prepared && riders == nullptr && !status_disconnected_) {
-    const size_t length = write_plain_inputs(datagram_, capacity, next_sequence_, last_received_, prepared_);
+  if (prepared && !status_disconnected_) {
+    // With riders (most datagrams here), in one pass too.
+    const size_t length =
+        riders == nullptr ? write_plain_inputs(datagram_, capacity, next_sequence_, last_received_, prepared_)
+                          : write_riding_inputs(datagram_, capacity, next_sequence_, last_received_, prepared_, *riders);
     if (length != 0) {
       ++next_sequence_;
       return send_data(transport, to, length);
@@ -1288,7 +1293,8 @@ void Endpoint::take_riders(Riders* riders, uint64_t now_us) noexcept {
   for (size_t i = 0; i < n; ++i) riders->checksums[i] = outgoing_checksums_[i];
   riders->checksum_count = uint8_t(n);
   // The rest move up and wait for the next datagram (from now: they are not late yet).
-  std::memmove(outgoing_checksums_, outgoing_checksums_ + n, sizeof(ChecksumReport) * (outgoing_checksum_count_ - n));
+  if (n != 0)
+    std::memmove(outgoing_checksums_, outgoing_checksums_ + n, sizeof(ChecksumReport) * (outgoing_checksum_count_ - n));
   outgoing_checksum_count_ -= n;
   if (outgoing_checksum_count_ > 0) checksums_due_since_ = now_us;
 }

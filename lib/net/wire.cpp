@@ -167,6 +167,74 @@ constexpr uint8_t kFlagSilence = 0x40;        // a silence note rides
 constexpr uint8_t kKnownInputsFlags = 0x7F;
 static_assert(kMaxRiddenChecksums == 7, "bits 3-5 of the flags count them");
 
+// Which riders an inputs datagram carries (InputsWriter and write_riding_inputs alike): riders
+// whose values the wire cannot hold are left out (the endpoint never makes them), and the
+// flags byte names the others.
+struct RiderPlan {
+  bool report = false, reply = false, silence = false;
+  uint8_t checksums = 0;
+  uint8_t flags = 0;  // without kFlagDisconnected
+};
+
+RiderPlan plan_riders(const Riders* riders) noexcept {
+  RiderPlan plan;
+  if (riders == nullptr) return plan;
+  plan.report = riders->has_report && riders->report.local_frame >= 0;
+  plan.reply = riders->has_reply && riders->reply.hold_us <= kMaxReplyHoldUs;
+  while (plan.checksums < riders->checksum_count && plan.checksums < kMaxRiddenChecksums &&
+         riders->checksums[plan.checksums].frame >= 0)
+    ++plan.checksums;
+  plan.silence = riders->has_silence && silence_fits(riders->silence);
+  plan.flags = uint8_t((plan.report ? kFlagReport : 0) | (plan.reply ? kFlagReply : 0) |
+                       (plan.checksums << kChecksumCountShift) | (plan.silence ? kFlagSilence : 0));
+  return plan;
+}
+
+// The most bytes before an inputs datagram's frames without disconnected players: the header,
+// start and acknowledgement at their widest, the count's byte, the flags and every rider.
+constexpr size_t kMostRidingHead = kDataHeaderSize + 5 + 5 + 1 + 1 + kReportRiderSize + kReplyRiderSize +
+                                   kMaxRiddenChecksums * kChecksumRiderSize + kSilenceRiderSize;
+
+uint8_t* put_u64(uint8_t* p, uint64_t v) noexcept {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(p, &v, 8);
+  } else {
+    for (size_t i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  return p + 8;
+}
+
+// write_riders straight into a buffer known to have room for them (kMostRidingHead): the same
+// bytes (ByteWriter's varint is put_varint's, its u64 little-endian).
+uint8_t* put_riders(uint8_t* p, const Riders& riders, const RiderPlan& plan, Frame start_frame) noexcept {
+  if (plan.report) {
+    *p++ = riders.report.id;
+    p = put_varint(p, zigzag(int32_t(int64_t(riders.report.local_frame) - start_frame)));
+    p = put_varint(p, zigzag(riders.report.frame_advantage));
+  }
+  if (plan.reply) {
+    *p++ = riders.reply.id;
+    p = put_varint(p, riders.reply.hold_us);
+  }
+  for (uint8_t i = 0; i < plan.checksums; ++i) {
+    p = put_varint(p, zigzag(int32_t(int64_t(riders.checksums[i].frame) - start_frame)));
+    p = put_u64(p, riders.checksums[i].checksum);
+  }
+  if (plan.silence) {
+    p = put_varint(p, riders.silence.gap_ms);
+    p = put_varint(p, riders.silence.ago_ms);
+  }
+  return p;
+}
+
+// The riders `plan` names, after the flags (and the disconnected players' statuses).
+void write_riders(ByteWriter& w, const Riders& riders, const RiderPlan& plan, Frame start_frame) noexcept {
+  if (plan.report) write_report(w, riders.report, start_frame);
+  if (plan.reply) write_reply(w, riders.reply);
+  for (uint8_t i = 0; i < plan.checksums; ++i) write_checksum(w, riders.checksums[i], start_frame);
+  if (plan.silence) write_silence(w, riders.silence);
+}
+
 // The riders the flags name, each written (an absent one's fields are left as they were).
 bool read_riders(ByteReader& r, uint8_t flags, Frame start_frame, Riders* riders_out) noexcept {
   Riders& riders = *riders_out;
@@ -573,17 +641,8 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
   for (uint8_t i = 0; i < status_count; ++i) {
     if (status[i].disconnected) disconnected = static_cast<uint8_t>(disconnected | (1u << i));
   }
-  // Riders whose values the wire cannot hold are left out (the endpoint never makes them).
-  const bool report = riders != nullptr && riders->has_report && riders->report.local_frame >= 0;
-  const bool reply = riders != nullptr && riders->has_reply && riders->reply.hold_us <= kMaxReplyHoldUs;
-  uint8_t checksums = 0;
-  while (riders != nullptr && checksums < riders->checksum_count && checksums < kMaxRiddenChecksums &&
-         riders->checksums[checksums].frame >= 0)
-    ++checksums;
-  const bool silence = riders != nullptr && riders->has_silence && silence_fits(riders->silence);
-  const uint8_t flags = uint8_t((disconnected != 0 ? kFlagDisconnected : 0) | (report ? kFlagReport : 0) |
-                                (reply ? kFlagReply : 0) | (checksums << kChecksumCountShift) |
-                                (silence ? kFlagSilence : 0));
+  const RiderPlan plan = plan_riders(riders);
+  const uint8_t flags = uint8_t((disconnected != 0 ? kFlagDisconnected : 0) | plan.flags);
   const uint32_t start = uint32_t(start_frame);
   const uint32_t ack = zigzag(int32_t(int64_t(ack_frame) - start_frame));
   // Header, start, ack, the count's byte, flags, the mask and the last frames: at most this
@@ -619,10 +678,69 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
       if (status[i].disconnected) writer_.varint(uint32_t(int64_t(status[i].last_frame) + 1));
     }
   }
-  if (report) write_report(writer_, riders->report, start_frame);
-  if (reply) write_reply(writer_, riders->reply);
-  for (uint8_t i = 0; i < checksums; ++i) write_checksum(writer_, riders->checksums[i], start_frame);
-  if (silence) write_silence(writer_, riders->silence);
+  if (plan.flags != 0) write_riders(writer_, *riders, plan, start_frame);
+}
+
+size_t write_riding_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
+                           const PreparedInputs& run, const Riders& riders) noexcept {
+  const uint32_t count = run.frames();
+  const Frame start_frame = run.first();
+  if (out == nullptr || count == 0 || count > 0xFFFF || start_frame < 0) return 0;
+  // InputsWriter's room (its writer stops kCountRoom - 1 = 2 bytes short of the capacity, with
+  // a one-byte count): what fits there fits here, and nothing else.
+  const size_t cap = capacity < kMaxDatagramSize ? capacity : kMaxDatagramSize;
+  if (cap < 2) return 0;
+  const uint32_t start = uint32_t(start_frame);
+  const uint32_t ack = zigzag(int32_t(int64_t(ack_frame) - start_frame));
+  const RiderPlan plan = plan_riders(&riders);
+  const size_t payload = run.size();
+  const uint8_t head[kDataHeaderSize] = {kMagic0, kMagic1, kProtocolVersion, uint8_t(MessageType::inputs),
+                                         static_cast<uint8_t>(sequence), static_cast<uint8_t>(sequence >> 8),
+                                         0, 0, 0, 0};
+  size_t count_offset = 0;
+  size_t size = 0;
+  if (kMostRidingHead + payload <= cap - 2) {
+    // Room for the widest head and riders (every datagram but in a tiny capacity): written
+    // straight, without a check per field.
+    std::memcpy(out, head, sizeof head);
+    uint8_t* p = put_varint(out + kDataHeaderSize, start);
+    p = put_varint(p, ack);
+    count_offset = size_t(p - out);
+    *p++ = 0;  // the count's byte (below)
+    *p++ = plan.flags;
+    if (plan.flags != 0) p = put_riders(p, riders, plan, start_frame);
+    run.write(p);
+    size = size_t(p - out) + payload;
+  } else {
+    // Field by field, each checked: the same bytes, or 0 where InputsWriter's would not fit.
+    ByteWriter w(out, cap - 2);
+    uint8_t* const at = w.raw(kDataHeaderSize + varint_size(start) + varint_size(ack) + 1 + 1);  // exactly
+    if (at == nullptr) return 0;
+    std::memcpy(at, head, sizeof head);
+    uint8_t* p = put_varint(at + kDataHeaderSize, start);
+    p = put_varint(p, ack);
+    count_offset = size_t(p - out);
+    *p++ = 0;
+    *p++ = plan.flags;
+    w.commit(size_t(p - at));
+    if (plan.flags != 0) write_riders(w, riders, plan, start_frame);
+    uint8_t* const tokens = w.raw(payload);
+    if (tokens == nullptr) return 0;
+    run.write(tokens);
+    w.commit(payload);
+    size = w.size();
+  }
+  if (count < 0x80) {
+    out[count_offset] = static_cast<uint8_t>(count);
+  } else {
+    // A longer count's varint takes the room kept beyond the writer's (as InputsWriter::finish).
+    uint8_t wide[3];
+    const size_t n = size_t(put_varint(wide, count) - wide);
+    std::memmove(out + count_offset + n, out + count_offset + 1, size - count_offset - 1);
+    std::memcpy(out + count_offset, wide, n);
+    size += n - 1;
+  }
+  return size;
 }
 
 bool InputsWriter::append(const uint8_t* blob) noexcept {

@@ -457,6 +457,13 @@ inline size_t write_plain_inputs(uint8_t* out, size_t capacity, uint32_t sequenc
   return size_t(p - out) + payload;
 }
 
+// write_plain_inputs with `riders` (InputsWriter leaves out those the wire cannot hold, and so
+// does this): exactly the bytes InputsWriter writes for them and the frames of `run` with
+// Seal::none, and 0 when it would not fit them all (build it with InputsWriter then).
+// Out of line: a datagram in a dozen carries riders.
+size_t write_riding_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
+                           const PreparedInputs& run, const Riders& riders) noexcept;
+
 // Expands the payload of a decoded inputs body, one blob per call, in frame order.
 class InputsReader {
  public:

@@ -1168,13 +1168,36 @@ TEST(Wire, ChangedWordsAppendToTheRunAsTheirCodedDeltas) {
   }
 }
 
+// Riders of every kind, some with values the wire cannot hold (InputsWriter leaves those out).
+Riders random_riders(std::mt19937& rng, Frame start) {
+  Riders r;
+  if (rng() % 2) {
+    r.has_report = true;
+    r.report = QualityReport{uint8_t(rng()), start + Frame(rng() % 400) - 200, int32_t(rng() % 600) - 300};
+  }
+  if (rng() % 2) {
+    r.has_reply = true;
+    r.reply = QualityReply{uint8_t(rng()), uint32_t(rng() % 8 == 0 ? kMaxReplyHoldUs + 1 + rng() % 100 : rng() % (kMaxReplyHoldUs + 1))};
+  }
+  r.checksum_count = uint8_t(rng() % 3 == 0 ? rng() % (kMaxRiddenChecksums + 1) : 0);
+  for (uint8_t i = 0; i < r.checksum_count; ++i)
+    r.checksums[i] = ChecksumReport{start + Frame(rng() % 300) - 100, uint64_t(rng()) << 32 | rng()};
+  if (rng() % 2) {
+    r.has_silence = true;
+    r.silence = SilenceNote{uint32_t(rng() % (kMaxSilenceGapMs + 2)), uint32_t(rng() % (kMaxSilenceAgoMs + 2))};
+  }
+  return r;
+}
+
 // The run kept ready for the next inputs datagram (PreparedInputs: every frame appended once,
 // the front cut as acknowledgements come) gives, whatever the frames, cuts and sizes, exactly the
 // datagram InputsWriter builds frame by frame from its first frame; and write_plain_inputs fits
 // exactly when all those frames fit. Frames the run refused (its limit) are appended again after
-// a cut, as the endpoint does.
+// a cut, as the endpoint does. write_riding_inputs, the same run with riders of every kind (some
+// the wire cannot hold), gives InputsWriter's datagram of those riders and frames just as exactly.
 TEST(Wire, PreparedRunIsTheDatagramOfItsFrames) {
   std::mt19937 rng(17);
+  int riding_checked = 0;
   for (int round = 0; round < 400; ++round) {
     const size_t blob_size = round % 4 == 0 ? 1 + rng() % 300 : 1 + rng() % 12;
     const size_t count = 1 + rng() % 400;
@@ -1224,6 +1247,26 @@ TEST(Wire, PreparedRunIsTheDatagramOfItsFrames) {
       for (Frame f = run.first(); f < run.next(); ++f)
         if (!w.append(blob_of(f))) break;
       const size_t expected = w.finish(Seal::none);
+      {
+        // With riders: write_riding_inputs, exactly InputsWriter's datagram of them and the frames.
+        const Riders riders = random_riders(rng, run.first());
+        std::vector<uint8_t> riding(kMaxDatagramSize + 16, 0xEE), riding_framewise(kMaxDatagramSize, 0);
+        const size_t riding_length = write_riding_inputs(riding.data(), capacity, sequence, ack, run, riders);
+        InputsWriter wr(riding_framewise.data(), capacity, h, run.first(), ack, uint16_t(blob_size), nullptr, 0,
+                        blob_of(run.first() - 1), &riders);
+        for (Frame f = run.first(); f < run.next(); ++f)
+          if (!wr.append(blob_of(f))) break;
+        const size_t riding_expected = wr.finish(Seal::none);
+        if (wr.count() != run.frames()) {
+          ASSERT_EQ(riding_length, 0u) << round << " " << step;
+        } else {
+          ASSERT_EQ(riding_length, riding_expected) << round << " " << step;
+          ASSERT_TRUE(std::equal(riding.begin(), riding.begin() + riding_length, riding_framewise.begin()))
+              << round << " " << step;
+          EXPECT_EQ(riding[riding_length], 0xEE);
+          ++riding_checked;
+        }
+      }
       if (w.count() != run.frames()) {
         ASSERT_EQ(length, 0u) << round << " " << step;  // not all fit: built frame by frame
         continue;
@@ -1239,6 +1282,7 @@ TEST(Wire, PreparedRunIsTheDatagramOfItsFrames) {
       ASSERT_TRUE(std::equal(spliced.begin(), spliced.begin() + expected, framewise.begin()));
     }
   }
+  EXPECT_GT(riding_checked, 1000);
 }
 
 // Garbled datagrams never crash the decoder nor make it read out of bounds (run under ASan),
