@@ -175,13 +175,25 @@ class Endpoint {
   // (set_stalled): every poll may read it.
   template <class Urgency>
   Result poll(uint64_t now_us, Transport& transport, const PeerAddress& to, Urgency&& urgency) {
-    if (!quiet_at(now_us, urgency)) {
-      if (reads_urgency()) urgent_ = urgency();
-      return poll_full(now_us, transport, to);
-    }
+    if (!poll_quietly(now_us, urgency)) return poll_loudly(now_us, transport, to, urgency);
+    return Result::ok;
+  }
+  // poll() in two steps, for an owner that has work of its own only when something may be due
+  // (the session's pass: what a quality report carries, its channel, its flush). poll_quietly:
+  // true when the poll at `now_us` has nothing to do (quiet_at; it took its mark and is done;
+  // nothing is sent, no report is due: report_may_go is false). Otherwise false, having
+  // changed nothing a poll reads: poll_loudly is then the rest of poll().
+  template <class Urgency>
+  bool poll_quietly(uint64_t now_us, Urgency&& urgency) {
+    if (!quiet_at(now_us, urgency)) return false;
     now_ = now_us;
     remember_poll(now_us);
-    return Result::ok;
+    return true;
+  }
+  template <class Urgency>
+  Result poll_loudly(uint64_t now_us, Transport& transport, const PeerAddress& to, Urgency&& urgency) {
+    if (reads_urgency()) urgent_ = urgency();
+    return poll_full(now_us, transport, to);
   }
   // The same, called again at the time of the last poll() (a second send pass in one tick): only
   // what changed since (frames queued, urgency, status, checksums) is looked at; the timers,
@@ -533,6 +545,9 @@ class Endpoint {
   Result poll_full(uint64_t now_us, Transport& transport, const PeerAddress& to);
   // The send policy's input now (net/send_policy.h), for quiet_at, send_inputs_due and
   // poll_polled_again alike; each asks inputs_due and ack_overdue only where it needs them.
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   SendPolicyInput send_input_now(uint64_t now_us) const noexcept {
     SendPolicyInput in;
     in.now_us = now_us;

@@ -25,6 +25,7 @@
 #include "session/handshake_mismatch.h"
 #include "session/peer.h"
 #include "session/rejoin.h"
+#include "session/send_pass_switch.h"
 #include "session/stranger_replies.h"
 #include "session/snapshot_server.h"
 #include "session/spectator_frames.h"
@@ -33,6 +34,8 @@
 namespace retcon {
 namespace detail {
 namespace {
+
+bool full_send_passes_for_tests = false;  // session/send_pass_switch.h
 
 constexpr uint32_t kMaxPeers = kMaxPlayers - 1 + kMaxSpectators;
 // Input delay (both sides together) that disconnect agreement can reach back over.
@@ -231,6 +234,32 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t silent_after_us() const;
   void send_due(bool again = false);
 #if defined(__GNUC__)
+  __attribute__((noinline, cold))
+#endif
+  void send_due_full(bool again);
+  // The session's part of the urgency, worked out at the first endpoint of a pass that asks for
+  // it (send_due; basis_known_ is cleared at the start of each pass).
+  struct UrgencyBasis {
+    bool pressing = false, half_full = false;
+    uint64_t cover_us = 0, three_frames_us = 0;
+  };
+  void know_basis() {
+    // The window in use (lowered to the smallest player's): it is the one that stalls.
+    const int32_t window = driver_.prediction_window();
+    const int32_t used = driver_.frame() - driver_.confirmed_frame();
+    basis_.pressing = window == 0 || stalled_ || used > window - 2;
+    basis_.half_full = used > window / 2;
+    // The peer's window, seen from here: our input of a frame reaches it a one-way trip later
+    // (a slow datagram: plus twice the jitter); its window and our input delay cover that many
+    // frames (every player's window in use is the match's smallest, so the peer's is ours).
+    // When the slow datagram plus a batch would not fit, every frame goes at once.
+    // The driver keeps the local players' smallest delay (INT32_MAX with none).
+    const int32_t delay = std::min(kMaxPredictionFrames, driver_.min_local_delay());
+    basis_.cover_us = uint64_t(window + delay) * frame_us_;
+    basis_.three_frames_us = 3 * frame_us_;
+    basis_known_ = true;
+  }
+#if defined(__GNUC__)
   __attribute__((noinline))
 #endif
   void tell_local_frame(Peer& peer);
@@ -313,6 +342,8 @@ class P2PSessionImpl final : public P2PSession {
   // A stranger reply went out since the last flush (answer_stranger): the next send pass
   // flushes even if it sends nothing itself (send_due).
   bool stranger_sent_ = false;
+  UrgencyBasis basis_;        // send_due: see know_basis
+  bool basis_known_ = false;
   Frame last_local_sent_ = kNullFrame;  // the newest local frame sent to any player peer
   Frame sent_to_peer_[kMaxPlayers];     // per player peer: the newest local frame sent to it
   // The newest frame cleared for spectators (confirmed, no disconnect cut settling before it),
@@ -2478,6 +2509,10 @@ void P2PSessionImpl::tell_local_frame(Peer& peer) {
 // `again`: the pass of advance_frame, right after poll's at the same time: an endpoint that poll
 // saw to then looks only at what changed since (our new input), and an idle channel is left be.
 void P2PSessionImpl::send_due(bool again) {
+  if (full_send_passes_for_tests) [[unlikely]] {
+    send_due_full(again);
+    return;
+  }
   // Confirmations matter now: lockstep waits for every one, a stalled frame waits for the next,
   // a window nearly full (two frames left) is one late datagram away from a stall, and, when
   // the owner asks for it (loss_hold_frames), after a loss so is a window half full. Otherwise
@@ -2487,25 +2522,8 @@ void P2PSessionImpl::send_due(bool again) {
   // An endpoint asks for the urgency only where it decides something: frames pending and
   // unacknowledged that the send policy's other reasons would hold back (most passes, most
   // endpoints send them for another reason or have none). The session's part is worked out at
-  // the first ask of the pass.
-  bool basis_known = false, pressing = false, half_full = false;
-  uint64_t cover_us = 0, three_frames_us = 0;
-  auto know_basis = [&] {
-    // The window in use (lowered to the smallest player's): it is the one that stalls.
-    const int32_t window = driver_.prediction_window();
-    const int32_t used = driver_.frame() - driver_.confirmed_frame();
-    pressing = window == 0 || stalled_ || used > window - 2;
-    half_full = used > window / 2;
-    // The peer's window, seen from here: our input of a frame reaches it a one-way trip later
-    // (a slow datagram: plus twice the jitter); its window and our input delay cover that many
-    // frames (every player's window in use is the match's smallest, so the peer's is ours).
-    // When the slow datagram plus a batch would not fit, every frame goes at once.
-    // The driver keeps the local players' smallest delay (INT32_MAX with none).
-    const int32_t delay = std::min(kMaxPredictionFrames, driver_.min_local_delay());
-    cover_us = uint64_t(window + delay) * frame_us_;
-    three_frames_us = 3 * frame_us_;
-    basis_known = true;
-  };
+  // the first ask of the pass (know_basis).
+  basis_known_ = false;
   bool sent = false;
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
@@ -2523,13 +2541,84 @@ void P2PSessionImpl::send_due(bool again) {
 #endif
                        -> bool {
       if (peer.spectator) return false;
-      if (!basis_known) know_basis();
-      const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + three_frames_us;
-      return pressing || slow_trip_us >= cover_us || (half_full && peer.endpoint.loss_recent(now_));
+      if (!basis_known_) know_basis();
+      const UrgencyBasis& b = basis_;
+      const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + b.three_frames_us;
+      return b.pressing || slow_trip_us >= b.cover_us || (b.half_full && peer.endpoint.loss_recent(now_));
     };
     const uint64_t sent_before = peer.endpoint.datagrams_sent();
     if (again && peer.endpoint.polled_at(now_)) {
       peer.endpoint.poll_polled_again(now_, *transport_, peer.address, urgency);
+      if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
+      sent |= peer.endpoint.datagrams_sent() != sent_before;
+      continue;
+    }
+    // Most polls find nothing due (the endpoint sends nothing, no report falls due) and an idle
+    // channel: nothing sent, nothing to tell.
+    if (peer.endpoint.poll_quietly(now_, urgency)) {
+      if (peer.dropped || peer.channel.poll_idle(now_)) continue;
+    } else {
+      // Our frame and advantage travel only in quality reports (one every quality_interval_us):
+      // told while one waits or falls due at this poll, they are what every report carries,
+      // since a report goes only from this pass or advance_frame's right after it (same frame,
+      // same time, no datagram between).
+      if (peer.endpoint.report_may_go(now_)) tell_local_frame(peer);
+      peer.endpoint.poll_loudly(now_, *transport_, peer.address, urgency);
+    }
+    if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
+    sent |= peer.endpoint.datagrams_sent() != sent_before;
+  }
+  // This tick's datagrams in one go (one sendmmsg on Linux UDP). A pass that handed the
+  // transport nothing has nothing to flush (most: a steady match sends ~0.6 inputs datagrams
+  // per frame, nearly all from one pass). An endpoint sends only from its polls here (its
+  // channel's datagrams too), each one counted in its datagrams_sent; the session's own
+  // datagrams are stranger replies (answer_stranger).
+  if (!sent && !stranger_sent_) return;
+  stranger_sent_ = false;
+  transport_->flush();
+}
+
+// The reference the skipping passes above must equal datagram by datagram (tests switch to it:
+// set_full_send_passes_for_tests): send_due as it was before the endpoints asked for the
+// urgency lazily (round 8), the urgency worked out and told to every endpoint, every endpoint
+// polled through its plain calls.
+void P2PSessionImpl::send_due_full(bool again) {
+  // Confirmations matter now: lockstep waits for every one, a stalled frame waits for the next,
+  // a window nearly full (two frames left) is one late datagram away from a stall, and, when
+  // the owner asks for it (loss_hold_frames), after a loss so is a window half full. Otherwise
+  // the endpoints may batch: a frame held back then costs nothing but bytes saved. (Measured,
+  // docs/NETWORKING.md: at 50 ms +-8 and 5% loss, three frames left or the loss rule cost 10-20%
+  // more bytes for no fewer stalls.)
+  // The window in use (lowered to the smallest player's): it is the one that stalls.
+  const int32_t window = driver_.prediction_window();
+  const int32_t used = driver_.frame() - driver_.confirmed_frame();
+  const bool pressing = window == 0 || stalled_ || used > window - 2;
+  const bool half_full = used > window / 2;
+  // The peer's window, seen from here: our input of a frame reaches it a one-way trip later
+  // (a slow datagram: plus twice the jitter); its window and our input delay cover that many
+  // frames (every player's window in use is the match's smallest, so the peer's is ours). When
+  // the slow datagram plus a batch would not fit, every frame goes at once.
+  // The driver keeps the local players' smallest delay (INT32_MAX with none).
+  const int32_t delay = std::min(kMaxPredictionFrames, driver_.min_local_delay());
+  const uint64_t cover_us = uint64_t(window + delay) * frame_us_;
+  const uint64_t three_frames_us = 3 * frame_us_;  // kept in a register across the endpoints' calls
+  bool sent = false;
+  for (uint32_t i = 0; i < num_peers_; ++i) {
+    Peer& peer = peers_[i];
+    // Spectators need it too: it tells them which players are gone and from which frame. Only
+    // disconnected players' statuses travel (docs/PROTOCOL.md), and before the first drop
+    // (cuts_active_) every one is connected, as the endpoint's copy starts: nothing to copy.
+    if (cuts_active_)
+      peer.endpoint.set_local_connect_status(
+          peer.spectator ? status_for_spectator(i - num_player_peers_) : local_status_, num_players_);
+    if (peer.endpoint.state() == EndpointState::idle) continue;
+    const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + three_frames_us;
+    peer.endpoint.set_urgent(!peer.spectator && (pressing || slow_trip_us >= cover_us ||
+                                                 (half_full && peer.endpoint.loss_recent(now_))),
+                             stalled_ && !peer.spectator);
+    const uint64_t sent_before = peer.endpoint.datagrams_sent();
+    if (again && peer.endpoint.polled_at(now_)) {
+      peer.endpoint.poll_polled_again(now_, *transport_, peer.address);
       if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
       sent |= peer.endpoint.datagrams_sent() != sent_before;
       continue;
@@ -2539,7 +2628,7 @@ void P2PSessionImpl::send_due(bool again) {
     // a report goes only from this pass or advance_frame's right after it (same frame, same
     // time, no datagram between).
     if (peer.endpoint.report_may_go(now_)) tell_local_frame(peer);
-    peer.endpoint.poll(now_, *transport_, peer.address, urgency);
+    peer.endpoint.poll(now_, *transport_, peer.address);
     if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
     sent |= peer.endpoint.datagrams_sent() != sent_before;
   }
@@ -2554,6 +2643,9 @@ void P2PSessionImpl::send_due(bool again) {
 }
 
 }  // namespace
+
+void set_full_send_passes_for_tests(bool on) noexcept { full_send_passes_for_tests = on; }
+
 }  // namespace detail
 
 Result create_p2p_session(const P2PConfig& config, std::unique_ptr<P2PSession>* out) {

@@ -105,11 +105,32 @@ class CuttableTransport final : public Transport {
   Transport& inner_;
 };
 
+// Between a session and its machine's simulator: every datagram the session hands over is shown
+// to `tap` first (Match::on_send).
+class TapTransport final : public Transport {
+ public:
+  TapTransport(Transport& inner, std::function<void(const PeerAddress&, const uint8_t*, size_t)> tap)
+      : inner_(inner), tap_(std::move(tap)) {}
+  Result send(const PeerAddress& to, const uint8_t* data, size_t length) override {
+    tap_(to, data, length);
+    return inner_.send(to, data, length);
+  }
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
+    return inner_.receive(from, buffer, capacity, length);
+  }
+  void flush() override { inner_.flush(); }
+
+ private:
+  Transport& inner_;
+  std::function<void(const PeerAddress&, const uint8_t*, size_t)> tap_;
+};
+
 struct Machine {
   TestGame game;
   InMemoryTransport* wire = nullptr;
   std::unique_ptr<CuttableTransport> cut;  // between sim and wire (Match::block)
   std::unique_ptr<NetworkSimulator> sim;
+  std::unique_ptr<TapTransport> tap;  // Match::on_send
   std::unique_ptr<P2PSession> session;
   std::vector<uint64_t> hashes;     // state hash at the start of each frame (last simulation)
   bool spectator = false;
@@ -146,6 +167,8 @@ class Match {
   // Called for every player machine that is about to give its inputs this tick (tests send
   // timed decisions from here, as a game does from its frame loop).
   std::function<void(uint32_t machine)> before_input;
+  // Set before build(): every datagram machine m's session sends (to, bytes), as it sends it.
+  std::function<void(uint32_t machine, const PeerAddress& to, const uint8_t* data, size_t length)> on_send;
   std::vector<SentDecision> sent_decisions;  // in sending order
 
   // A delay change the sessions made themselves (adaptive delay): the reference plays it.
@@ -244,6 +267,12 @@ class Match {
       }
       NetworkConfig n;
       n.transport = me.sim.get();
+      if (on_send) {
+        me.tap = std::make_unique<TapTransport>(*me.sim, [this, m](const PeerAddress& to, const uint8_t* d, size_t l) {
+          on_send(m, to, d, l);
+        });
+        n.transport = me.tap.get();
+      }
       n.rng_seed = opt_.seed * 31 + m;
       n.disconnect_timeout_us = opt_.disconnect_timeout_us;
       n.notify_delay_us = opt_.notify_delay_us;

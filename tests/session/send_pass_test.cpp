@@ -1,0 +1,115 @@
+// The P2P session's send passes (send_due) skip what cannot be due: they ask an endpoint for the
+// urgency only where it reads it, and leave a quiet endpoint's report and channel work alone.
+// Against their full path (session/send_pass_switch.h: the urgency worked out and told to every
+// endpoint, every endpoint polled through its plain calls) over random matches, every machine
+// must send the same datagrams, byte for byte, to the same peers, at the same ticks, and the
+// match must play the same.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "session/send_pass_switch.h"
+#include "support/match_checks.h"
+#include "support/match_harness.h"
+
+namespace retcon::test {
+namespace {
+
+struct Sent {
+  uint64_t at_us;
+  PeerAddress to;
+  std::vector<uint8_t> bytes;
+  bool operator==(const Sent& o) const { return at_us == o.at_us && to == o.to && bytes == o.bytes; }
+};
+
+struct Played {
+  std::vector<std::vector<Sent>> sent;  // per machine, in sending order
+  std::vector<Frame> confirmed;
+  std::vector<uint64_t> stalls;
+  size_t decisions = 0;
+  bool finished = false;
+};
+
+// One random match: 2 or 3 player machines (sometimes a spectator), latency, jitter, loss,
+// reordering and a blackout (the machines stall at their prediction windows), small windows,
+// input delay, timed decisions over the reliable channel, checksum reports, quality reports
+// every half second, machines that poll again and retry a refused frame in the same tick.
+Played play(uint32_t seed, bool full) {
+  detail::set_full_send_passes_for_tests(full);
+  std::mt19937 rng(seed);
+  MatchOptions o;
+  o.machines = 2 + rng() % 2;
+  o.spectators = rng() % 3 == 0 ? 1 : 0;
+  o.seed = seed;
+  o.frames = 420;
+  o.max_prediction = 3 + int32_t(rng() % 8);
+  o.input_delay = int32_t(rng() % 3);
+  o.random_inputs = rng() % 2 == 0;
+  o.retry_stalled = rng() % 2 == 0;
+  o.catch_up = rng() % 3 == 0;
+  o.link.latency_us = 5000 + rng() % 90000;
+  o.link.jitter_us = rng() % 15000;
+  o.link.loss = 0.01 * double(rng() % 12);
+  o.link.reorder = 0.01 * double(rng() % 5);
+  const uint64_t blackout = 1500000 + rng() % 2000000;
+  o.link.blackouts.push_back({blackout, blackout + 100000 + rng() % 900000});
+  Match match(o);
+  Played out;
+  out.sent.resize(o.machines + o.spectators);
+  match.on_send = [&](uint32_t m, const PeerAddress& to, const uint8_t* data, size_t length) {
+    out.sent[m].push_back({match.now(), to, std::vector<uint8_t>(data, data + length)});
+  };
+  std::mt19937 decide(seed * 7 + 1);
+  match.before_input = [&](uint32_t m) {
+    if (decide() % 23 != 0) return;
+    Machine& me = match.machine(m);
+    const Frame at = me.session->earliest_decision_frame();
+    if (at == kNullFrame) return;
+    const std::vector<uint8_t> bytes{uint8_t(m), uint8_t(decide())};
+    if (match.send_decision(m, at + Frame(decide() % 4), bytes) == Result::ok) ++out.decisions;
+  };
+  EXPECT_TRUE(match.build());
+  out.finished = match.run(6000);
+  for (int i = 0; i < 90; ++i) match.tick();
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    out.confirmed.push_back(match.machine(m).session->confirmed_frame());
+    out.stalls.push_back(match.machine(m).stalls);
+  }
+  EXPECT_EQ(match.errors(), 0u) << "seed " << seed;
+  expect_agree_with_reference(match, o.frames, true);
+  detail::set_full_send_passes_for_tests(false);
+  return out;
+}
+
+TEST(SendPasses, SkippingPassesSendWhatTheFullPassesSend) {
+  uint64_t stalls = 0, datagrams = 0;
+  size_t decisions = 0;
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    const Played full = play(seed, true), skipping = play(seed, false);
+    ASSERT_TRUE(full.finished) << "seed " << seed;
+    ASSERT_TRUE(skipping.finished) << "seed " << seed;
+    ASSERT_EQ(skipping.sent.size(), full.sent.size());
+    for (size_t m = 0; m < full.sent.size(); ++m) {
+      ASSERT_GT(full.sent[m].size(), 100u) << "seed " << seed << " machine " << m;
+      ASSERT_EQ(skipping.sent[m].size(), full.sent[m].size()) << "seed " << seed << " machine " << m;
+      for (size_t i = 0; i < full.sent[m].size(); ++i)
+        ASSERT_TRUE(skipping.sent[m][i] == full.sent[m][i])
+            << "seed " << seed << " machine " << m << " datagram " << i << " at " << full.sent[m][i].at_us;
+      datagrams += full.sent[m].size();
+    }
+    EXPECT_EQ(skipping.confirmed, full.confirmed) << "seed " << seed;
+    EXPECT_EQ(skipping.stalls, full.stalls) << "seed " << seed;
+    EXPECT_EQ(skipping.decisions, full.decisions) << "seed " << seed;
+    for (uint64_t s : full.stalls) stalls += s;
+    decisions += full.decisions;
+  }
+  // The matches did what they are here for: frames refused at the window, decisions sent.
+  EXPECT_GT(stalls, 20u);
+  EXPECT_GT(decisions, 20u);
+  EXPECT_GT(datagrams, 5000u);
+}
+
+}  // namespace
+}  // namespace retcon::test
