@@ -156,7 +156,7 @@ class RollbackDriver {
     compute_horizons();
     return full_at(unknown_);
   }
-  Result save(Frame frame) noexcept;                 // live state -> ring slot of `frame`
+  Result save(Frame frame) noexcept { return save_frame(frame); }  // live state -> ring slot of `frame`
   // live state -> caller's buffer
   Result save_into(SavedState& out, Frame frame) noexcept {
     const size_t capacity = ring_.capacity();
@@ -172,7 +172,12 @@ class RollbackDriver {
   Result load(const SavedState& state) noexcept;     // any saved state -> live state
   void step(Frame frame, uint32_t flags) noexcept;   // simulate one frame with its best inputs
   void simulate(Frame from, Frame to, uint32_t flags) noexcept;  // step() each of [from, to)
-  void finish_frame() noexcept;                      // frame_++ after the live frame was stepped
+  // frame_++ after the live frame was stepped. The horizons hold no frame_ (applied when
+  // asked) and add_local_input compares added_at with frame_: nothing else to reset.
+  void finish_frame() noexcept {
+    ++frame_;
+    ++stats_.frames_advanced;
+  }
   uint64_t checksum(SavedState& state) noexcept;     // computed once, then cached
   // The saved state of `frame` in the ring or the checkpoints, or null.
   SavedState* saved(Frame frame) noexcept {
@@ -251,11 +256,16 @@ class RollbackDriver {
   // tested it per player (the prediction's byte stores may alias it), +9 per p2p peer-frame.
   template <bool kCustomPredictor>
   void mark_others(Frame frame, uint32_t others) noexcept;  // others: others_count_
+  // Every player's input of `frame`, side by side (the queues' shared ring).
+  uint8_t* frame_row(Frame frame) const noexcept {
+    return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
+  }
   // The usual rollback's re-run of `frame`: plain_inputs and run_frame without the decision
   // and predictor tests, which rollback() asks once.
   void step_usual(Frame frame) noexcept;
   void run_frame(Frame frame, const uint8_t* bytes, uint32_t flags) noexcept;
   void step_absent(Frame frame, uint32_t flags) noexcept;
+  void step_other(Frame frame, uint32_t flags) noexcept;  // step()'s frames with someone else (out of line)
   Result save_frame(Frame frame) noexcept {
     if (Result r = save_slot(frame); r != Result::ok) return r;
     if (frame > last_saved_) last_saved_ = frame;

@@ -857,5 +857,124 @@ TEST(RollbackDriver, RemoteRunsAreTakenAsFrameByFrame) {
   }
 }
 
+
+// step() and simulate() (the sync test's frame) hand the game the frame's row at once when
+// nobody else plays and nobody is absent, and go through step_frame otherwise. Two drivers get
+// the same inputs: A runs advance() (the general frame), B the sync test's composition (check,
+// save, step, finish, and every fourth frame a load and simulate() of the last three). Every
+// live call must see the same frame, inputs and statuses in both, and each of B's re-simulated
+// calls what its live call of that frame saw. Three configurations: every player local (B's fast
+// path), a local player cut at frame 5 (heard at 8) and rejoining at 14 (heard at 11: from then
+// on nobody else plays, but the frames of its gap still take the general path, live and
+// re-simulated), and a remote player (step() takes the general path).
+void step_and_simulate_match_advance(int config) {
+  SCOPED_TRACE(config);
+  struct Call {
+    Frame frame;
+    uint32_t flags;
+    uint32_t inputs[3];
+    InputStatus status[3];
+    bool operator==(const Call& o) const {
+      return frame == o.frame && flags == o.flags && std::memcmp(inputs, o.inputs, sizeof inputs) == 0 &&
+             std::memcmp(status, o.status, sizeof status) == 0;
+    }
+  };
+  struct Recording {
+    TestGame game;
+    detail::RollbackDriver driver;
+    std::vector<Call> live, resim;
+  } a, b;
+  auto config_for = [](Recording& r) {
+    SessionConfig c = sized_config(3, 4, 8);
+    c.callbacks.user = &r;
+    c.callbacks.save_state = [](void* u, Frame f, uint8_t* buf, size_t n) {
+      return static_cast<Recording*>(u)->game.save_state(f, buf, n);
+    };
+    c.callbacks.load_state = [](void* u, Frame f, const uint8_t* buf, size_t n) {
+      static_cast<Recording*>(u)->game.load_state(f, buf, n);
+    };
+    c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
+      auto* self = static_cast<Recording*>(u);
+      Call call{f, flags, {}, {}};
+      for (PlayerIndex p = 0; p < 3; ++p) {
+        std::memcpy(&call.inputs[p], in->player(p), 4);
+        call.status[p] = in->status[p];
+      }
+      (flags & kAdvanceResimulating ? self->resim : self->live).push_back(call);
+      self->game.advance_frame(f, *in, flags);
+    };
+    return c;
+  };
+  const bool remote = config == 2;
+  for (Recording* r : {&a, &b}) {
+    ASSERT_EQ(r->driver.init(config_for(*r), 8, SaveMode::every_frame), Result::ok);
+    for (PlayerIndex p = 0; p < 3; ++p) r->driver.set_local(p, !(remote && p == 2));
+    r->live.reserve(64);
+    r->resim.reserve(256);
+  }
+  auto input = [](PlayerIndex p, Frame f) { return 0x100u * uint32_t(p + 1) + uint32_t(f) % 5; };
+  constexpr Frame kEnd = 24, kCut = 5, kCutHeard = 8, kRejoinHeard = 11, kRejoin = 14;
+  Frame delivered = -1;
+  for (Frame f = 0; f < kEnd; ++f) {
+    for (; remote && delivered < f - 2; ++delivered) {  // the remote input two frames late
+      const uint32_t v = input(2, delivered + 1);
+      for (Recording* r : {&a, &b})
+        ASSERT_EQ(r->driver.add_remote_input(2, delivered + 1, reinterpret_cast<const uint8_t*>(&v)), Result::ok);
+    }
+    if (config == 1 && f == kCutHeard) {
+      for (Recording* r : {&a, &b}) ASSERT_EQ(r->driver.disconnect_player(1, kCut, true), Result::ok);
+    }
+    if (config == 1 && f == kRejoinHeard) {
+      for (Recording* r : {&a, &b}) ASSERT_EQ(r->driver.rejoin_player(1, kRejoin), Result::ok);
+    }
+    for (Recording* r : {&a, &b}) {
+      for (PlayerIndex p = 0; p < 3; ++p) {
+        if (!r->driver.is_local(p)) continue;
+        const uint32_t v = input(p, f);
+        ASSERT_EQ(r->driver.add_local_input(p, &v, 4), Result::ok);
+      }
+    }
+    ASSERT_EQ(a.driver.advance(), Result::ok) << f;
+    ASSERT_EQ(b.driver.check_local_inputs(), Result::ok);
+    ASSERT_EQ(b.driver.save(f), Result::ok);
+    if (f >= 3 && f % 4 == 0) {
+      ASSERT_EQ(b.driver.load(f - 3), Result::ok);
+      b.driver.simulate(f - 3, f, kAdvanceResimulating);
+      ASSERT_EQ(b.driver.load(f), Result::ok);
+    }
+    b.driver.step(f, kAdvanceNone);
+    b.driver.finish_frame();
+  }
+  ASSERT_EQ(a.live.size(), size_t(kEnd));
+  ASSERT_EQ(b.live.size(), size_t(kEnd));
+  for (Frame f = 0; f < kEnd; ++f) EXPECT_TRUE(a.live[size_t(f)] == b.live[size_t(f)]) << "frame " << f;
+  EXPECT_GT(b.resim.size(), 10u);
+  for (const Call& call : b.resim) {
+    Call live = b.live[size_t(call.frame)];
+    live.flags = call.flags;
+    if (config == 1 && call.frame > kCut && call.frame < kCutHeard) {
+      // Simulated live before the cut was heard; re-simulated after: absent.
+      live.inputs[1] = 0;
+      live.status[1] = InputStatus::disconnected;
+    }
+    if (remote && live.status[2] == InputStatus::predicted && call.frame <= delivered) continue;  // confirmed since
+    EXPECT_TRUE(call == live) << "re-simulated frame " << call.frame;
+  }
+  if (config == 1) {
+    const auto absent = std::count_if(b.resim.begin(), b.resim.end(),
+                                      [](const Call& c) { return c.status[1] == InputStatus::disconnected; });
+    EXPECT_GT(absent, 3) << "simulate() re-ran frames with the cut player absent";
+    EXPECT_EQ(b.live[kRejoin - 1].status[1], InputStatus::disconnected) << "the rejoin gap's last frame";
+    EXPECT_EQ(b.live[kRejoin].status[1], InputStatus::confirmed);
+  }
+  if (config == 0) {
+    EXPECT_EQ(a.game.hash(), b.game.hash());  // (B never rolls back: with a cut or late inputs it differs)
+  }
+}
+
+TEST(RollbackDriver, StepAndSimulateHandTheGameWhatAdvanceDoes) {
+  for (int config : {0, 1, 2}) step_and_simulate_match_advance(config);
+}
+
 }  // namespace
 }  // namespace retcon::test
