@@ -186,25 +186,34 @@ class LatenessBaseline {
   // middle moves by a value at a time until it is the sample of rank n / 2 again.
   void recount(Sample gone_sample, Sample v_sample) noexcept {
     const uint32_t v = uint32_t(v_sample);
-    if (gone_sample != kEmpty) {
+    const uint32_t middle = middle_;
+    uint32_t below = below_ + (v < middle ? 1 : 0);
+    if (gone_sample != kEmpty) [[likely]] {
       const uint32_t gone = uint32_t(gone_sample);
+      below -= gone < middle ? 1 : 0;
       --counts_[gone];
-      if (gone < middle_) --below_;
+      ++counts_[v];
+      below_ = below;
+      // A full window: the rank is kSamples / 2, and the middle usually stays.
+      if (below <= kSamples / 2 && below + counts_[middle] > kSamples / 2) [[likely]] return;
     } else {
       ++samples_;  // the window was not full
+      ++counts_[v];
+      below_ = below;
     }
-    ++counts_[v];
-    if (v < middle_) ++below_;
+    move_middle();
+  }
+  void move_middle() noexcept {
     const uint32_t rank = samples_ / 2;
     // below_ <= rank < below_ + counts_[middle_] again (a middle exists: 0 are below value 0,
-    // all min(samples, kSamples) > rank are below value kMaxFrames + 2).
+    // all samples() > rank are below value kMaxFrames + 2).
     while (below_ > rank) below_ -= counts_[--middle_];
     while (below_ + counts_[middle_] <= rank) below_ += counts_[middle_++];
     median_ = std::min<int32_t>(middle_, kMaxFrames);
   }
 
   std::array<Sample, kSamples> window_ = empty_window();
-  std::array<uint8_t, kMaxFrames + 2> counts_{};
+  std::array<uint32_t, kMaxFrames + 2> counts_{};
   uint32_t next_ = 0;
   uint32_t samples_ = 0;  // samples in the window (up to kSamples)
   uint32_t middle_ = 0;  // the sample of rank n / 2 (0..kMaxFrames + 1)
@@ -243,7 +252,8 @@ class LatenessMonitor {
   // compares instead of a judgement. Exact: every input observe() acts on is compared.
   bool quiet(Frame newest, uint64_t datagrams_received, Frame acked_by_peer, uint64_t rtt_us, uint64_t jitter_us,
              uint64_t told_arrived_at_us) const noexcept {
-    return datagrams_received == datagrams_seen_ && have_rtt_ && rtt_us == rtt_us_ && jitter_us == jitter_us_ &&
+    // (Before the first observe(): no datagram yet, so no round trip equals the kNoRtt mark.)
+    return datagrams_received == datagrams_seen_ && rtt_us == rtt_us_ && jitter_us == jitter_us_ &&
            acked_by_peer <= acked_ && (told_arrived_at_us == 0 || told_arrived_at_us == told_seen_) &&
            (newest == kNullFrame || (last_seen_ != kNullFrame && newest <= last_seen_));
   }
@@ -261,13 +271,14 @@ class LatenessMonitor {
     // The round trip as it was before this poll: a burst of held datagrams carries echoes that
     // inflate it, and must not excuse itself.
     // (Not a copy of the Link with them replaced: a Link is ~100 bytes, copied per call.)
-    const uint64_t rtt = have_rtt_ ? std::min(current.rtt_us, rtt_us_) : current.rtt_us;
-    const uint64_t jitter = have_rtt_ ? std::min(current.jitter_us, jitter_us_) : current.jitter_us;
+    // (The first call finds kNoRtt: the current ones.)
+    const uint64_t rtt = std::min(current.rtt_us, rtt_us_);
+    const uint64_t jitter = std::min(current.jitter_us, jitter_us_);
     rtt_us_ = current.rtt_us;
     jitter_us_ = current.jitter_us;
-    have_rtt_ = true;
     const uint64_t one_way = rtt / 2;
     const uint64_t slack = 2 * jitter + current.frame_us;
+    const uint64_t trip = rtt + slack;  // a round trip and the slack (wraps as the sums below did)
     note_acks(current, now_us);
     // Evidence of a two-way outage: a datagram the peer sent just now (one way ago) does not
     // acknowledge an input of ours that should have reached it long before. It could not hear
@@ -278,7 +289,7 @@ class LatenessMonitor {
     const Frame unheard = current.acked_by_peer == kNullFrame ? 0 : current.acked_by_peer + 1;
     uint64_t unheard_at = 0;
     if (arrived && unheard <= current.last_local_sent && timeline.sent_at(unheard, &unheard_at) &&
-        unheard_at + rtt + slack < now_us) {
+        unheard_at + trip < now_us) {
       if (unheard_at > deaf_to_us_) deaf_from_us_ = unheard_at;  // a new outage
       deaf_to_us_ = std::max(deaf_to_us_, now_us - one_way);
       outage_ = {deaf_from_us_, deaf_to_us_};
@@ -295,11 +306,10 @@ class LatenessMonitor {
     // The usual frame started well after every outage known (this peer's two-way ones and the
     // other links'): the outage checks of lateness_us cannot move its due time, and it is
     // judged without them, one compare instead of theirs (clear_of_outages says when exactly).
-    const uint64_t clear_after = clear_of_outages(rtt, slack, timeline);
+    const uint64_t clear_after = clear_of_outages(rtt, trip, timeline);
     // When an input of ours is due back acknowledged, after it went out (lateness_us), worked out
     // once: the sum wraps as the per-frame one did.
-    const uint64_t ack_within = rtt + slack + 3 * current.frame_us;
-    uint64_t on_time = 0;  // frames of bucket 0, added to the histogram after the loop
+    const uint64_t ack_within = trip + 3 * current.frame_us;
     // One loop for a monitor still learning its baseline (fewer than kMinSamples: its frames
     // are not judged) and one without that test per frame for the usual monitor (a baseline
     // never loses samples).
@@ -322,7 +332,7 @@ class LatenessMonitor {
           if (baseline_.samples() < kMinSamples) continue;
         }
         if (excess <= 0) [[likely]] {  // the usual frame: bucket 0, not the worst
-          ++on_time;
+          ++numbers_.histogram[0];
           continue;
         }
         ++numbers_.histogram[bucket(excess)];
@@ -333,7 +343,6 @@ class LatenessMonitor {
       judge_frames(std::false_type{});
     else
       judge_frames(std::true_type{});
-    numbers_.histogram[0] += on_time;
     if (worst > numbers_.max_frames) numbers_.max_frames = worst;
     last_seen_ = std::max(last_seen_, newest);
     return worst;
@@ -383,15 +392,15 @@ class LatenessMonitor {
     // A held acknowledgement must not excuse a held input, so ours counts only up to when an
     // acknowledgement could have come back after a resend or two.
     const Frame needed = f - link.window - 1;
-    if (needed >= 0) {
+    if (needed >= 0) [[likely]] {
       uint64_t heard = 0, sent = 0;
-      if (!timeline.sent_at(needed, &sent)) return 0;  // not sent yet or too old to judge
+      if (!timeline.sent_at(needed, &sent)) [[unlikely]] return 0;  // not sent yet or too old to judge
       const uint64_t latest = sent + ack_within;  // rtt_us + slack + 3 frames
       due = std::max(due, acked_at(needed, &heard) ? std::min(heard, latest) : latest);
-      if (timeline.confirmed_at(needed, &heard)) due = std::max(due, heard + one_way);
+      if (timeline.confirmed_at(needed, &heard)) [[likely]] due = std::max(due, heard + one_way);
       else if (needed > timeline.newest_confirmed()) return 0;
     }
-    if (clear) return now_us > due ? now_us - due : 0;  // no outage near the frame (observe)
+    if (clear) [[likely]] return now_us > due ? now_us - due : 0;  // no outage near the frame (observe)
     // A two-way outage around the frame: the peer resends what was lost once it is over. Only
     // frames that started from a round trip (and the slack) before it: the peer sent earlier
     // ones while it still heard us (until 2 s before the cut counted once, which let a switch
@@ -410,11 +419,14 @@ class LatenessMonitor {
   // for both, the later end plus rtt + slack: a frame between the two bounds takes the full
   // checks too, which judge it the same. A sum that would overflow makes nothing clear (those
   // frames take the full checks, as before).
-  uint64_t clear_of_outages(uint64_t rtt_us, uint64_t slack, const LocalTimeline& timeline) const noexcept {
+  // `trip`: rtt_us + slack as it wrapped.
+  uint64_t clear_of_outages(uint64_t rtt_us, uint64_t trip, const LocalTimeline& timeline) const noexcept {
     const uint64_t end = std::max(deaf_to_us_, timeline.latest_outage_end());
     if (end == 0) return 0;
+    // end + rtt + slack without wrapping (the sum of the three fits exactly when neither of
+    // two additions in a row wraps, in either order).
     uint64_t sum = 0;
-    return add_overflows(end, rtt_us, &sum) || add_overflows(sum, slack, &sum) ? UINT64_MAX : sum;
+    return trip < rtt_us || add_overflows(end, trip, &sum) ? UINT64_MAX : sum;
   }
   static bool add_overflows(uint64_t a, uint64_t b, uint64_t* sum) noexcept {
     *sum = a + b;
@@ -465,8 +477,10 @@ class LatenessMonitor {
   Frame last_seen_ = kNullFrame;
   Frame acked_ = kNullFrame;
   std::array<Ack, LocalTimeline::kFrames> acks_{};  // when each of our frames was first acknowledged
-  bool have_rtt_ = false;
-  uint64_t rtt_us_ = 0, jitter_us_ = 0;
+  // The round trip and jitter of the last call; kNoRtt before the first (a round trip is
+  // measured only once datagrams arrived, and quiet() wants none to have arrived since).
+  static constexpr uint64_t kNoRtt = UINT64_MAX;
+  uint64_t rtt_us_ = kNoRtt, jitter_us_ = kNoRtt;
   uint64_t datagrams_seen_ = 0;
   uint64_t told_seen_ = 0;  // the arrival of the last silence note taken
   Gap outage_;
