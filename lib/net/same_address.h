@@ -34,4 +34,33 @@ inline bool same_address(const PeerAddress& a, const PeerAddress& b) noexcept {
   return ((x ^ y) & mask) == 0;
 }
 
+// same_address(a, from) for one sender against every peer (the session's receive loop): what
+// does not change per peer is worked out once, and each peer costs its size and first word. A
+// sender of up to 8 bytes (in-memory, IPv4) is decided by that word alone; a longer one by the
+// whole compare once the word matched (which is also what turns down a corrupt size: above
+// capacity, so above 8).
+class AddressProbe {
+ public:
+  explicit AddressProbe(const PeerAddress& from) noexcept : from_(from), size_(from.size) {
+    // The first min(size, 8) bytes in memory: the low ones on a little-endian machine, else the high.
+    if constexpr (std::endian::native == std::endian::little)
+      mask_ = size_ < 8 ? (uint64_t{1} << (8 * size_)) - 1 : ~uint64_t{0};
+    else
+      mask_ = size_ < 8 ? ~((~uint64_t{0}) >> (8 * size_)) : ~uint64_t{0};
+    std::memcpy(&first_, from.bytes, 8);
+    first_ &= mask_;
+  }
+  bool matches(const PeerAddress& a) const noexcept {
+    uint64_t x;
+    std::memcpy(&x, a.bytes, 8);
+    return a.size == size_ && (x & mask_) == first_ && (size_ <= 8 || same_address(a, from_));
+  }
+
+ private:
+  const PeerAddress& from_;
+  uint32_t size_;
+  uint64_t mask_;
+  uint64_t first_;
+};
+
 }  // namespace retcon::detail

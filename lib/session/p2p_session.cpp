@@ -721,10 +721,11 @@ void P2PSessionImpl::receive_datagrams() {
   for (int i = 0; i < 4096; ++i) {
     from.size = 0;
     if (!transport_->receive(&from, datagram_, sizeof datagram_, &length)) break;
-    // find_peer, with the inline comparison (every datagram asks).
+    // find_peer, with the inline comparison (every datagram asks): a word or two per peer.
     Peer* peer = nullptr;
+    const AddressProbe probe(from);
     for (uint32_t k = 0; k < num_peers_; ++k) {
-      if (same_address(peers_[k].address, from)) {
+      if (probe.matches(peers_[k].address)) {
         peer = &peers_[k];
         break;
       }

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <deque>
+#include <random>
 #include <unordered_set>
 #include <vector>
 
@@ -34,9 +35,10 @@ TEST(PeerAddress, EqualityAndHashIgnoreUnusedBytes) {
   (void)hash_peer_address(corrupt);
 }
 
-// The session's inline lookup (net/same_address.h) decides as operator== does, for every size:
-// a difference at any byte inside the size counts, bytes past it do not, a corrupt size matches
-// nothing. (A wrong mask would route a datagram to another peer, or drop it as a stranger's.)
+// The session's inline lookup (net/same_address.h: same_address, and AddressProbe, the sender's
+// part worked out once) decides as operator== does, for every size: a difference at any byte
+// inside the size counts, bytes past it do not, a corrupt size matches nothing. (A wrong mask
+// would route a datagram to another peer, or drop it as a stranger's.)
 TEST(PeerAddress, InlineComparisonAgreesWithEquality) {
   for (uint32_t size = 0; size <= PeerAddress::kCapacity; ++size) {
     PeerAddress a;
@@ -46,21 +48,46 @@ TEST(PeerAddress, InlineComparisonAgreesWithEquality) {
     for (uint32_t i = size; i < PeerAddress::kCapacity; ++i) b.bytes[i] = uint8_t(~b.bytes[i]);  // past the size
     EXPECT_TRUE(a == b) << size;
     EXPECT_TRUE(detail::same_address(a, b)) << size;
+    EXPECT_TRUE(detail::AddressProbe(b).matches(a)) << size;
+    EXPECT_TRUE(detail::AddressProbe(a).matches(b)) << size;
     for (uint32_t i = 0; i < size; ++i) {
       PeerAddress c = a;
       c.bytes[i] ^= 0x40;
       EXPECT_FALSE(a == c) << size << " " << i;
       EXPECT_FALSE(detail::same_address(a, c)) << size << " " << i;
+      EXPECT_FALSE(detail::AddressProbe(c).matches(a)) << size << " " << i;
+      EXPECT_FALSE(detail::AddressProbe(a).matches(c)) << size << " " << i;
     }
     if (size > 0) {
       PeerAddress shorter = a;
       shorter.size = size - 1;
       EXPECT_FALSE(detail::same_address(a, shorter)) << size;
+      EXPECT_FALSE(detail::AddressProbe(shorter).matches(a)) << size;
+      EXPECT_FALSE(detail::AddressProbe(a).matches(shorter)) << size;
     }
   }
   PeerAddress corrupt = make_memory_address(3);
   corrupt.size = 1000;
   EXPECT_FALSE(detail::same_address(corrupt, corrupt));
+  EXPECT_FALSE(detail::AddressProbe(corrupt).matches(corrupt));
+  // Random pairs: sizes up to past the capacity, few byte values (so that many agree), garbage
+  // past the size; the probe of either against the other decides as operator==.
+  std::mt19937 rng(14);
+  uint64_t equal = 0;
+  for (int round = 0; round < 200000; ++round) {
+    PeerAddress x, y;
+    x.size = uint32_t(rng() % 4 == 0 ? rng() % 40 : rng() % 10);
+    y.size = rng() % 3 == 0 ? uint32_t(rng() % 40) : x.size;
+    for (uint32_t i = 0; i < PeerAddress::kCapacity; ++i) {
+      x.bytes[i] = uint8_t(rng() % 2);
+      y.bytes[i] = rng() % 8 == 0 ? uint8_t(rng() % 2) : x.bytes[i];
+    }
+    const bool same = x == y;
+    equal += same;
+    EXPECT_EQ(detail::AddressProbe(x).matches(y), same) << x.size << " " << y.size;
+    EXPECT_EQ(detail::AddressProbe(y).matches(x), same) << x.size << " " << y.size;
+  }
+  EXPECT_GT(equal, 10000u);
 }
 
 TEST(PeerAddress, IpHelpers) {
