@@ -517,6 +517,10 @@ class Endpoint {
   // Appends to prepared_ the frames queued while it was full (or that a cut emptied it past).
   // send_input's changed input, in its slot: its delta against the slot before, coded and appended.
   void queue_changed(const uint8_t* slot, size_t size) noexcept;
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  void queue_changed_coded(const uint8_t* slot, size_t size) noexcept;
   void catch_up_run() noexcept;
   // What rides on the inputs datagram starting at `start` (send_inputs): null when nothing.
   const Riders* gather_riders(Frame start, size_t capacity) noexcept;

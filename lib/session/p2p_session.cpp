@@ -1192,6 +1192,14 @@ inline void P2PSessionImpl::send_ready_inputs(Frame ready) {
       hold = std::min(hold, relay_hold_.hold_from(peers_, i));
       if (!kUsual && own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
       if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
+      if (kUsual && upto == sent + 1) {
+        // The usual call: advance_frame's one new frame. Without the loop (whose counter and
+        // bounds the compiler keeps on the stack around the inline send_input).
+        peer.endpoint.send_input(upto, driver_.confirmed_input(local_players_[0], upto));
+        sent_to_peer_[i] = upto;
+        newest = std::max(newest, upto);
+        continue;
+      }
       for (Frame f = sent + 1; f <= upto; ++f) {
         // One local player (the usual machine): its queued input is the blob itself.
         const uint8_t* blob = kUsual || local_count_ == 1 ? driver_.confirmed_input(local_players_[0], f) : blob_.get();
