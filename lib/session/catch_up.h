@@ -36,28 +36,23 @@ class CatchUp {
   void set_frame_time(uint64_t frame_us) noexcept { frame_us_ = frame_us; }
   void reset() noexcept {
     owed_ = 0;
-    stalled_ = advanced_once_ = false;
+    stalled_ = advanced_once_ = usual_ = false;
     last_advance_us_ = last_extra_us_ = stall_end_us_ = 0;
   }
-
-  // The prediction window refused a frame.
-  void on_refused() noexcept { stalled_ = true; }
-  // A frame advanced at `now_us`.
+  // A frame advanced at `now_us`. The usual frame (one frame time or so after the last, no
+  // stall before it, nothing owed) only moves the last advance: what the general path below
+  // comes to then, without its tests (every frame of a match asks).
   void on_advanced(uint64_t now_us) noexcept {
-    if (advanced_once_ && now_us < last_advance_us_ + frame_us_ / 2) {
-      // A second frame within the same frame time: an extra one, paid off.
-      owed_ = std::max(owed_ - 1, 0);
-      last_extra_us_ = now_us;
-    } else if (advanced_once_ && stalled_) {
-      // Frame times that passed without a frame, beyond the one this frame fills.
-      const uint64_t gap = (now_us - last_advance_us_ + frame_us_ / 2) / frame_us_;
-      if (gap > kMinStallFrames) owed_ = int32_t(std::min<uint64_t>(uint64_t(owed_) + gap - 1, kMaxFrames));
-      stall_end_us_ = now_us;
+    if (usual_ && now_us >= last_advance_us_ + frame_us_ / 2) [[likely]] {
+      last_advance_us_ = now_us;
+      return;
     }
-    stalled_ = false;
-    advanced_once_ = true;
-    last_advance_us_ = now_us;
-    if (owed_ > 0 && now_us >= stall_end_us_ + kExpiryFrames * frame_us_) owed_ = 0;
+    advance_general(now_us);
+  }
+  // The prediction window refused a frame.
+  void on_refused() noexcept {
+    stalled_ = true;
+    usual_ = false;
   }
   // Whether one more frame may run now: some are owed, the last frame advanced within this
   // frame time (so the extra one shares its tick), none ran for kSpacingFrames, and the window
@@ -74,9 +69,28 @@ class CatchUp {
   }
 
  private:
+  void advance_general(uint64_t now_us) noexcept {
+    if (advanced_once_ && now_us < last_advance_us_ + frame_us_ / 2) {
+      // A second frame within the same frame time: an extra one, paid off.
+      owed_ = std::max(owed_ - 1, 0);
+      last_extra_us_ = now_us;
+    } else if (advanced_once_ && stalled_) {
+      // Frame times that passed without a frame, beyond the one this frame fills.
+      const uint64_t gap = (now_us - last_advance_us_ + frame_us_ / 2) / frame_us_;
+      if (gap > kMinStallFrames) owed_ = int32_t(std::min<uint64_t>(uint64_t(owed_) + gap - 1, kMaxFrames));
+      stall_end_us_ = now_us;
+    }
+    stalled_ = false;
+    advanced_once_ = true;
+    last_advance_us_ = now_us;
+    if (owed_ > 0 && now_us >= stall_end_us_ + kExpiryFrames * frame_us_) owed_ = 0;
+    usual_ = owed_ == 0;  // advanced once, not stalled since
+  }
+
   uint64_t frame_us_ = 16667;
   int32_t owed_ = 0;
   bool stalled_ = false, advanced_once_ = false;
+  bool usual_ = false;  // advanced_once_ && !stalled_ && owed_ == 0: on_advanced's usual frame
   uint64_t last_advance_us_ = 0, last_extra_us_ = 0, stall_end_us_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <vector>
 
 #include "session/catch_up.h"
@@ -235,6 +236,89 @@ TEST(CatchUp, ShortStallsAndNoRoomOweNothing) {
   // The window never leaves room (the peer is the one that froze): the debt expires.
   for (int t = 0; t <= CatchUp::kExpiryFrames; ++t, now += kTick) c.on_advanced(now);
   EXPECT_EQ(c.owed(), 0);
+}
+
+// CatchUp as it was before on_advanced's usual frame skipped the general path (ce10107): the
+// reference of the test below.
+class ReferenceCatchUp {
+ public:
+  void on_refused() { stalled_ = true; }
+  void on_advanced(uint64_t now_us) {
+    if (advanced_once_ && now_us < last_advance_us_ + kTick / 2) {
+      owed_ = std::max(owed_ - 1, 0);
+      last_extra_us_ = now_us;
+    } else if (advanced_once_ && stalled_) {
+      const uint64_t gap = (now_us - last_advance_us_ + kTick / 2) / kTick;
+      if (gap > CatchUp::kMinStallFrames) owed_ = int32_t(std::min<uint64_t>(uint64_t(owed_) + gap - 1, CatchUp::kMaxFrames));
+      stall_end_us_ = now_us;
+    }
+    stalled_ = false;
+    advanced_once_ = true;
+    last_advance_us_ = now_us;
+    if (owed_ > 0 && now_us >= stall_end_us_ + CatchUp::kExpiryFrames * kTick) owed_ = 0;
+  }
+  bool should(uint64_t now_us, bool room) const {
+    return owed_ > 0 && room && advanced_once_ && now_us < last_advance_us_ + kTick / 2 &&
+           (last_extra_us_ == 0 || now_us >= last_extra_us_ + CatchUp::kSpacingFrames * kTick - kTick / 2);
+  }
+  bool active(uint64_t now_us) const {
+    return last_extra_us_ != 0 && now_us < last_extra_us_ + 4 * CatchUp::kSpacingFrames * kTick;
+  }
+  int32_t owed_ = 0;
+
+ private:
+  bool stalled_ = false, advanced_once_ = false;
+  uint64_t last_advance_us_ = 0, last_extra_us_ = 0, stall_end_us_ = 0;
+};
+
+// The usual frame (nothing owed, no stall, a frame time after the last) only moves the last
+// advance: random ticks of advances, extra frames (asked for, and unasked within half a frame),
+// stalls of every length (short ones owe nothing, long ones up to the cap), debts that expire
+// (runs whose window never leaves room), gaps and resets against the reference, every answer
+// compared.
+TEST(CatchUp, TheUsualFrameAdvancesAsTheGeneralPath) {
+  std::mt19937 gen(11);
+  auto rng = [&gen] { return uint32_t(gen()); };
+  int owed_ticks = 0;
+  for (int run = 0; run < 40; ++run) {
+    CatchUp c;
+    c.set_frame_time(kTick);
+    ReferenceCatchUp r;
+    uint64_t now = 1000 * kTick + rng() % kTick;
+    for (int t = 0; t < 3000; ++t) {
+      const uint32_t dice = rng() % 100;
+      if (dice < 3) {  // a stall: a run of refused frames
+        const int refused = int(rng() % 40);
+        for (int k = 0; k < refused; ++k, now += kTick) {
+          c.on_refused();
+          r.on_refused();
+        }
+      } else if (dice < 8) {
+        now += rng() % (3 * kTick);  // a slow or a quick tick
+      } else if (dice == 8 && rng() % 20 == 0) {
+        c.reset();
+        r = ReferenceCatchUp{};
+      }
+      c.on_advanced(now);
+      r.on_advanced(now);
+      if (rng() % 50 == 0) {  // a game that runs a second frame in the tick unasked
+        const uint64_t again = now + rng() % kTick;
+        c.on_advanced(again);
+        r.on_advanced(again);
+      }
+      const bool room = run % 4 != 0 && rng() % 4 != 0;  // every fourth run: never room, debts expire
+      ASSERT_EQ(c.should(now, room), r.should(now, room)) << "run " << run << " tick " << t;
+      if (c.should(now, room)) {  // the extra frame, in this tick
+        c.on_advanced(now + 100);
+        r.on_advanced(now + 100);
+      }
+      ASSERT_EQ(c.owed(), r.owed_) << "run " << run << " tick " << t;
+      ASSERT_EQ(c.active(now), r.active(now)) << "run " << run << " tick " << t;
+      owed_ticks += c.owed() > 0;
+      now += kTick - 200 + rng() % 400;
+    }
+  }
+  EXPECT_GT(owed_ticks, 5000) << "debts must be run up and paid for the comparison to mean much";
 }
 
 // --------------------------------------------------------------------- whole matches
