@@ -421,9 +421,6 @@ TEST(EndpointAttack, AbsurdNumbersFromAVerifiedPeerAreCountedDrops) {
   EXPECT_FALSE(a.pop_checksum(&f, &c));
 }
 
-// Mid-match handshakes carrying the peer's real nonce (what an on-path observer can forge
-// without a key) and another shape: replies are dropped (no challenge is open), requests only
-// answered. The connection keeps running with the shape it agreed.
 // The range check of a disconnected player's last frame stops at a rejoin's cut we know of
 // (rejoin_remote_player: live_at - 1, stamped seconds ahead): a peer cutting the rejoiner there
 // (its machine never came) is heard however far ahead that is. Before, its every inputs datagram
@@ -785,6 +782,9 @@ TEST(EndpointAttack, AKeyedEndpointTakesNoUnsealedInputsDatagram) {
   EXPECT_TRUE(a.running());
 }
 
+// Mid-match handshakes carrying the peer's real nonce (what an on-path observer can forge
+// without a key) and another shape: replies are dropped (no challenge is open), requests only
+// answered. The connection keeps running with the shape it agreed.
 TEST(EndpointAttack, MidMatchHandshakesWithAnotherShapeChangeNothing) {
   EndpointPair pair(config(117, false), config(118, false));
   pair.start();
