@@ -252,9 +252,17 @@ class LatenessMonitor {
   // compares instead of a judgement. Exact: every input observe() acts on is compared.
   bool quiet(Frame newest, uint64_t datagrams_received, Frame acked_by_peer, uint64_t rtt_us, uint64_t jitter_us,
              uint64_t told_arrived_at_us) const noexcept {
+    return datagrams_received == datagrams_seen_ &&
+           quiet_since_last_datagram(newest, acked_by_peer, rtt_us, jitter_us, told_arrived_at_us);
+  }
+  // The datagrams count observe() saw last: quiet() needs it equal first (the session compares
+  // it alone first, so that a tick with an arrival loads nothing else before the judgement).
+  uint64_t datagrams_seen() const noexcept { return datagrams_seen_; }
+  // quiet() with the datagrams count known equal.
+  bool quiet_since_last_datagram(Frame newest, Frame acked_by_peer, uint64_t rtt_us, uint64_t jitter_us,
+                                 uint64_t told_arrived_at_us) const noexcept {
     // (Before the first observe(): no datagram yet, so no round trip equals the kNoRtt mark.)
-    return datagrams_received == datagrams_seen_ && rtt_us == rtt_us_ && jitter_us == jitter_us_ &&
-           acked_by_peer <= acked_ && (told_arrived_at_us == 0 || told_arrived_at_us == told_seen_) &&
+    return rtt_us == rtt_us_ && jitter_us == jitter_us_ && acked_by_peer <= acked_ && (told_arrived_at_us == 0 || told_arrived_at_us == told_seen_) &&
            (newest == kNullFrame || (last_seen_ != kNullFrame && newest <= last_seen_));
   }
 
