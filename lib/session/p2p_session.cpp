@@ -184,7 +184,13 @@ class P2PSessionImpl final : public P2PSession {
   // tells here in a few loads: one local player, no delay change of ours out, nobody gone, and
   // every streaming peer has the newest ready frame, which counts as sent. (A ready frame past
   // the newest counted as sent always means work: asked first, it sends advance's call on.)
+  // Usually the last send_ready_inputs found exactly that and nothing it looked at changed since
+  // (idle_ready_): then one comparison tells it.
   void send_local_inputs() {
+    if (local_count_ == 1 && own_delays_active_ == 0 && !cuts_active_) {
+      const Frame ready = driver_.last_confirmed(local_players_[0]);
+      if (ready == idle_ready_) return;
+    }
     if (local_count_ == 1 && driver_.last_confirmed(local_players_[0]) <= last_local_sent_ &&
         own_delays_active_ == 0 && !cuts_active_) {
       const Frame ready = driver_.last_confirmed(local_players_[0]);
@@ -349,6 +355,14 @@ class P2PSessionImpl final : public P2PSession {
   bool basis_known_ = false;
   Frame last_local_sent_ = kNullFrame;  // the newest local frame sent to any player peer
   Frame sent_to_peer_[kMaxPlayers];     // per player peer: the newest local frame sent to it
+  // The ready frame the last send_ready_inputs left every streaming player peer at or past (and
+  // last_local_sent_ at or past it): send_local_inputs' idle answer for that frame, without the
+  // walk over the peers. kNoIdleReady when it did not, and whenever anything it depends on
+  // changes elsewhere (a stream restarted or resumed, a peer back, last_local_sent_ set back:
+  // forget_idle_ready, in the rejoin paths). A peer dropped or waiting only removes a condition.
+  static constexpr Frame kNoIdleReady = INT32_MIN;
+  Frame idle_ready_ = kNoIdleReady;
+  void forget_idle_ready() noexcept { idle_ready_ = kNoIdleReady; }
   // The newest frame cleared for spectators (confirmed, no disconnect cut settling before it),
   // and per spectator the next frame it gets (session/decision_exchange.h: a frame waits until
   // the spectator holds its decisions). parked_: one that has not come yet and fell behind the
@@ -1181,6 +1195,7 @@ template <bool kUsual>
 inline void P2PSessionImpl::send_ready_inputs(Frame ready) {
   Frame newest = last_local_sent_;
   bool anyone = false;
+  Frame lowest = INT32_MAX;  // the lowest frame a streaming peer has now (idle_ready_)
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     Peer& peer = peers_[i];
     if (peer.dropped || stream_waits_[i]) continue;
@@ -1201,6 +1216,7 @@ inline void P2PSessionImpl::send_ready_inputs(Frame ready) {
         peer.endpoint.send_input(upto, driver_.confirmed_input(local_players_[0], upto));
         sent_to_peer_[i] = upto;
         newest = std::max(newest, upto);
+        lowest = std::min(lowest, upto);
         continue;
       }
       for (Frame f = sent + 1; f <= upto; ++f) {
@@ -1214,9 +1230,14 @@ inline void P2PSessionImpl::send_ready_inputs(Frame ready) {
       sent_to_peer_[i] = sent;
     }
     newest = std::max(newest, sent);
+    lowest = std::min(lowest, sent);
   }
   if (!anyone && ready != INT32_MAX) newest = std::max(newest, ready);
   while (last_local_sent_ < newest) timeline_.on_sent(++last_local_sent_, now_);
+  // Every streaming peer has `ready` (and, newest being theirs, no more than last_local_sent_):
+  // what send_local_inputs' walk would find, until something forgets it. (With none streaming,
+  // last_local_sent_ reached `ready` above.)
+  idle_ready_ = lowest >= ready && ready <= last_local_sent_ ? ready : kNoIdleReady;
   // The connected players' last frames are read only once a player is gone (agreement, the
   // statuses the endpoints send, the rejoin offer: see cuts_active_), so they are kept from then
   // on; the offer, built by serve_rejoin, always follows this call in the same poll.
@@ -1907,6 +1928,7 @@ Result P2PSessionImpl::answer(PlayerIndex player, bool accept) {
   peer->endpoint.set_channel_sink(peer);
   peer->address = q.from;
   peer->dropped = false;
+  forget_idle_ready();  // a peer back (its stream waits, but say so)
   peer->synchronized = false;
   peer->rejoining = true;
   peer->pending_count = 0;
@@ -2196,6 +2218,7 @@ void P2PSessionImpl::apply_rejoin(Peer& peer, PlayerIndex player, Frame state_fr
     if (peer.players[0] == player) {
       peer.endpoint.restart_incoming_at(live_at);
       stream_waits_[&peer - peers_] = false;
+      forget_idle_ready();  // a stream resumes
       resend_local_inputs(peer, state_frame);
     }
     return;
@@ -2277,6 +2300,7 @@ void P2PSessionImpl::resend_local_inputs(Peer& peer, Frame from) {
   // Not past a decision or delay change of ours it has not acknowledged (the holds of
   // send_local_inputs, which goes on from where this stops).
   const Frame had = sent_to_peer_[i];
+  forget_idle_ready();  // its stream starts over
   sent_to_peer_[i] = from - 1;
   Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
   hold = std::min(hold, relay_hold_.hold_from(peers_, i));
@@ -2440,6 +2464,7 @@ void P2PSessionImpl::take_rejoin_state(Peer& host) {
     sent_to_peer_[i] = o.live_at - 1;
   }
   last_local_sent_ = o.live_at - 1;
+  forget_idle_ready();  // every stream starts over
   rejoin_phase_ = RejoinPhase::playing;
   running_ = true;
   running_since_ = now_;
