@@ -242,6 +242,15 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t silence_of(PlayerIndex player) const;
   uint64_t silent_after_us() const;
   void send_due(bool again = false);
+  // send_due's copy of the players' statuses into peer `i`'s endpoint, once a player may be
+  // gone (cuts_active_). Out of line: the usual pass never calls it.
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  void tell_statuses(Peer& peer, uint32_t i) {
+    peer.endpoint.set_local_connect_status(
+        peer.spectator ? status_for_spectator(i - num_player_peers_) : local_status_, num_players_);
+  }
 #if defined(__GNUC__)
   __attribute__((noinline, cold))
 #endif
@@ -2567,9 +2576,7 @@ void P2PSessionImpl::send_due(bool again) {
     // Spectators need it too: it tells them which players are gone and from which frame. Only
     // disconnected players' statuses travel (docs/PROTOCOL.md), and before the first drop
     // (cuts_active_) every one is connected, as the endpoint's copy starts: nothing to copy.
-    if (cuts_active_)
-      peer.endpoint.set_local_connect_status(
-          peer.spectator ? status_for_spectator(i - num_player_peers_) : local_status_, num_players_);
+    if (cuts_active_) [[unlikely]] tell_statuses(peer, i);
     if (peer.endpoint.state() == EndpointState::idle) continue;
     peer.endpoint.set_stalled(stalled_ && !peer.spectator);
     auto urgency = [&]()
