@@ -204,9 +204,10 @@ class Endpoint {
   // poll_again once polled_at(now_us) is known to hold (the session's pass asks first).
   // Inline for the usual call, a frame queued since the poll and nothing else to see to (it is
   // unacknowledged and not yet sent, the peer was not silent, no report, reply or checksum
-  // waits): poll_changed would then ask only the send policy, and send nothing else. Held back
-  // (no acknowledgement overdue either), the mark is all; sent, send_pending. Any other call:
-  // poll_changed.
+  // waited its patience out): poll_changed would then ask only the send policy, and send
+  // nothing else (riders not yet late ride on the inputs datagram if one goes, and wait
+  // otherwise; only late ones would go alone). Held back (no acknowledgement overdue either),
+  // the mark is all; sent, send_pending. Any other call: poll_changed.
   Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to) {
     return poll_polled_again(now_us, transport, to, [this] { return urgent_; });
   }
@@ -214,7 +215,7 @@ class Endpoint {
   template <class Urgency>
   Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to, Urgency&& urgency) {
     if (last_sent_ != polled_.last_sent && last_sent_ > last_acked_ && last_sent_ > last_flushed_ &&
-        !spoke_again_ && !riders_waiting()) {
+        !spoke_again_ && !(riders_waiting() && now_us >= riders_waiting_since() + rider_patience_us())) {
       if (inputs_due_or_urgent(now_us, urgency)) return send_pending(now_us, transport, to);
       // Not due, so no acknowledgement is overdue either (one would send the frames).
       if (!ack_due_ || config_.send_blob_size != 0) {
