@@ -84,10 +84,12 @@ class DatagramAuth {
   // a data message's full sequence number (its header holds the low 16 bits).
   size_t seal(uint8_t* data, size_t size, size_t capacity, Xoshiro256& rng,
               uint32_t sequence) noexcept;
-  // seal() for a data message (not a handshake) in a buffer of kMaxDatagramSize bytes. Inline:
-  // without a key (and bound) it only writes the checksum, and every inputs datagram takes it.
-  size_t seal_data(uint8_t* data, size_t size, Xoshiro256& rng, uint32_t sequence) noexcept {
-    if (!keyed_ && bound_ && size >= kDataHeaderSize && size <= kMaxDatagramSize && data != nullptr) {
+  // seal() for a data message (not a handshake) of kDataHeaderSize to kMaxDatagramSize bytes, in
+  // a buffer of kMaxDatagramSize, once bound (the caller knows all three: the endpoint's inputs
+  // datagrams). Inline: without a key it only writes the checksum, and every inputs datagram
+  // takes it.
+  size_t seal_bound_data(uint8_t* data, size_t size, Xoshiro256& rng, uint32_t sequence) noexcept {
+    if (!keyed_) {
       const uint32_t sum = data_datagram_checksum(data, size, send_checksum_key_, sequence);
       for (size_t i = 0; i < 4; ++i) data[kDataPublicHeaderSize + i] = static_cast<uint8_t>(sum >> (8 * i));
       return size;

@@ -1038,7 +1038,8 @@ __attribute__((always_inline))
 inline Result Endpoint::send_data(Transport& transport, const PeerAddress& to, size_t length) {
   if (length == 0) return Result::internal_error;
   if (!auth_.bound()) return Result::ok;  // nobody to address it to yet
-  length = auth_.seal_data(datagram_, length, rng_, next_sequence_ - 1);
+  // Bound, and `length` an inputs datagram's its writers built (header to kMaxDatagramSize).
+  length = auth_.seal_bound_data(datagram_, length, rng_, next_sequence_ - 1);
   if (length == 0) return Result::internal_error;
   ++stats_.datagrams_sent;
   stats_.bytes_sent += length;

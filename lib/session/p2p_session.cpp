@@ -186,21 +186,24 @@ class P2PSessionImpl final : public P2PSession {
   // the newest counted as sent always means work: asked first, it sends advance's call on.)
   // Usually the last send_ready_inputs found exactly that and nothing it looked at changed since
   // (idle_ready_): then one comparison tells it.
+  // Work to do on the usual machine goes to send_ready_inputs<true> at once (what
+  // send_local_inputs_all would choose, without asking again).
   void send_local_inputs() {
-    if (local_count_ == 1 && own_delays_active_ == 0 && !cuts_active_) {
+    if (local_count_ == 1 && own_delays_active_ == 0) {
       const Frame ready = driver_.last_confirmed(local_players_[0]);
-      if (ready == idle_ready_) return;
-    }
-    if (local_count_ == 1 && driver_.last_confirmed(local_players_[0]) <= last_local_sent_ &&
-        own_delays_active_ == 0 && !cuts_active_) {
-      const Frame ready = driver_.last_confirmed(local_players_[0]);
-      bool idle = true;
-      for (uint32_t i = 0; i < num_player_peers_; ++i)
-        if (!peers_[i].dropped && !stream_waits_[i])
-          idle &= sent_to_peer_[i] >= ready && sent_to_peer_[i] <= last_local_sent_;
-      if (idle) return;
+      if (!cuts_active_ && (ready == idle_ready_ || (ready <= last_local_sent_ && streams_have(ready)))) return;
+      send_ready_inputs<true>(ready);
+      return;
     }
     send_local_inputs_all();
+  }
+  // Every streaming player peer has `ready`, and none more than last_local_sent_.
+  bool streams_have(Frame ready) const noexcept {
+    bool idle = true;
+    for (uint32_t i = 0; i < num_player_peers_; ++i)
+      if (!peers_[i].dropped && !stream_waits_[i])
+        idle &= sent_to_peer_[i] >= ready && sent_to_peer_[i] <= last_local_sent_;
+    return idle;
   }
   void send_local_inputs_all();
   template <bool kUsual>
@@ -1242,7 +1245,13 @@ inline void P2PSessionImpl::send_ready_inputs(Frame ready) {
     lowest = std::min(lowest, sent);
   }
   if (!anyone && ready != INT32_MAX) newest = std::max(newest, ready);
-  while (last_local_sent_ < newest) timeline_.on_sent(++last_local_sent_, now_);
+  if (newest - 1 == last_local_sent_) {  // (newest >= last_local_sent_ >= kNullFrame: no overflow)
+    // The usual call: one frame newly sent (without the loop's reloads).
+    timeline_.on_sent(newest, now_);
+    last_local_sent_ = newest;
+  } else {
+    while (last_local_sent_ < newest) timeline_.on_sent(++last_local_sent_, now_);
+  }
   // Every streaming peer has `ready` (and, newest being theirs, no more than last_local_sent_):
   // what send_local_inputs' walk would find, until something forgets it. (With none streaming,
   // last_local_sent_ reached `ready` above.)
