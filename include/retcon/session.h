@@ -12,8 +12,10 @@
 namespace retcon {
 
 enum class SaveMode : uint32_t {
-  // Save every frame when a rollback is possible (max_prediction > 0, sync test); never in a
-  // session that cannot roll back (local play, pure lockstep).
+  // Save every frame when a rollback is possible (max_prediction > 0, sync test, and lockstep
+  // P2P with desync detection, state transfer or two or more other player machines, where an
+  // agreed disconnect cut can lie before frames already simulated); never in a session that
+  // cannot roll back (local play, two-machine lockstep without those).
   automatic = 0,
   every_frame = 1,  // save before every simulated frame, even when nothing can roll back
   // Save only frames whose inputs are all confirmed; a rollback then re-simulates from the last

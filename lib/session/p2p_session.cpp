@@ -488,6 +488,19 @@ class P2PSessionImpl final : public P2PSession {
   PeerAddress from_;
 };
 
+// The distinct machines of the config's remote players (a machine may play several players).
+uint32_t remote_player_machines(const P2PConfig& c) {
+  uint32_t machines = 0;
+  for (uint32_t p = 0; p < c.session.num_players && p < kMaxPlayers; ++p) {
+    if (c.players[p].kind != PlayerKind::remote) continue;
+    bool seen = false;
+    for (uint32_t q = 0; q < p && !seen; ++q)
+      seen = c.players[q].kind == PlayerKind::remote && c.players[q].address == c.players[p].address;
+    if (!seen) ++machines;
+  }
+  return machines;
+}
+
 Result P2PSessionImpl::init(const P2PConfig& c) {
   for (Frame& f : sent_to_peer_) f = kNullFrame;
   const SessionConfig& s = c.session;
@@ -503,8 +516,12 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
 
   // Desync detection needs saved states of confirmed frames, even in lockstep.
   SaveMode mode = s.save_mode;
-  // So does state transfer (the states it sends are saved ones).
-  if ((c.desync_interval > 0 || c.network.state_transfer) && s.max_prediction == 0 && mode == SaveMode::automatic)
+  // So does state transfer (the states it sends are saved ones), and so does a match with two
+  // or more other player machines: a peer's disconnect cut can lie before frames this machine
+  // already simulated with the leaver's inputs (they reached us, not that peer), and following
+  // it means loading a state from before the cut (the checkpoints, which need saves).
+  if ((c.desync_interval > 0 || c.network.state_transfer || remote_player_machines(c) >= 2) &&
+      s.max_prediction == 0 && mode == SaveMode::automatic)
     mode = SaveMode::every_frame;
   if (Result r = driver_.init(s, s.max_prediction, mode); r != Result::ok) return r;
   // A dropped player's agreed last frame can be older than this machine's window: a peer that

@@ -97,6 +97,60 @@ TEST(LateCut, RollbackLeaverWhoseLastInputsReachedOneSurvivorOnly) {
   }
 }
 
+// Found by the p2p fuzz target: lockstep (window 0, automatic saving) with three machines,
+// the leaver's first inputs reach machine 0 and never machine 1, which then drops the leaver
+// with "no frame at all" (-1) as its last frame (here the game asks it to; the fuzz input had
+// its disconnect timeout). Machine 0 had simulated the frames machine 1's inputs covered, with
+// the leaver's inputs, and held no state to go back to: a lockstep session saved nothing, so it
+// logged "older than the saved history", reported desync_detected and played on diverged. A
+// lockstep session with two or more other player machines saves (and keeps checkpoints) now,
+// and follows the cut like any other.
+TEST(LateCut, LockstepLeaverWhoseFirstInputsReachedOneSurvivorOnly) {
+  for (const int32_t delay : {0, 2}) {
+    MatchOptions o;
+    o.machines = 3;
+    o.max_prediction = 0;
+    o.input_delay = delay;
+    o.desync_interval = 0;  // desync detection saves states by itself
+    o.frames = 200;
+    o.link.latency_us = 20000;
+    o.capture_logs = true;
+    o.log_level = LogLevel::info;
+    Match match(o);
+    ASSERT_TRUE(match.build());
+    const std::string what = "delay " + std::to_string(delay);
+    // Running at frame 0: machine 1 has none of machine 2's inputs yet (it would have advanced),
+    // and those on their way are lost from now on. Machine 0 gets them, and machine 1's.
+    int t = 0;
+    for (; t < 600 && !match.machine(1).session->running(); ++t) match.tick();
+    ASSERT_TRUE(match.machine(1).session->running()) << what;
+    ASSERT_EQ(match.machine(1).session->current_frame(), 0) << what;
+    match.block(2, 1);
+    for (int k = 0; k < 10; ++k) match.tick();
+    ASSERT_EQ(match.machine(1).session->current_frame(), 0) << what;
+    ASSERT_GE(match.machine(0).session->current_frame(), 1) << what << ": machine 0 played the leaver's inputs";
+    ASSERT_EQ(match.machine(1).session->disconnect_player(2), Result::ok) << what;
+    for (; t < 4000; ++t) {
+      match.tick();
+      if (match.machine(0).session->confirmed_frame() >= o.frames && match.machine(1).session->confirmed_frame() >= o.frames)
+        break;
+    }
+    const std::vector<Frame> cut = disconnect_frames(match, 0, 2);
+    ASSERT_EQ(cut, std::vector<Frame>{kNullFrame}) << what;
+    EXPECT_EQ(disconnect_frames(match, 1, 2), cut) << what;
+    const std::vector<uint64_t> ref = match.reference({-2, -2, kNullFrame});
+    for (uint32_t m = 0; m < 2; ++m) {
+      Machine& me = match.machine(m);
+      EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << what << ": machine " << m;
+      EXPECT_FALSE(me.logged("older than the saved history")) << what << ": machine " << m;
+      EXPECT_EQ(me.game.frame_errors, 0) << what;
+      EXPECT_GE(me.session->confirmed_frame(), o.frames) << what << ": machine " << m << " went on";
+      for (Frame f = 0; f <= o.frames; ++f)
+        ASSERT_EQ(me.hashes[size_t(f)], ref[size_t(f)]) << what << ": machine " << m << " frame " << f;
+    }
+  }
+}
+
 // Machines with different windows: machine 0 is configured with 8 frames, the others with 64.
 // Machine 2 stops hearing the leaver (machine 3) at frame ~200 and drops it after its disconnect
 // timeout. Were the 64s to play with their own window, machine 2 would run on predicting the
