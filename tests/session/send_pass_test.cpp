@@ -111,5 +111,93 @@ TEST(SendPasses, SkippingPassesSendWhatTheFullPassesSend) {
   EXPECT_GT(datagrams, 5000u);
 }
 
+// A match in which a player machine crashes and comes back (rejoin_connect, apply_rejoin,
+// resend_local_inputs, take_rejoin_state: where the streams restart and resume), played with the
+// full passes and with the skipping ones: send_local_inputs' idle mark (idle_ready_, forgotten on
+// each of those) must leave every machine sending the same datagrams at the same ticks as the
+// walk over the peers, which the full passes always take.
+Played play_rejoin(uint32_t seed, bool full) {
+  detail::set_full_send_passes_for_tests(full);
+  std::mt19937 rng(seed);
+  MatchOptions o;
+  o.machines = 3;
+  o.seed = seed;
+  o.frames = 700;
+  o.max_prediction = 4 + int32_t(rng() % 6);
+  o.input_delay = int32_t(rng() % 3);
+  o.random_inputs = true;
+  o.allow_rejoin = true;
+  o.state_transfer = true;
+  o.notify_delay_us = 500000;
+  o.disconnect_timeout_us = 1500000;
+  o.link.latency_us = 5000 + rng() % 60000;
+  o.link.jitter_us = rng() % 10000;
+  o.link.loss = 0.01 * double(rng() % 6);
+  Match match(o);
+  Played out;
+  out.sent.resize(o.machines);
+  match.on_send = [&](uint32_t m, const PeerAddress& to, const uint8_t* data, size_t length) {
+    out.sent[m].push_back({match.now(), to, std::vector<uint8_t>(data, data + length)});
+  };
+  EXPECT_TRUE(match.build());
+  const uint32_t leaver = 1 + rng() % 2;
+  const Frame leave_at = Frame(40 + rng() % 80);
+  for (int t = 0; t < 30000 && match.machine(leaver).session->current_frame() < leave_at; ++t) match.tick();
+  match.machine(leaver).stopped = true;
+  auto cut_everywhere = [&] {
+    for (uint32_t m = 0; m < o.machines; ++m)
+      if (m != leaver && match.count_events(m, EventType::disconnected) == 0) return false;
+    return true;
+  };
+  for (int t = 0; t < 30000 && !cut_everywhere(); ++t) match.tick();
+  EXPECT_TRUE(cut_everywhere()) << "seed " << seed;
+  for (int t = 0; t < int(rng() % 60); ++t) match.tick();
+  EXPECT_TRUE(match.restart_rejoining(leaver)) << "seed " << seed;
+  std::vector<size_t> answered(match.size(), 0);
+  bool done = false;
+  for (int t = 0; t < 40000 && !done; ++t) {
+    match.tick();
+    for (uint32_t m = 0; m < o.machines; ++m) {
+      Machine& me = match.machine(m);
+      for (size_t k = answered[m]; k < me.game.events.size(); ++k)
+        if (me.game.events[k].type == EventType::rejoin_requested) {
+          EXPECT_EQ(me.session->answer_rejoin(me.game.events[k].player, true), Result::ok);
+        }
+      answered[m] = me.game.events.size();
+    }
+    done = true;
+    for (uint32_t m = 0; m < o.machines; ++m)
+      if (match.machine(m).session->confirmed_frame() < o.frames) done = false;
+  }
+  out.finished = done;
+  for (uint32_t m = 0; m < match.size(); ++m) {
+    out.confirmed.push_back(match.machine(m).session->confirmed_frame());
+    out.stalls.push_back(match.count_events(m, EventType::player_rejoined));
+  }
+  EXPECT_EQ(match.errors(), 0u) << "seed " << seed;
+  detail::set_full_send_passes_for_tests(false);
+  return out;
+}
+
+TEST(SendPasses, ARejoinSendsWhatTheFullPassesSend) {
+  uint64_t rejoined = 0;
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    const Played full = play_rejoin(seed, true), skipping = play_rejoin(seed, false);
+    ASSERT_TRUE(full.finished) << "seed " << seed;
+    ASSERT_TRUE(skipping.finished) << "seed " << seed;
+    ASSERT_EQ(skipping.sent.size(), full.sent.size());
+    for (size_t m = 0; m < full.sent.size(); ++m) {
+      ASSERT_EQ(skipping.sent[m].size(), full.sent[m].size()) << "seed " << seed << " machine " << m;
+      for (size_t i = 0; i < full.sent[m].size(); ++i)
+        ASSERT_TRUE(skipping.sent[m][i] == full.sent[m][i])
+            << "seed " << seed << " machine " << m << " datagram " << i << " at " << full.sent[m][i].at_us;
+    }
+    EXPECT_EQ(skipping.confirmed, full.confirmed) << "seed " << seed;
+    EXPECT_EQ(skipping.stalls, full.stalls) << "seed " << seed;  // the player_rejoined events
+    for (uint64_t r : full.stalls) rejoined += r;
+  }
+  EXPECT_GE(rejoined, 8u);  // every machine saw the rejoin in every match
+}
+
 }  // namespace
 }  // namespace retcon::test
