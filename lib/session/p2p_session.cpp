@@ -1272,9 +1272,8 @@ inline void P2PSessionImpl::send_ready_inputs(Frame ready) {
   // Every streaming peer has `ready` (and, newest being theirs, no more than last_local_sent_):
   // what send_local_inputs' walk would find, until something forgets it. (With none streaming,
   // last_local_sent_ reached `ready` above.)
-  // (Not with the full send passes of the tests, session/send_pass_switch.h: every idle answer
-  // then comes from the walk, to be compared with this one.)
-  idle_ready_ = lowest >= ready && ready <= last_local_sent_ && !full_send_passes_for_tests ? ready : kNoIdleReady;
+  // (The full send passes of the tests forget it at once: session/send_pass_switch.h.)
+  idle_ready_ = lowest >= ready && ready <= last_local_sent_ ? ready : kNoIdleReady;
   // The connected players' last frames are read only once a player is gone (agreement, the
   // statuses the endpoints send, the rejoin offer: see cuts_active_), so they are kept from then
   // on; the offer, built by serve_rejoin, always follows this call in the same poll.
@@ -2584,6 +2583,9 @@ void P2PSessionImpl::tell_local_frame(Peer& peer) {
 // saw to then looks only at what changed since (our new input), and an idle channel is left be.
 void P2PSessionImpl::send_due(bool again) {
   if (full_send_passes_for_tests) [[unlikely]] {
+    // Every send_local_inputs comes before a pass (poll_once's, advance's): forgotten here, the
+    // mark is never what answers one, and the walk over the peers always does.
+    forget_idle_ready();
     send_due_full(again);
     return;
   }
