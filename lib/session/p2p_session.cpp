@@ -5,6 +5,7 @@
 // send what is due), then add_local_input and advance_frame (which sends the new local inputs
 // at once, so they do not wait a tick).
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -35,7 +36,10 @@ namespace retcon {
 namespace detail {
 namespace {
 
-bool full_send_passes_for_tests = false;  // session/send_pass_switch.h
+// session/send_pass_switch.h. Read once, when a session is created (into full_send_passes_),
+// so a test that flips it affects only the sessions it creates next and no pass reads shared
+// memory; atomic, so sessions created on other threads meanwhile read it without a race.
+std::atomic<bool> full_send_passes_for_tests{false};
 
 constexpr uint32_t kMaxPeers = kMaxPlayers - 1 + kMaxSpectators;
 // Input delay (both sides together) that disconnect agreement can reach back over.
@@ -394,6 +398,7 @@ class P2PSessionImpl final : public P2PSession {
   int32_t max_prediction_ = 0;
   uint64_t frame_us_ = 16667;
   bool stalled_ = false;  // the last advance_frame was refused
+  bool full_send_passes_ = false;  // tests only: send_pass_switch.h, as it was at init
   int32_t disconnect_settle_frames_ = 0;
   uint64_t dropped_unknown_address_ = 0;
   uint64_t checksums_compared_ = 0;
@@ -513,6 +518,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   input_size_ = s.input_size;
   max_prediction_ = s.max_prediction;
   transport_ = c.network.transport;
+  full_send_passes_ = full_send_passes_for_tests.load(std::memory_order_relaxed);
 
   // Desync detection needs saved states of confirmed frames, even in lockstep.
   SaveMode mode = s.save_mode;
@@ -2582,7 +2588,7 @@ void P2PSessionImpl::tell_local_frame(Peer& peer) {
 // `again`: the pass of advance_frame, right after poll's at the same time: an endpoint that poll
 // saw to then looks only at what changed since (our new input), and an idle channel is left be.
 void P2PSessionImpl::send_due(bool again) {
-  if (full_send_passes_for_tests) [[unlikely]] {
+  if (full_send_passes_) [[unlikely]] {
     // Every send_local_inputs comes before a pass (poll_once's, advance's): forgotten here, the
     // mark is never what answers one, and the walk over the peers always does.
     forget_idle_ready();
@@ -2718,7 +2724,7 @@ void P2PSessionImpl::send_due_full(bool again) {
 
 }  // namespace
 
-void set_full_send_passes_for_tests(bool on) noexcept { full_send_passes_for_tests = on; }
+void set_full_send_passes_for_tests(bool on) noexcept { full_send_passes_for_tests.store(on, std::memory_order_relaxed); }
 
 }  // namespace detail
 
