@@ -145,8 +145,8 @@ Result Endpoint::init(const EndpointConfig& config) {
   out_base_ = 0;
   inputs_dirty_ = false;
   urgent_ = stalled_ = false;
-  loss_seen_ = false;
-  loss_seen_at_ = unacked_since_ = 0;
+  loss_recent_until_ = unacked_since_ = 0;
+  polled_ = PollMark{};  // a mark of the last connection is none of this one's
   last_inputs_sent_at_ = 0;
   spoke_again_ = false;
   frame_us_ = 1000000u / s.frame_rate;
@@ -228,6 +228,7 @@ void Endpoint::reject(RejectReason reason) noexcept {
   if (state_ == EndpointState::disconnected) return;
   reject_reason_ = reason;
   state_ = EndpointState::disconnected;
+  polled_.valid = false;  // out of running (polled_at)
   // The peer's requests keep being answered with our shape (see on_datagram), so it notices
   // the mismatch too instead of retrying forever. Another version cannot read our replies.
   if (reason == RejectReason::refused) log(LogLevel::error, "handshake rejected: the peer refuses this connection");
@@ -241,6 +242,7 @@ void Endpoint::reject(RejectReason reason) noexcept {
 void Endpoint::become_disconnected(bool by_peer) noexcept {
   if (state_ == EndpointState::disconnected) return;
   state_ = EndpointState::disconnected;
+  polled_.valid = false;  // out of running (polled_at)
   log(LogLevel::info, "peer disconnected (%s)", by_peer ? "notice" : "timeout");
   EndpointEvent e{EndpointEventType::disconnected};
   e.by_peer = by_peer;
@@ -729,8 +731,7 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     // protocol working; frames older than anything we still hold are not. Either our
     // acknowledgement was lost or the peer resends while it waits for us: send at once.
     want_ack();
-    loss_seen_ = true;
-    loss_seen_at_ = now_;
+    note_loss(now_);
     if (end <= last - window) {
       drop(DropReason::out_of_window);
       return false;
@@ -985,6 +986,7 @@ void Endpoint::send_disconnect() noexcept {
     return;
   }
   state_ = EndpointState::disconnected;
+  polled_.valid = false;  // out of running (polled_at)
   peer_reply_due_ = false;
   disconnect_notices_left_ = kDisconnectNotices;
 }
@@ -1186,8 +1188,7 @@ inline void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, con
   // own send, which leaves the answer no (unacked_since_ is now, or as it was when asked).
   if (!kAgain && have_rtt_ && last_flushed_ > last_acked_ &&
       now_us > unacked_since_ + srtt_us_ + 2 * jitter_us_ + 2 * frame_us_) {
-    loss_seen_ = true;
-    loss_seen_at_ = now_us;
+    note_loss(now_us);
   }
   // The send policy's two answers, each asked only where needed (inputs_due, ack_overdue).
   const SendPolicyConfig policy{config_.input_batch_frames, config_.loss_hold_frames};
@@ -1443,8 +1444,8 @@ Result Endpoint::poll_full(uint64_t now_us, Transport& transport, const PeerAddr
       m.header = next_header(MessageType::keep_alive);
       note(result, send_message(transport, to, m));
     }
+    remember_poll(now_us);  // only while running (polled_at)
   }
-  remember_poll(now_us);
   return result;
 }
 

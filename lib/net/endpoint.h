@@ -199,8 +199,10 @@ class Endpoint {
   // what changed since (frames queued, urgency, status, checksums) is looked at; the timers,
   // reports and handshakes poll() already saw to. Any other time, or not running: poll().
   Result poll_again(uint64_t now_us, Transport& transport, const PeerAddress& to);
-  // True when poll() last ran at `now_us`, completely, and the endpoint is running.
-  bool polled_at(uint64_t now_us) const noexcept { return polled_.valid && polled_.at_us == now_us && running(); }
+  // True when poll() last ran at `now_us`, completely, and the endpoint is running: a mark is
+  // taken only while running, and every way out of running (init, a rejection, a disconnection)
+  // drops it, so the state needs no look here.
+  bool polled_at(uint64_t now_us) const noexcept { return polled_.valid && polled_.at_us == now_us; }
   // poll_again once polled_at(now_us) is known to hold (the session's pass asks first).
   // Inline for the usual call, a frame queued since the poll and nothing else to see to (it is
   // unacknowledged and not yet sent, the peer was not silent, no report, reply or checksum
@@ -357,7 +359,7 @@ class Endpoint {
   // True while loss was seen recently (everything then goes out at once).
   // Inline: the session asks in every send pass while its window is half full.
   bool loss_recent(uint64_t now_us) const noexcept {
-    return loss_seen_ && now_us < loss_seen_at_ + uint64_t(config_.loss_hold_frames) * frame_us_;
+    return now_us < loss_recent_until_;
   }
 
   // --- time sync. The owner tells its frame and advantage; they go out in quality reports.
@@ -544,6 +546,10 @@ class Endpoint {
     if (riders_waiting()) send_late_riders(now_us, transport, to, result);
   }
   void send_late_riders(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
+  void note_loss(uint64_t now_us) noexcept {
+    loss_recent_until_ = now_us + uint64_t(config_.loss_hold_frames) * frame_us_;
+  }
+  // Only while running (polled_at: invariant above).
   void remember_poll(uint64_t now_us) noexcept {
     polled_ = PollMark{true, now_us, last_sent_, urgent_, stalled_, any_disconnected_};
   }
@@ -690,6 +696,7 @@ class Endpoint {
   uint64_t last_sent_at_ = 0;
   uint64_t now_ = 0;  // the time of the poll in progress
   // What the last complete poll() saw (poll_again: nothing of it changed, nothing to do).
+  // Valid only while running: taken only then, dropped on every way out (polled_at).
   struct PollMark {
     bool valid = false;
     uint64_t at_us = 0;
@@ -719,8 +726,9 @@ class Endpoint {
   bool inputs_dirty_ = false;        // a pending frame's input differs from the one before
   bool urgent_ = false;              // the owner wants confirmations now
   bool stalled_ = false;             // the owner cannot advance
-  uint64_t loss_seen_at_ = 0;        // when loss was last observed (0: never)
-  bool loss_seen_ = false;
+  // When the last loss observed stops being recent (note_loss): its time plus loss_hold_frames
+  // frames, worked out when it is seen so loss_recent compares once (0: none seen).
+  uint64_t loss_recent_until_ = 0;
   uint64_t unacked_since_ = 0;       // when the oldest unacknowledged datagram went out
   uint64_t last_inputs_sent_at_ = 0;
   bool spoke_again_ = false;         // a datagram arrived after the peer was silent

@@ -1166,6 +1166,92 @@ TEST(Endpoint, PollAgainSeesLossWhenASecondPollWould) {
   EXPECT_EQ(again.sent, twice.sent);
 }
 
+// polled_at (the session's "polled again" path: poll_polled_again instead of poll) holds only
+// for a mark taken while running, by the poll at that time of this connection: an endpoint
+// stopped (its own send_disconnect, the peer's notice) or re-initialised between the two passes
+// of a tick is not polled again, and poll_again then does what poll does. The case that went
+// wrong: re-initialised and synchronised anew at the time of the last pass, the mark of a poll
+// while still synchronising said "polled", and poll_again skipped the first report poll sends.
+TEST(Endpoint, StoppedOrReinitialisedBetweenPassesIsNotPolledAgain) {
+  using Side = EndpointPair::Side;
+  // As EndpointPair::step without moving the clock (no latency: datagrams arrive at once).
+  auto deliver = [](EndpointPair& pair, Side& s) {
+    s.sim->set_time(pair.now);
+    uint8_t buffer[2048];
+    PeerAddress from;
+    size_t length = 0;
+    while (s.sim->receive(&from, buffer, sizeof buffer, &length))
+      if (from == s.remote) s.endpoint.on_datagram(buffer, length, pair.now);
+  };
+  auto running_pair = [](EndpointPair& pair) {
+    pair.start();
+    ASSERT_TRUE(pair.run_handshake());
+    for (int i = 0; i < 10; ++i) pair.step(kFrameUs);
+  };
+  {  // our own send_disconnect: poll_again sends the notices, as poll would
+    EndpointPair pair(default_config(80), default_config(81));
+    running_pair(pair);
+    Side& a = pair.a();
+    pair.step(kFrameUs);
+    ASSERT_TRUE(a.endpoint.polled_at(pair.now));
+    a.endpoint.send_disconnect();
+    EXPECT_FALSE(a.endpoint.polled_at(pair.now));
+    a.recorder->recording = true;
+    (void)a.endpoint.poll_again(pair.now, *a.recorder, a.remote);
+    EXPECT_EQ(a.recorder->sent.size(), 3u);  // kDisconnectNotices copies
+    // and the peer hears it at once: disconnected by its notice, between its two passes
+    Side& b = pair.b();
+    (void)b.endpoint.poll(pair.now, *b.recorder, b.remote);
+    ASSERT_TRUE(b.endpoint.polled_at(pair.now));
+    deliver(pair, b);
+    EXPECT_EQ(b.endpoint.state(), EndpointState::disconnected);
+    EXPECT_FALSE(b.endpoint.polled_at(pair.now));
+  }
+  {  // both re-initialised and synchronised anew without the clock moving
+    EndpointPair pair(default_config(82), default_config(83));
+    running_pair(pair);
+    pair.step(kFrameUs);
+    ASSERT_TRUE(pair.a().endpoint.polled_at(pair.now));
+    ASSERT_EQ(pair.a().endpoint.init(default_config(84)), Result::ok);
+    ASSERT_EQ(pair.b().endpoint.init(default_config(85)), Result::ok);
+    EXPECT_FALSE(pair.a().endpoint.polled_at(pair.now));
+    drain_events(pair.a().endpoint);
+    drain_events(pair.b().endpoint);
+    pair.start();
+    // Poll both at the same time until one becomes running on a datagram, after its poll.
+    Side* fresh = nullptr;
+    for (int round = 0; round < 50 && fresh == nullptr; ++round) {
+      for (Side* s : {&pair.a(), &pair.b()}) {
+        const bool was = s->endpoint.running();
+        deliver(pair, *s);
+        if (!was && s->endpoint.running()) {
+          fresh = s;
+          break;
+        }
+        (void)s->endpoint.poll(pair.now, *s->recorder, s->remote);
+      }
+    }
+    ASSERT_NE(fresh, nullptr);
+    EXPECT_FALSE(fresh->endpoint.polled_at(pair.now));
+    // The first poll while running sends (the first quality report falls due at once), and
+    // poll_again, the session's second pass, is that poll.
+    fresh->recorder->recording = true;
+    (void)fresh->endpoint.poll_again(pair.now, *fresh->recorder, fresh->remote);
+    EXPECT_GE(fresh->recorder->sent.size(), 1u);
+    EXPECT_TRUE(fresh->endpoint.polled_at(pair.now));
+    // And the new connection carries a stream both ways.
+    for (Frame f = 0; f < 30; ++f) {
+      const uint8_t blob[2] = {uint8_t(f), 1};
+      EXPECT_EQ(pair.a().endpoint.send_input(f, blob), Result::ok);
+      EXPECT_EQ(pair.b().endpoint.send_input(f, blob), Result::ok);
+      pair.step(kFrameUs);
+    }
+    for (int i = 0; i < 10; ++i) pair.step(kFrameUs);
+    EXPECT_EQ(pair.a().endpoint.last_received_frame(), 29);
+    EXPECT_EQ(pair.b().endpoint.last_received_frame(), 29);
+  }
+}
+
 // The session's two send passes a tick (poll, then our input and poll_again at the same time)
 // find nothing due in most polls (quiet_at; poll_polled_again holding a frame back): every timer
 // they skip past must still fire on its tick. Unchanged frames go in pairs (batch 2: every
