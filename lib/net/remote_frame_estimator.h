@@ -30,6 +30,7 @@ class RemoteFrameEstimator {
   void on_report(Frame reported, Frame newest_input, uint64_t now_us, uint64_t frame_us,
                  uint64_t patience_us) noexcept {
     reported_ = reported;
+    ready_ = reported != kNullFrame && count_ != 0;
     if (newest_input == kNullFrame || frame_us == 0) return;
     // Where the peer's input stream was when it sent the report, as far as we can tell.
     const int64_t since = now_us > progress_at_us_ && now_us - progress_at_us_ <= patience_us
@@ -40,6 +41,7 @@ class RemoteFrameEstimator {
     leads_[next_] = int32_t(lead);
     next_ = (next_ + 1) % kLeads;
     if (count_ < kLeads) ++count_;
+    ready_ = reported != kNullFrame;
     lead_ = median_lead();  // estimate() runs several times a frame, reports come a few a second
   }
   // The newest input frame moved forward at `now_us`.
@@ -52,8 +54,9 @@ class RemoteFrameEstimator {
   // pause before the peer counts as stalled (a batch, a loss, the jitter).
   Frame estimate(Frame newest_input, uint64_t now_us, uint64_t one_way_us, uint64_t patience_us,
                  uint64_t frame_us) const noexcept {
-    if (reported_ == kNullFrame) return kNullFrame;
-    if (count_ == 0 || newest_input == kNullFrame || frame_us == 0) return reported_;  // what it said
+    // Not ready: before a report (kNullFrame) or before a lead (what the peer said).
+    if (!ready_) [[unlikely]] return reported_;
+    if (newest_input == kNullFrame || frame_us == 0) [[unlikely]] return reported_;  // what it said
     int64_t frame = int64_t(newest_input) - int64_t(lead_);
     const uint64_t since = now_us > progress_at_us_ ? now_us - progress_at_us_ : 0;
     if (since <= patience_us) frame += int64_t((since + one_way_us + frame_us / 2) / frame_us);
@@ -75,6 +78,9 @@ class RemoteFrameEstimator {
   std::array<int32_t, kLeads> leads_{};
   uint32_t next_ = 0, count_ = 0;
   int32_t lead_ = 0;  // median_lead() as of the last report
+  // A report and a lead (reported_ != kNullFrame, count_ > 0), kept where either changes so
+  // estimate, asked every frame, asks once.
+  bool ready_ = false;
   uint64_t progress_at_us_ = 0;
 };
 

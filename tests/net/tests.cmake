@@ -21,6 +21,7 @@ target_compile_definitions(net_protocol_doc_test PRIVATE RETCON_SOURCE_DIR="${PR
 retcon_add_test(net_soak_test ${CMAKE_CURRENT_LIST_DIR}/soak_test.cpp)
 retcon_add_test(net_endpoint_attack_test ${CMAKE_CURRENT_LIST_DIR}/endpoint_attack_test.cpp)
 retcon_add_test(net_send_policy_test ${CMAKE_CURRENT_LIST_DIR}/send_policy_test.cpp)
+retcon_add_test(net_remote_frame_estimator_test ${CMAKE_CURRENT_LIST_DIR}/remote_frame_estimator_test.cpp)
 retcon_add_test(net_replay_window_test ${CMAKE_CURRENT_LIST_DIR}/replay_window_test.cpp)
 # The reliable channel: loss, duplication, reordering, a sender that goes away, the time bound
 # (it prints the times); through real endpoints with and without a match key; docs/PROTOCOL.md's
