@@ -46,17 +46,19 @@ class TimeSync {
     insert(sample);
   }
   // add_sample(local_ahead), then frames_to_wait(remote_ahead): the session's call once per
-  // frame. The usual frame takes neither: a full window whose oldest sample equals the new one
-  // (nothing moves, so the median is the same; the window holds clamped samples only, so the
-  // sample is compared unclamped), and the peer's advantage is the one of the last call: the
-  // advice worked out then stands.
+  // frame. The usual frame takes neither: the peer's advantage is the one of the last call
+  // (kept only for a full window, so a match also says the window is full) and the window's
+  // oldest sample equals the new one (nothing moves, so the median is the same; the window
+  // holds clamped samples only, so the sample is compared unclamped): the advice worked out
+  // then stands. The advantage is checked first and zero-extended, so the usual frame clamps
+  // and widens nothing.
   int32_t sample_and_wait(int32_t local_ahead, int32_t remote_ahead) noexcept {
-    if (count_ == kSamples && local_[next_] == local_ahead && remote_ahead == waited_for_) {
+    if (uint32_t(remote_ahead) == waited_for_ && local_[next_] == local_ahead) {
       next_ = (next_ + 1) % kSamples;
       return wait_;
     }
     add_sample(local_ahead);
-    waited_for_ = remote_ahead;
+    if (count_ == kSamples) waited_for_ = uint32_t(remote_ahead);
     wait_ = frames_to_wait(remote_ahead);
     return wait_;
   }
@@ -116,10 +118,11 @@ class TimeSync {
   std::array<int32_t, kSamples> local_{};   // in arrival order: the oldest is replaced next
   std::array<int32_t, kSamples> sorted_{};  // the same samples, ascending
   uint32_t next_ = 0, count_ = 0;
-  // sample_and_wait's advice (wait_) for the peer's advantage waited_for_, valid while the window
-  // did not move since; kNoAdvice (no int32_t equals it): none.
-  static constexpr int64_t kNoAdvice = INT64_MIN;
-  int64_t waited_for_ = kNoAdvice;
+  // sample_and_wait's advice (wait_) for the peer's advantage waited_for_ (as uint32_t), valid
+  // while the window did not move since and set only for a full window; kNoAdvice (no uint32_t
+  // equals it): none.
+  static constexpr uint64_t kNoAdvice = UINT64_MAX;
+  uint64_t waited_for_ = kNoAdvice;
   int32_t wait_ = 0;
 };
 

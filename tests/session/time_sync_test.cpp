@@ -126,6 +126,33 @@ TEST(TimeSync, SampleAndWaitAdvisesAsAddSampleThenFramesToWait) {
   EXPECT_GT(kept_hits, 10000);
 }
 
+// The kept advice is keyed by the peer's advantage as uint32_t and kept only for a full window:
+// advantages of every sign and extreme (-1, INT32_MIN, INT32_MAX: none may pass for "no advice"),
+// repeated while the window fills (48..63 samples: advice, but never a kept one), the same
+// through the general path (add_sample then frames_to_wait).
+TEST(TimeSync, KeptAdviceMatchesTheGeneralPathForEveryAdvantage) {
+  const int32_t extremes[] = {-1, 0, 1, INT32_MIN, INT32_MAX, -TimeSync::kMaxGap - 1, TimeSync::kMaxGap + 1, -7, 7};
+  std::mt19937 rng(4242);
+  for (int round = 0; round < 40; ++round) {
+    TimeSync kept, plain;
+    const int32_t fill = int32_t(rng() % 70);  // a window from empty to full before the run
+    for (int32_t i = 0; i < fill; ++i) {
+      const int32_t s = int32_t(rng() % 7) - 3;
+      kept.add_sample(s);
+      plain.add_sample(s);
+    }
+    for (int i = 0; i < 400; ++i) {
+      const uint32_t dice = rng() % 16;
+      const int32_t remote = dice < 9 ? extremes[dice] : extremes[round % 9];
+      const int32_t sample = dice == 15 ? int32_t(rng()) : int32_t(rng() % 5) + 2;
+      const int32_t got = kept.sample_and_wait(sample, remote);
+      plain.add_sample(sample);
+      ASSERT_EQ(got, plain.frames_to_wait(remote)) << "round " << round << " sample " << i;
+      ASSERT_EQ(kept.reported_ahead(0), plain.reported_ahead(0));
+    }
+  }
+}
+
 TEST(TimeSync, DeadBandOfOneFrame) {
   TimeSync t;
   for (uint32_t i = 0; i < TimeSync::kSamples; ++i) t.add_sample(1);
