@@ -50,6 +50,7 @@ Result ReliableChannel::init(const ChannelConfig& config) {
 }
 
 void ReliableChannel::reset() noexcept {
+  const NoteIdleOnReturn note{*this};
   peer_gone();
   out_msg_base_ = out_msg_next_ = 0;
   for (OutMessage& m : out_msgs_) m.acked = m.sent = false;
@@ -65,6 +66,7 @@ void ReliableChannel::reset() noexcept {
 }
 
 void ReliableChannel::peer_gone() noexcept {
+  const NoteIdleOnReturn note{*this};
   if (in_.active && !in_.complete) push_event({ChannelEventType::blob_aborted, in_.tag, in_.frame, in_.total});
   if (in_.active && !in_.complete) in_.active = false;
   out_blob_ = nullptr;
@@ -97,6 +99,7 @@ size_t ReliableChannel::chunk_size(uint32_t total, uint32_t index) const noexcep
 // ---------------------------------------------------------------- messages
 
 Result ReliableChannel::send_message(ChannelStream stream, const uint8_t* data, size_t size) noexcept {
+  const NoteIdleOnReturn note{*this};
   if (!initialized_) return Result::wrong_state;
   if (data == nullptr || size == 0 || size > kMaxChannelMessage) return Result::invalid_argument;
   if (out_msg_next_ - out_msg_base_ >= kChannelMessageWindow) return Result::input_out_of_window;
@@ -110,6 +113,7 @@ Result ReliableChannel::send_message(ChannelStream stream, const uint8_t* data, 
 }
 
 bool ReliableChannel::pop_waiting_message(ChannelStream* stream, uint8_t* out, size_t* size) noexcept {
+  const NoteIdleOnReturn note{*this};
   InMessage& m = in_msgs_[in_msg_next_ % kChannelMessageWindow];
   if (!m.present || stream == nullptr || out == nullptr || size == nullptr) return false;
   std::memcpy(out, m.data, m.size);
@@ -129,6 +133,7 @@ void ReliableChannel::ack_message(uint32_t seq) noexcept {
 // ---------------------------------------------------------------- blobs
 
 Result ReliableChannel::send_blob(uint32_t tag, Frame frame, const uint8_t* data, size_t size) noexcept {
+  const NoteIdleOnReturn note{*this};
   if (!initialized_) return Result::wrong_state;
   if (out_blob_ != nullptr) return Result::wrong_state;
   if (data == nullptr || size == 0 || size > config_.max_blob_size) return Result::invalid_argument;
@@ -145,7 +150,10 @@ Result ReliableChannel::send_blob(uint32_t tag, Frame frame, const uint8_t* data
   return Result::ok;
 }
 
-void ReliableChannel::cancel_blob() noexcept { out_blob_ = nullptr; }
+void ReliableChannel::cancel_blob() noexcept {
+  const NoteIdleOnReturn note{*this};
+  out_blob_ = nullptr;
+}
 
 uint32_t ReliableChannel::blob_chunks_acked() const noexcept {
   if (out_blob_ == nullptr) return 0;
@@ -255,6 +263,7 @@ void ReliableChannel::on_chunk(uint32_t id, uint32_t total, uint64_t hash, uint3
 // ---------------------------------------------------------------- wire
 
 void ReliableChannel::on_datagram(MessageType type, const uint8_t* body, size_t size, uint64_t now_us) noexcept {
+  const NoteIdleOnReturn note{*this};
   if (!initialized_ || body == nullptr) return;
   if (type == MessageType::channel_data) on_data(body, size, now_us);
   else if (type == MessageType::channel_ack) on_ack(body, size, now_us);
@@ -419,6 +428,7 @@ bool ReliableChannel::send_chunk(ChannelOutput& out, uint32_t index) noexcept {
 }
 
 void ReliableChannel::poll_busy(uint64_t now_us, uint64_t rtt_us, ChannelOutput& out) noexcept {
+  const NoteIdleOnReturn note{*this};
   if (!initialized_) return;
   if (in_.active && !in_.complete && now_us > in_.last_chunk_at + config_.stall_timeout_us) {
     push_event({ChannelEventType::blob_aborted, in_.tag, in_.frame, in_.total});

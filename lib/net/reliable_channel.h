@@ -110,7 +110,11 @@ class ReliableChannel {
   bool sending_blob() const noexcept { return out_blob_ != nullptr; }
   // Nothing to send: no acknowledgement due, no message unacknowledged, no blob going out. A
   // poll of an idle channel sends nothing (the session skips its second poll in a tick then).
-  bool idle() const noexcept {
+  // Inline, one flag: the session asks twice a tick per peer. Kept by every member function that
+  // changes what it depends on (NoteIdleOnReturn, on every return).
+  bool idle() const noexcept { return idle_; }
+  // What idle() keeps, worked out from the state (its tests compare the two after every call).
+  bool idle_from_state() const noexcept {
     return !ack_due_ && ack_repeats_ == 0 && out_msg_base_ == out_msg_next_ && out_blob_ == nullptr;
   }
   uint32_t blob_chunks_acked() const noexcept;
@@ -187,6 +191,13 @@ class ReliableChannel {
   bool send_ack(ChannelOutput& out) noexcept;
   bool send_chunk(ChannelOutput& out, uint32_t index) noexcept;
   void finish_outgoing(ChannelEventType type) noexcept;
+  // At the top of every member function that may change what idle_from_state() reads (the
+  // acknowledgement due or repeating, the messages unacknowledged, the outgoing blob): idle_
+  // is worked out again on each of its returns.
+  struct NoteIdleOnReturn {
+    ReliableChannel& channel;
+    ~NoteIdleOnReturn() { channel.idle_ = channel.idle_from_state(); }
+  };
 
   ChannelConfig config_;
   uint32_t max_chunks_ = 0;
@@ -229,6 +240,7 @@ class ReliableChannel {
   // watch to drop a healthy peer. Messages are rare, so the repeats cost a few small datagrams.
   uint8_t ack_repeats_ = 0;
   uint64_t ack_repeat_at_ = 0;
+  bool idle_ = true;  // idle_from_state() as of the last change (idle)
   ChannelEvent events_[16] = {};
   uint32_t event_head_ = 0, event_count_ = 0;
   ChannelStats stats_;
