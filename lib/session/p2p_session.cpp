@@ -1473,7 +1473,8 @@ void P2PSessionImpl::update_time_sync() {
   // frame time) assume: those samples would be gaps that are not there.
   if (catch_up_.active(now_)) return;
   int32_t wait = 0;
-  for (uint32_t i = 0; i < num_player_peers_; ++i) {
+  const uint32_t players = num_player_peers_;  // read once: the filters' stores may alias it, for all GCC knows
+  for (uint32_t i = 0; i < players; ++i) {
     Peer& peer = peers_[i];
     if (peer.dropped || peer.rejoining || !peer.endpoint.running() || peer.endpoint.remote_report_at() <= sample_fence_us_)
       continue;
