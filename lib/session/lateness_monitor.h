@@ -57,6 +57,12 @@ class LocalTimeline {
   void on_confirmed(Frame frame, uint64_t now_us) noexcept {
     // Every frame marked here is newer than every one marked before (and >= 0: the newest starts
     // at kNullFrame), so none is in the ring yet: no lookup, and the newest is `frame` after.
+    // The usual mark: one frame (> kNullFrame, so >= 0).
+    if (frame == newest_confirmed_ + 1) {
+      confirmed_[uint32_t(frame) % kFrames] = Mark{frame, now_us};
+      newest_confirmed_ = frame;
+      return;
+    }
     const Frame from = std::max<Frame>(newest_confirmed_ + 1, frame - int32_t(kFrames) + 1);
     if (from > frame) return;
     for (Frame f = from; f <= frame; ++f) confirmed_[uint32_t(f) % kFrames] = Mark{f, now_us};

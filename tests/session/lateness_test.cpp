@@ -59,6 +59,38 @@ LinkProfile link_of(const Profile& p) {
 
 // The baseline is the median of the last 32 samples clamped to 0..6, whatever the samples:
 // checked against a selection over the window (what it replaced) on random streams.
+// on_confirmed marks the usual single new frame without the loop: random confirmed frames (one
+// ahead, several ahead, the same again, jumps beyond the ring, from kNullFrame) must leave the
+// marks the general loop leaves, frame by frame (a reference ring filled as the loop does).
+TEST(LocalTimeline, ConfirmedMarksMatchTheGeneralLoop) {
+  constexpr int32_t kRing = int32_t(LocalTimeline::kFrames);
+  std::mt19937 rng(99);
+  for (int round = 0; round < 20; ++round) {
+    LocalTimeline t;
+    std::vector<std::pair<Frame, uint64_t>> ring(kRing, {kNullFrame, 0});
+    Frame newest = kNullFrame, frame = kNullFrame;
+    uint64_t now = 1000;
+    for (int i = 0; i < 3000; ++i) {
+      const uint32_t dice = uint32_t(rng() % 20);
+      frame += dice < 12 ? 1 : dice < 15 ? 0 : dice < 18 ? int32_t(rng() % 4) + 2 : dice == 18 ? kRing + int32_t(rng() % 40) : -3;
+      now += 16667;
+      t.on_confirmed(frame, now);
+      for (Frame f = std::max(newest + 1, frame - kRing + 1); f <= frame; ++f) ring[uint32_t(f) % kRing] = {f, now};
+      newest = std::max(newest, frame);
+      ASSERT_EQ(t.newest_confirmed(), newest) << "round " << round << " step " << i;
+      for (Frame f = std::max<Frame>(0, frame - kRing - 2); f <= frame + 1; f += 1 + f % 7) {
+        uint64_t at = 0;
+        const auto& m = ring[uint32_t(f) % kRing];
+        const bool want = m.first == f;
+        ASSERT_EQ(t.confirmed_at(f, &at), want) << "frame " << f << " step " << i;
+        if (want) {
+          ASSERT_EQ(at, m.second) << "frame " << f << " step " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(LatenessBaseline, IsTheClampedMedianOfTheRecentSamples) {
   std::mt19937 rng(5);
   for (int stream = 0; stream < 50; ++stream) {
