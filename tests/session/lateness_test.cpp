@@ -373,6 +373,23 @@ class ReferenceJudge {
   LatenessBaseline baseline_;
 };
 
+// One tick of the comparisons below: the reference and the monitor observe the same arrival
+// and must agree on the worst lateness, the histogram and the outage; as the session does, a
+// new two-way outage of this peer is then known to the other peers' judges (the timeline).
+void judge_both(ReferenceJudge& reference, LatenessMonitor& monitor, Frame newest, uint64_t at,
+                const LatenessMonitor::Link& link, LocalTimeline& timeline) {
+  const int32_t a = reference.observe(newest, at, link, timeline);
+  const uint64_t outage_end = monitor.last_outage().to_us;
+  const int32_t b = monitor.observe(newest, at, link, timeline);
+  ASSERT_EQ(a, b);
+  ASSERT_EQ(reference.max_frames, monitor.numbers().max_frames);
+  for (uint32_t k = 0; k < detail::kLatenessBuckets; ++k)
+    ASSERT_EQ(reference.histogram[k], monitor.numbers().histogram[k]) << "bucket " << k;
+  ASSERT_EQ(reference.deaf_to_us_, monitor.last_outage().to_us);
+  const LatenessMonitor::Gap outage = monitor.last_outage();
+  if (outage.to_us != outage_end) timeline.on_outage(0, outage.from_us, outage.to_us);
+}
+
 // The usual frame skips the outage checks (observe's clear_of_outages): it must judge exactly
 // as the reference that asks for every frame. Random matches of arrivals and holds, two-way
 // outages (acknowledgements held while our inputs go unheard, silence notes) and other links'
@@ -418,17 +435,8 @@ TEST(LatenessMonitor, SkippingTheOutageChecksJudgesAsAskingForEveryFrame) {
       }
       timeline.on_confirmed(std::min(newest, f), now);
       const uint64_t at = now + rng() % kTick;
-      const int32_t a = reference.observe(newest, at, link, timeline);
-      const uint64_t outage_end = monitor.last_outage().to_us;
-      const int32_t b = monitor.observe(newest, at, link, timeline);
-      ASSERT_EQ(a, b) << "run " << run << " frame " << f;
-      ASSERT_EQ(reference.max_frames, monitor.numbers().max_frames);
-      for (uint32_t k = 0; k < detail::kLatenessBuckets; ++k)
-        ASSERT_EQ(reference.histogram[k], monitor.numbers().histogram[k]) << "run " << run << " frame " << f << " bucket " << k;
-      ASSERT_EQ(reference.deaf_to_us_, monitor.last_outage().to_us);
-      // As the session does: this peer's two-way outage is known to the other peers' judges.
-      const LatenessMonitor::Gap outage = monitor.last_outage();
-      if (outage.to_us != outage_end) timeline.on_outage(0, outage.from_us, outage.to_us);
+      judge_both(reference, monitor, newest, at, link, timeline);
+      ASSERT_FALSE(::testing::Test::HasFatalFailure()) << "run " << run << " frame " << f;
       now += kTick;
     }
     EXPECT_GT(monitor.numbers().max_frames, 0) << "the holds must be judged late for the comparison to mean much";
@@ -482,16 +490,8 @@ TEST(LatenessMonitor, OwnOutagesEndingAroundTheFramesJudgeAsAskingForEveryFrame)
         last_arrival = at;
       }
       timeline.on_confirmed(std::min(newest, f), now);
-      const int32_t a = reference.observe(newest, at, link, timeline);
-      const uint64_t outage_end = monitor.last_outage().to_us;
-      const int32_t b = monitor.observe(newest, at, link, timeline);
-      ASSERT_EQ(a, b) << "run " << run << " frame " << f;
-      ASSERT_EQ(reference.max_frames, monitor.numbers().max_frames);
-      for (uint32_t k = 0; k < detail::kLatenessBuckets; ++k)
-        ASSERT_EQ(reference.histogram[k], monitor.numbers().histogram[k]) << "run " << run << " frame " << f << " bucket " << k;
-      ASSERT_EQ(reference.deaf_to_us_, monitor.last_outage().to_us);
-      const LatenessMonitor::Gap outage = monitor.last_outage();
-      if (outage.to_us != outage_end) timeline.on_outage(0, outage.from_us, outage.to_us);
+      judge_both(reference, monitor, newest, at, link, timeline);
+      ASSERT_FALSE(::testing::Test::HasFatalFailure()) << "run " << run << " frame " << f;
       now += kTick;
     }
     EXPECT_NE(monitor.last_outage().to_us, 0u) << "the notes must be taken as two-way outages";

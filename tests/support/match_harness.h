@@ -85,43 +85,45 @@ inline void test_match_key(uint8_t key[32], bool other = false) {
   for (int i = 0; i < 32; ++i) key[i] = uint8_t(0xA0 + i + (other ? 1 : 0));
 }
 
+// A transport in front of another: receives and flushes go straight through; the two below
+// differ only in what they do with a send.
+class ForwardingTransport : public Transport {
+ public:
+  explicit ForwardingTransport(Transport& inner) : inner_(inner) {}
+  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
+    return inner_.receive(from, buffer, capacity, length);
+  }
+  void flush() override { inner_.flush(); }
+
+ protected:
+  Transport& inner_;
+};
+
 // Between a machine's simulator and its wire: what it sends to a blocked address is lost (a
 // one-way outage of one link, e.g. a machine that misses a leaver's last datagrams).
-class CuttableTransport final : public Transport {
+class CuttableTransport final : public ForwardingTransport {
  public:
-  explicit CuttableTransport(Transport& inner) : inner_(inner) {}
+  using ForwardingTransport::ForwardingTransport;
   std::vector<PeerAddress> blocked;
   Result send(const PeerAddress& to, const uint8_t* data, size_t length) override {
     for (const PeerAddress& b : blocked)
       if (b == to) return Result::ok;
     return inner_.send(to, data, length);
   }
-  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
-    return inner_.receive(from, buffer, capacity, length);
-  }
-  void flush() override { inner_.flush(); }
-
- private:
-  Transport& inner_;
 };
 
 // Between a session and its machine's simulator: every datagram the session hands over is shown
 // to `tap` first (Match::on_send).
-class TapTransport final : public Transport {
+class TapTransport final : public ForwardingTransport {
  public:
   TapTransport(Transport& inner, std::function<void(const PeerAddress&, const uint8_t*, size_t)> tap)
-      : inner_(inner), tap_(std::move(tap)) {}
+      : ForwardingTransport(inner), tap_(std::move(tap)) {}
   Result send(const PeerAddress& to, const uint8_t* data, size_t length) override {
     tap_(to, data, length);
     return inner_.send(to, data, length);
   }
-  bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
-    return inner_.receive(from, buffer, capacity, length);
-  }
-  void flush() override { inner_.flush(); }
 
  private:
-  Transport& inner_;
   std::function<void(const PeerAddress&, const uint8_t*, size_t)> tap_;
 };
 
