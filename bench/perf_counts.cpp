@@ -105,11 +105,20 @@ struct HarnessNetworkScope : FlipScope {
 };
 // The session's Transport: forwards every call to the simulator outside the count. What the
 // session does around the calls (composing, sealing, opening, decoding) stays counted.
+// FNV-1a over every datagram the session rows send, in order (printed as datagram_fnv=): a
+// change that must keep every datagram's bytes keeps this number.
+uint64_t g_datagram_fnv = 14695981039346656037ull;
+void fold_datagram(const uint8_t* data, size_t length) {
+  for (size_t i = 0; i < length; ++i) g_datagram_fnv = (g_datagram_fnv ^ data[i]) * 1099511628211ull;
+  g_datagram_fnv = (g_datagram_fnv ^ length) * 1099511628211ull;
+}
+
 class UncountedNetwork final : public Transport {
  public:
   explicit UncountedNetwork(NetworkSimulator& sim) : sim_(sim) {}
   Result send(const PeerAddress& to, const uint8_t* data, size_t length) override {
     NetworkScope scope;
+    fold_datagram(data, length);
     return sim_.send(to, data, length);
   }
   bool receive(PeerAddress* from, uint8_t* buffer, size_t capacity, size_t* length) override {
@@ -345,11 +354,12 @@ int run_p2p(uint32_t peers, size_t size, bool key) {
   const double sent = double(datagrams1 - datagrams0);
   const double per_frame = frames ? sent / double(frames) : 0.0;
   const double mean = sent > 0 ? double(bytes1 - bytes0) / sent - (key ? double(detail::kSealedOverhead) : 0.0) : 0.0;
-  char extra[200];
+  char extra[240];
   std::snprintf(extra, sizeof extra,
-                "rollbacks=%llu resimulated=%llu datagrams_per_peer_frame=%.4f mean_plain_bytes=%.0f aead=%s",
+                "rollbacks=%llu resimulated=%llu datagrams_per_peer_frame=%.4f mean_plain_bytes=%.0f aead=%s "
+                "datagram_fnv=%016llx",
                 static_cast<unsigned long long>(rollbacks), static_cast<unsigned long long>(resimulated),
-                per_frame, mean, key ? session_aead() : "none");
+                per_frame, mean, key ? session_aead() : "none", static_cast<unsigned long long>(g_datagram_fnv));
   print_result("p2p", frames, allocated, extra);
   return 0;
 }
