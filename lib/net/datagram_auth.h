@@ -139,7 +139,10 @@ class DatagramAuth {
   // The expanded AES keys (crypto_aead_aes256gcm_state), computed once per connection.
   alignas(16) uint8_t aes_send_[kAesStateSize] = {};
   alignas(16) uint8_t aes_receive_[kAesStateSize] = {};
-  uint8_t plain_[kMaxDatagramSize + kHandshakeHeaderSize] = {};
+  // Where an opened datagram is decrypted to. Only a build with libsodium opens any (the field
+  // stays in every build: the class's layout must not depend on a define that is private to the
+  // library's own sources).
+  [[maybe_unused]] uint8_t plain_[kMaxDatagramSize + kHandshakeHeaderSize] = {};
 };
 
 }  // namespace retcon::detail
