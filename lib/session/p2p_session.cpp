@@ -248,7 +248,24 @@ class P2PSessionImpl final : public P2PSession {
   PlayerIndex awaited_player() const;
   uint64_t silence_of(PlayerIndex player) const;
   uint64_t silent_after_us() const;
-  void send_due(bool again = false);
+  // The send pass: the usual one (no cuts, no test switch) inline here, tested once per pass
+  // (unusual_passes_); every other pass goes through send_due_unusual.
+  void send_due(bool again = false) {
+    if (unusual_passes_) [[unlikely]] {
+      send_due_unusual(again);
+      return;
+    }
+    send_due_pass<false>(again);
+  }
+  // The pass's loop. kCuts: a player may be gone (cuts_active_), so every endpoint is told the
+  // players' statuses first; without, none is (every one is connected, as the endpoints' copy
+  // starts), and the usual pass asks nothing about it.
+  template <bool kCuts>
+  void send_due_pass(bool again);
+#if defined(__GNUC__)
+  __attribute__((noinline, cold))
+#endif
+  void send_due_unusual(bool again);
   // send_due's copy of the players' statuses into peer `i`'s endpoint, once a player may be
   // gone (cuts_active_). Out of line: the usual pass never calls it.
 #if defined(__GNUC__)
@@ -363,6 +380,10 @@ class P2PSessionImpl final : public P2PSession {
   // which send_due relies on. The handshake watch runs only while an endpoint handshakes
   // (handshakes_open_).
   bool cuts_active_ = false;
+  // cuts_active_ || full_send_passes_: send_due's one test of whether its pass is the usual
+  // one. Kept in step wherever either is set (both only ever become true).
+  bool unusual_passes_ = false;
+  void activate_cuts() noexcept { cuts_active_ = unusual_passes_ = true; }
   bool handshakes_open_ = true;
   // A stranger reply went out since the last flush (answer_stranger): the next send pass
   // flushes even if it sends nothing itself (send_due).
@@ -519,6 +540,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   max_prediction_ = s.max_prediction;
   transport_ = c.network.transport;
   full_send_passes_ = full_send_passes_for_tests.load(std::memory_order_relaxed);
+  unusual_passes_ = full_send_passes_ || cuts_active_;
 
   // Desync detection needs saved states of confirmed frames, even in lockstep.
   SaveMode mode = s.save_mode;
@@ -636,7 +658,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   if (allow_rejoin_) stranger_replies_.init(c.network.rng_seed == 0 ? 0 : c.network.rng_seed ^ 0x5a1d7e3c9b2f4e61ull);
   if (rejoining_) {
     rejoin_phase_ = RejoinPhase::connecting;
-    cuts_active_ = true;  // it takes the match's cuts from the state
+    activate_cuts();  // it takes the match's cuts from the state
   }
   frame_us_ = 1000000u / c.network.frame_rate;
   advice_.set_frame_time(frame_us_);
@@ -792,8 +814,8 @@ void P2PSessionImpl::receive_datagrams() {
     // wakes disconnect agreement (cuts_active_). Spectators report nothing that counts. Until a
     // peer reported anyone disconnected, none of its statuses is (asked without the per-player loop).
     // The endpoint's flag first: it is false in nearly every datagram of a match.
-    if (peer->endpoint.remote_reported_cut() && !cuts_active_ && !peer->spectator)
-      cuts_active_ = reports_any_cut(peer->endpoint);
+    if (peer->endpoint.remote_reported_cut() && !cuts_active_ && !peer->spectator && reports_any_cut(peer->endpoint))
+      activate_cuts();
   }
 }
 
@@ -1053,7 +1075,7 @@ void P2PSessionImpl::watch_progress() {
 void P2PSessionImpl::drop_peer(Peer& peer, bool tell_peer) {
   if (peer.dropped) return;
   peer.dropped = true;
-  cuts_active_ = true;  // the tick runs disconnect agreement from now on
+  activate_cuts();  // the tick runs disconnect agreement from now on
   peer.rejoining = false;
   if (!peer.spectator) stream_waits_[&peer - peers_] = false;
   if (!peer.spectator) last_drop_at_ = now_;
@@ -2588,14 +2610,20 @@ void P2PSessionImpl::tell_local_frame(Peer& peer) {
 
 // `again`: the pass of advance_frame, right after poll's at the same time: an endpoint that poll
 // saw to then looks only at what changed since (our new input), and an idle channel is left be.
-void P2PSessionImpl::send_due(bool again) {
-  if (full_send_passes_) [[unlikely]] {
+// send_due's pass once a player may be gone, or under the tests' switch (send_pass_switch.h).
+void P2PSessionImpl::send_due_unusual(bool again) {
+  if (full_send_passes_) {
     // Every send_local_inputs comes before a pass (poll_once's, advance's): forgotten here, the
     // mark is never what answers one, and the walk over the peers always does.
     forget_idle_ready();
     send_due_full(again);
     return;
   }
+  send_due_pass<true>(again);
+}
+
+template <bool kCuts>
+void P2PSessionImpl::send_due_pass(bool again) {
   // Confirmations matter now: lockstep waits for every one, a stalled frame waits for the next,
   // a window nearly full (two frames left) is one late datagram away from a stall, and, when
   // the owner asks for it (loss_hold_frames), after a loss so is a window half full. Otherwise
@@ -2613,7 +2641,7 @@ void P2PSessionImpl::send_due(bool again) {
     // Spectators need it too: it tells them which players are gone and from which frame. Only
     // disconnected players' statuses travel (docs/PROTOCOL.md), and before the first drop
     // (cuts_active_) every one is connected, as the endpoint's copy starts: nothing to copy.
-    if (cuts_active_) [[unlikely]] tell_statuses(peer, i);
+    if constexpr (kCuts) tell_statuses(peer, i);
     if (peer.endpoint.state() == EndpointState::idle) continue;
     peer.endpoint.set_stalled(stalled_ && !peer.spectator);
     auto urgency = [&]()
