@@ -397,6 +397,13 @@ class P2PSessionImpl final : public P2PSession {
   // walk over the peers. kNoIdleReady when it did not, and whenever anything it depends on
   // changes elsewhere (a stream restarted or resumed, a peer back, last_local_sent_ set back:
   // forget_idle_ready, in the rejoin paths). A peer dropped or waiting only removes a condition.
+  // Today those forgets decide nothing, and no test can see one removed: send_local_inputs
+  // reads the mark only while no cut was ever taken (!cuts_active_, sticky), and every rejoin
+  // path runs after one (a drop, a peer's report of a cut, or a rejoining machine's init).
+  // Even read under cuts, answer's would be redundant (the peer's stream waits until
+  // apply_rejoin), apply_rejoin's and resend_local_inputs' are back to back (its only caller),
+  // and take_rejoin_state's comes before the rejoiner's first send_local_inputs. They stay so
+  // that loosening that guard cannot leave a stale mark.
   static constexpr Frame kNoIdleReady = INT32_MIN;
   Frame idle_ready_ = kNoIdleReady;
   void forget_idle_ready() noexcept { idle_ready_ = kNoIdleReady; }
