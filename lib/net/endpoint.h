@@ -184,6 +184,9 @@ class Endpoint {
   // nothing is sent, no report is due: report_may_go is false). Otherwise false, having
   // changed nothing a poll reads: poll_loudly is then the rest of poll().
   template <class Urgency>
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   bool poll_quietly(uint64_t now_us, Urgency&& urgency) {
     if (!quiet_at(now_us, urgency)) return false;
     now_ = now_us;
@@ -215,6 +218,9 @@ class Endpoint {
   }
   // The same with the urgency asked as poll() with it asks.
   template <class Urgency>
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to, Urgency&& urgency) {
     if (last_sent_ != polled_.last_sent && last_sent_ > last_acked_ && last_sent_ > last_flushed_ &&
         !spoke_again_ && !(riders_waiting() && now_us >= riders_waiting_since() + rider_patience_us())) {

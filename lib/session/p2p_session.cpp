@@ -255,13 +255,27 @@ class P2PSessionImpl final : public P2PSession {
       send_due_unusual(again);
       return;
     }
-    send_due_pass<false>(again);
+    if (again) {
+      send_due_pass<false, true>();
+    } else {
+      send_due_pass<false, false>();
+    }
   }
-  // The pass's loop. kCuts: a player may be gone (cuts_active_), so every endpoint is told the
-  // players' statuses first; without, none is (every one is connected, as the endpoints' copy
-  // starts), and the usual pass asks nothing about it.
-  template <bool kCuts>
-  void send_due_pass(bool again);
+  // The pass's loop, the player peers' first, then the spectators' (peers_ holds them in that
+  // order), each with what cannot differ among them known. kCuts: a player may be gone
+  // (cuts_active_), so every endpoint is told the players' statuses first; without, none is
+  // (every one is connected, as the endpoints' copy starts), and the usual pass asks nothing
+  // about it. kAgain: advance_frame's pass (send_due's `again`).
+  template <bool kCuts, bool kAgain>
+  void send_due_pass();
+  template <bool kCuts, bool kAgain, bool kSpectator>
+  bool pass_peer(uint32_t i);
+  template <bool kSpectator>
+  bool poll_peer(Peer& peer);
+  template <bool kSpectator>
+  bool peer_urgent(const Peer& peer);
+  template <bool kSpectator>
+  bool poll_peer_again(Peer& peer);
 #if defined(__GNUC__)
   __attribute__((noinline, cold))
 #endif
@@ -2626,11 +2640,15 @@ void P2PSessionImpl::send_due_unusual(bool again) {
     send_due_full(again);
     return;
   }
-  send_due_pass<true>(again);
+  if (again) {
+    send_due_pass<true, true>();
+  } else {
+    send_due_pass<true, false>();
+  }
 }
 
-template <bool kCuts>
-void P2PSessionImpl::send_due_pass(bool again) {
+template <bool kCuts, bool kAgain>
+void P2PSessionImpl::send_due_pass() {
   // Confirmations matter now: lockstep waits for every one, a stalled frame waits for the next,
   // a window nearly full (two frames left) is one late datagram away from a stall, and, when
   // the owner asks for it (loss_hold_frames), after a loss so is a window half full. Otherwise
@@ -2643,47 +2661,9 @@ void P2PSessionImpl::send_due_pass(bool again) {
   // the first ask of the pass (know_basis).
   basis_known_ = false;
   bool sent = false;
-  for (uint32_t i = 0; i < num_peers_; ++i) {
-    Peer& peer = peers_[i];
-    // Spectators need it too: it tells them which players are gone and from which frame. Only
-    // disconnected players' statuses travel (docs/PROTOCOL.md), and before the first drop
-    // (cuts_active_) every one is connected, as the endpoint's copy starts: nothing to copy.
-    if constexpr (kCuts) tell_statuses(peer, i);
-    if (peer.endpoint.state() == EndpointState::idle) continue;
-    peer.endpoint.set_stalled(stalled_ && !peer.spectator);
-    auto urgency = [&]()
-#if defined(__GNUC__)
-                       __attribute__((always_inline))
-#endif
-                       -> bool {
-      if (peer.spectator) return false;
-      if (!basis_known_) know_basis();
-      const UrgencyBasis& b = basis_;
-      const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + b.three_frames_us;
-      return b.pressing || slow_trip_us >= b.cover_us || (b.half_full && peer.endpoint.loss_recent(now_));
-    };
-    const uint64_t sent_before = peer.endpoint.datagrams_sent();
-    if (again && peer.endpoint.polled_at(now_)) {
-      peer.endpoint.poll_polled_again(now_, *transport_, peer.address, urgency);
-      if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
-      sent |= peer.endpoint.datagrams_sent() != sent_before;
-      continue;
-    }
-    // Most polls find nothing due (the endpoint sends nothing, no report falls due) and an idle
-    // channel: nothing sent, nothing to tell.
-    if (peer.endpoint.poll_quietly(now_, urgency)) {
-      if (peer.dropped || peer.channel.poll_idle(now_)) continue;
-    } else {
-      // Our frame and advantage travel only in quality reports (one every quality_interval_us):
-      // told while one waits or falls due at this poll, they are what every report carries,
-      // since a report goes only from this pass or advance_frame's right after it (same frame,
-      // same time, no datagram between).
-      if (peer.endpoint.report_may_go(now_)) tell_local_frame(peer);
-      peer.endpoint.poll_loudly(now_, *transport_, peer.address, urgency);
-    }
-    if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
-    sent |= peer.endpoint.datagrams_sent() != sent_before;
-  }
+  const uint32_t players = num_player_peers_;
+  for (uint32_t i = 0; i < players; ++i) sent |= pass_peer<kCuts, kAgain, false>(i);
+  for (uint32_t i = players; i < num_peers_; ++i) sent |= pass_peer<kCuts, kAgain, true>(i);
   // This tick's datagrams in one go (one sendmmsg on Linux UDP). A pass that handed the
   // transport nothing has nothing to flush (most: a steady match sends ~0.6 inputs datagrams
   // per frame, nearly all from one pass). An endpoint sends only from its polls here (its
@@ -2692,6 +2672,90 @@ void P2PSessionImpl::send_due_pass(bool again) {
   if (!sent && !stranger_sent_) return;
   stranger_sent_ = false;
   transport_->flush();
+}
+
+// Peer `i`'s part of a pass: true when it sent anything.
+template <bool kCuts, bool kAgain, bool kSpectator>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline bool P2PSessionImpl::pass_peer(uint32_t i) {
+  Peer& peer = peers_[i];
+  // Spectators need it too: it tells them which players are gone and from which frame. Only
+  // disconnected players' statuses travel (docs/PROTOCOL.md), and before the first drop
+  // (cuts_active_) every one is connected, as the endpoint's copy starts: nothing to copy.
+  if constexpr (kCuts) tell_statuses(peer, i);
+  // Polled at this time, it runs (polled_at): no idle endpoint is.
+  if constexpr (kAgain)
+    if (peer.endpoint.polled_at(now_)) return poll_peer_again<kSpectator>(peer);
+  if (peer.endpoint.state() == EndpointState::idle) return false;
+  return poll_peer<kSpectator>(peer);
+}
+
+// The urgency of a peer's confirmations (send_due_pass), asked by its endpoint only where it
+// decides something. Spectators confirm nothing we wait for.
+template <bool kSpectator>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline bool P2PSessionImpl::peer_urgent(const Peer& peer) {
+  if constexpr (kSpectator) {
+    return false;
+  } else {
+    if (!basis_known_) know_basis();
+    const UrgencyBasis& b = basis_;
+    const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + b.three_frames_us;
+    return b.pressing || slow_trip_us >= b.cover_us || (b.half_full && peer.endpoint.loss_recent(now_));
+  }
+}
+
+// A running or handshaking peer's poll (and its channel's, after the inputs): true when it sent.
+template <bool kSpectator>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline bool P2PSessionImpl::poll_peer(Peer& peer) {
+  peer.endpoint.set_stalled(!kSpectator && stalled_);
+  auto urgency = [&]()
+#if defined(__GNUC__)
+                     __attribute__((always_inline))
+#endif
+                     -> bool { return peer_urgent<kSpectator>(peer); };
+  const uint64_t sent_before = peer.endpoint.datagrams_sent();
+  // Most polls find nothing due (the endpoint sends nothing, no report falls due) and an idle
+  // channel: nothing sent, nothing to tell.
+  if (peer.endpoint.poll_quietly(now_, urgency)) {
+    if (peer.dropped || peer.channel.poll_idle(now_)) return false;
+    peer.poll_channel(now_, *transport_);
+    return peer.endpoint.datagrams_sent() != sent_before;
+  }
+  // Our frame and advantage travel only in quality reports (one every quality_interval_us):
+  // told while one waits or falls due at this poll, they are what every report carries,
+  // since a report goes only from this pass or advance_frame's right after it (same frame,
+  // same time, no datagram between).
+  if (peer.endpoint.report_may_go(now_)) tell_local_frame(peer);
+  peer.endpoint.poll_loudly(now_, *transport_, peer.address, urgency);
+  if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
+  return peer.endpoint.datagrams_sent() != sent_before;
+}
+
+// advance_frame's poll of a peer poll_peer saw to at this time: what changed since.
+template <bool kSpectator>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline bool P2PSessionImpl::poll_peer_again(Peer& peer) {
+  // (A refused frame retried in the same tick changes the stall between two such passes.)
+  peer.endpoint.set_stalled(!kSpectator && stalled_);
+  auto urgency = [&]()
+#if defined(__GNUC__)
+                     __attribute__((always_inline))
+#endif
+                     -> bool { return peer_urgent<kSpectator>(peer); };
+  const uint64_t sent_before = peer.endpoint.datagrams_sent();
+  peer.endpoint.poll_polled_again(now_, *transport_, peer.address, urgency);
+  if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
+  return peer.endpoint.datagrams_sent() != sent_before;
 }
 
 // The reference the skipping passes above must equal datagram by datagram (tests switch to it:
