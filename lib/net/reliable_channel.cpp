@@ -63,6 +63,7 @@ void ReliableChannel::reset() noexcept {
   ack_due_ = false;
   ack_repeats_ = 0;
   event_head_ = event_count_ = 0;
+  note_waiting();
 }
 
 void ReliableChannel::peer_gone() noexcept {
@@ -80,6 +81,7 @@ void ReliableChannel::push_event(const ChannelEvent& e) noexcept {
   }
   events_[(event_head_ + event_count_) % n] = e;
   ++event_count_;
+  waiting_ = true;
 }
 
 bool ReliableChannel::pop_event(ChannelEvent* event) noexcept {
@@ -88,6 +90,7 @@ bool ReliableChannel::pop_event(ChannelEvent* event) noexcept {
   *event = events_[event_head_];
   event_head_ = (event_head_ + 1) % n;
   --event_count_;
+  note_waiting();
   return true;
 }
 
@@ -121,6 +124,7 @@ bool ReliableChannel::pop_waiting_message(ChannelStream* stream, uint8_t* out, s
   *size = m.size;
   m.present = false;
   ++in_msg_next_;
+  note_waiting();
   ack_due_ = true;  // the window moved: tell the sender
   return true;
 }
@@ -291,6 +295,7 @@ void ReliableChannel::on_data(const uint8_t* body, size_t size, uint64_t now_us)
     m.stream = stream;
     m.size = uint16_t(length);
     m.present = true;
+    note_waiting();
     ++stats_.messages_received;
     return;
   }

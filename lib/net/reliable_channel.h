@@ -148,6 +148,9 @@ class ReliableChannel {
   bool pop_event(ChannelEvent* event) noexcept;
   // Inline: the session asks every poll, and most polls no event waits.
   bool has_event() const noexcept { return event_count_ != 0; }
+  // has_event() || has_message(), kept as a flag by every call that changes either (the
+  // session asks every poll for every peer; has_message() alone is an index into the ring).
+  bool waiting() const noexcept { return waiting_; }
   const ChannelStats& stats() const noexcept { return stats_; }
 
  private:
@@ -241,6 +244,8 @@ class ReliableChannel {
   uint8_t ack_repeats_ = 0;
   uint64_t ack_repeat_at_ = 0;
   bool idle_ = true;  // idle_from_state() as of the last change (idle)
+  bool waiting_ = false;  // has_event() || has_message() as of the last change (waiting)
+  void note_waiting() noexcept { waiting_ = has_event() || has_message(); }
   ChannelEvent events_[16] = {};
   uint32_t event_head_ = 0, event_count_ = 0;
   ChannelStats stats_;

@@ -511,15 +511,22 @@ TEST(ReliableChannel, HostileBodiesFromAVerifiedPeerLeaveTheHonestTrafficIntact)
 
 
 // idle() is a flag kept by every call that may change it; the session trusts it to skip a
-// channel's poll. After every call of a random run (messages sent, popped and acknowledged under
+// channel's poll. So is waiting() (an event or the next message waits), which the session asks
+// instead of has_event() and has_message(). After every call of a random run (messages sent, popped and acknowledged under
 // loss, duplication and reordering, blobs sent, cancelled, refused and completed, polls, the
 // peer gone, resets, misuse) it equals the idleness worked out from the state (idle_from_state),
 // on both sides, and the messages still arrive once and in order.
 TEST(ReliableChannel, IdleFlagEqualsTheIdlenessOfTheStateAfterEveryCall) {
   for (uint64_t seed : {41u, 42u, 43u, 44u}) {
     Pair p(seed, 16 * 1024, 0.1 * double(seed % 3), 20000, 30000, 1u << 18, 0.05);
-    auto check = [](ReliableChannel& c) { ASSERT_EQ(c.idle(), c.idle_from_state()); };
-    p.ab.after_each = p.ba.after_each = +[](ReliableChannel& c) { ASSERT_EQ(c.idle(), c.idle_from_state()); };
+    auto check = [](ReliableChannel& c) {
+      ASSERT_EQ(c.idle(), c.idle_from_state());
+      ASSERT_EQ(c.waiting(), c.has_event() || c.has_message());
+    };
+    p.ab.after_each = p.ba.after_each = +[](ReliableChannel& c) {
+      ASSERT_EQ(c.idle(), c.idle_from_state());
+      ASSERT_EQ(c.waiting(), c.has_event() || c.has_message());
+    };
     const std::vector<uint8_t> blob = random_bytes(12 * 1024, seed), huge = random_bytes(16 * 1024 + 1, seed);
     std::mt19937 rng{uint32_t(seed)};
     uint32_t sent = 0, expected = 0;
