@@ -330,7 +330,7 @@ class P2PSessionImpl final : public P2PSession {
   void apply_due_delays();
   void auto_delay_at_start();
   bool deciding_machine() const;
-  void retire_decisions();
+  void retire_decisions(Frame confirmed);  // `confirmed`: the driver's confirmed frame
   void emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count = 0, int32_t total = 0);
   void lower_window(const Peer& peer, uint32_t theirs);
   // ---- rejoin (session/rejoin.h)
@@ -760,7 +760,10 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     // The frame is usually the one advance_frame marked already (the driver's frame never goes
     // back, so the newest mark is that frame's own): the lookup only when it moved otherwise.
     if (driver_.frame() != timeline_.newest_started()) timeline_.on_frame(driver_.frame(), now_);
-    timeline_.on_confirmed(driver_.confirmed_frame(), now_);
+    // Asked once for the timeline and retire_decisions: nothing between them adds an input or
+    // cuts a player (drain_inputs above, advance and the disconnect agreement do), so it stays.
+    const Frame confirmed = driver_.confirmed_frame();
+    timeline_.on_confirmed(confirmed, now_);
     // One pass over the player peers: the lateness of what arrived, and (for watch_progress,
     // below) when each one's input stream last moved. Neither changes what the other reads,
     // and nothing between here and watch_progress moves a stream or drops a player peer.
@@ -774,7 +777,7 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
     if (num_spectators_ != 0) stream_to_spectators();
     if (desync_.enabled()) exchange_checksums();
     if (desync_states_.enabled()) desync_states_.poll(driver_, now_);
-    retire_decisions();
+    retire_decisions(confirmed);
     watch_progress();
     for (uint32_t i = 0; rejoin_askers_ != 0 && i < num_player_peers_; ++i)
       if ((rejoin_askers_ >> i) & 1u) serve_rejoin(i);
@@ -1767,8 +1770,7 @@ void P2PSessionImpl::apply_due_delays() {
 }
 
 // Decisions no rollback, checksum comparison or spectator stream needs any more are dropped.
-void P2PSessionImpl::retire_decisions() {
-  const Frame confirmed = driver_.confirmed_frame();
+void P2PSessionImpl::retire_decisions(Frame confirmed) {
   Frame before = confirmed - disconnect_settle_frames_ - kDisconnectDelayAllowance;
   if (desync_.enabled()) before = std::min(before, desync_.next_local());
   // Not before a spectator's place in the stream: it still needs those (a parked one or one
