@@ -11,7 +11,9 @@ void PreparedInputs::init(size_t blob_size, size_t limit) {
   // Room for a whole run and one more frame's worst case beyond it, twice: the body only moves
   // back to the start of the buffer once it reached the end (see append_body).
   // And 16 bytes more: append_changed_word writes its tokens as 16 (put_word_tail).
-  buf_.assign(2 * (limit + max_encoded_delta_size(blob_size) + 2) + 16, 0);
+  room_ = 2 * (limit + max_encoded_delta_size(blob_size) + 2) + 16;
+  // Beyond the room the body may reach, 16 bytes: write_short reads 16 from the body's start.
+  buf_.assign(room_ + 16, 0);
   reset(0);
 }
 
@@ -30,7 +32,7 @@ bool PreparedInputs::append_body(const EncodedDelta& delta, const uint8_t* token
   const size_t verbatim = delta.size - delta.lead_bytes;
   const size_t most = delta.lead_zeros / kDeltaTokenReach + 2 + verbatim;
   if (size() + most > limit_) return false;
-  if (end_ + most > buf_.size()) {
+  if (end_ + most > room_) {
     // The body reached the end of the buffer: back to its start (at most `limit_` bytes move,
     // once per buffer's worth of appended tokens).
     std::memmove(buf_.data(), buf_.data() + head_, end_ - head_);

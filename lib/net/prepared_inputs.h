@@ -16,6 +16,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "net/byte_io.h"
@@ -97,7 +98,7 @@ class PreparedInputs {
       end_ = tail.size;
       open_ = tail.open;
     } else {
-      if (size() + 2 + tail.size > limit_ || end_ + 1 + 16 > buf_.size()) return false;
+      if (size() + 2 + tail.size > limit_ || end_ + 1 + 16 > room_) return false;
       const size_t at = put_zero_run(buf, end_, open_, zeros);
       put_word_tail(buf + at, d, tail);
       end_ = at + tail.size;
@@ -153,6 +154,18 @@ class PreparedInputs {
     copy_bytes(out, buf_.data() + head_, body);  // fixed-size moves: no call for 16 or fewer
   }
   void write_long(uint8_t* out) const noexcept;
+  // True for the usual run: a lead of one token at most and a body of up to 16 bytes (at most
+  // 17 bytes in all), which write_short writes.
+  bool is_short() const noexcept { return lead_ <= kDeltaTokenReach && end_ - head_ <= 16; }
+  // write() for a short run (is_short), in two moves: its lead's token, then 16 bytes from the
+  // body's start whatever its size (the buffer has room to read them: init). `out` has room for
+  // 17 bytes; the bytes past the run's are garbage. Returns the end of the run's bytes.
+  uint8_t* write_short(uint8_t* out) const noexcept {
+    *out = static_cast<uint8_t>(lead_ - 1);  // the lead's token; the body overwrites it when none
+    out += lead_ != 0 ? 1 : 0;
+    std::memcpy(out, buf_.data() + head_, 16);
+    return out + (end_ - head_);
+  }
 
  private:
   static size_t lead_tokens(size_t zeros) noexcept {
@@ -163,6 +176,7 @@ class PreparedInputs {
   bool append_unchanged_body(size_t zeros) noexcept;
 
   std::vector<uint8_t> buf_;
+  size_t room_ = 0;  // the bytes of buf_ the body may take (16 more follow: write_short)
   size_t blob_size_ = 0;
   size_t limit_ = 0;
   Frame first_ = 0;

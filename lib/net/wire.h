@@ -8,6 +8,7 @@
 // Decoding is bounds-checked: a bad datagram yields a DecodeError, never an out-of-bounds read.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -418,10 +419,45 @@ class InputsWriter {
   uint16_t count_ = 0;
 };
 
+// The bytes from `out` that write_plain_inputs may write beyond a shorter datagram.
+inline constexpr size_t kPlainInputsScratch = kDataHeaderSize + 3 + 3 + 1 + 16;
+
+// write_plain_inputs' usual datagram (see there): a start frame whose varint takes kStartBytes
+// (2: from 128 to 16,383; 3: below 2^21), an acknowledgement and a count below 128 (a byte each)
+// and a short run (PreparedInputs::is_short), at `out`, which has room for kPlainInputsScratch bytes
+// (its fields, then 1 + 16 that write_short writes whatever the run's size). The same bytes as
+// write_plain_inputs writes for them; returns their size.
+template <size_t kStartBytes>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline size_t write_plain_short(uint8_t* out, uint32_t sequence, uint32_t start, uint32_t ack, uint32_t count,
+                                const PreparedInputs& run) noexcept {
+  static_assert(kStartBytes == 2 || kStartBytes == 3);
+  // The header: magic, version, type, the sequence's low 16 bits and the checksum's first two
+  // bytes (0: sealed once the body is written).
+  const uint64_t header = uint64_t{kMagic0} | uint64_t{kMagic1} << 8 | uint64_t{kProtocolVersion} << 16 |
+                          uint64_t(MessageType::inputs) << 24 | uint64_t(sequence & 0xFFFFu) << 32;
+  std::memcpy(out, &header, 8);
+  // Then the checksum's last two bytes (0), the start frame's varint, the acknowledgement's and
+  // the count's and the flags (0: no disconnected player, no rider): one word.
+  const uint64_t varint = kStartBytes == 2 ? uint64_t((start & 0x7Fu) | 0x80u) | uint64_t(start >> 7) << 8
+                                           : uint64_t((start & 0x7Fu) | 0x80u) |
+                                                 uint64_t(((start >> 7) & 0x7Fu) | 0x80u) << 8 |
+                                                 uint64_t(start >> 14) << 16;
+  const uint64_t fields = varint << 16 | uint64_t(ack) << (8 * (2 + kStartBytes)) |
+                          uint64_t(count) << (8 * (3 + kStartBytes));
+  std::memcpy(out + 8, &fields, 8);
+  uint8_t* const end = run.write_short(out + kDataHeaderSize + kStartBytes + 3);
+  return size_t(end - out);
+}
+
 // The usual inputs datagram in one pass: every frame of `run` (their tokens kept ready:
 // net/prepared_inputs.h; the first is the start frame), no rider and no disconnected player
 // (flags 0). Exactly the bytes InputsWriter writes for them with Seal::none (checksum field 0),
 // and the same frames fit: 0 when they do not all fit `capacity` (build it with InputsWriter).
+// The bytes after the datagram, up to kPlainInputsScratch from `out` (never past `capacity`),
+// may be overwritten (write_plain_short moves whole words).
 // Inline: every inputs datagram but those with riders is this one (always: the endpoint's usual
 // path and its general one both build it).
 #if defined(__GNUC__)
@@ -430,9 +466,7 @@ __attribute__((always_inline))
 inline size_t write_plain_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
                                  const PreparedInputs& run) noexcept {
   const uint32_t count = run.frames();
-  const size_t payload = run.size();
   const Frame start_frame = run.first();
-  if (out == nullptr || count == 0 || count > 0xFFFF || start_frame < 0) return 0;
   const uint32_t start = uint32_t(start_frame);
   const int32_t ack_delta = int32_t(int64_t(ack_frame) - start_frame);
   const uint32_t ack = (uint32_t(ack_delta) << 1) ^ uint32_t(ack_delta >> 31);  // zigzag
@@ -440,6 +474,19 @@ inline size_t write_plain_inputs(uint8_t* out, size_t capacity, uint32_t sequenc
   // frames fit here as there. Sized exactly only when the widest varints might not fit.
   const size_t cap = capacity < kMaxDatagramSize ? capacity : kMaxDatagramSize;
   constexpr size_t kWidest = kDataHeaderSize + 5 + 5 + 3 + 1;
+  if constexpr (std::endian::native == std::endian::little) {
+    // The usual datagram: a short run (17 bytes at most, so it fits whenever the widest fields
+    // and 17 bytes do), a start frame from 128 on and below 2^21 (a match's first 9 hours at
+    // 60 Hz), a nearby acknowledgement and fewer than 128 frames: its fields in two word stores,
+    // its run in two moves (write_plain_short).
+    static_assert(kPlainInputsScratch <= kWidest + 17);  // within the capacity asked for
+    const bool usual = out != nullptr && run.is_short() && ack < 0x80 && count - 1 < 0x7F && cap >= kWidest + 17;
+    if (usual && start - 0x80 < 0x4000 - 0x80) return write_plain_short<2>(out, sequence, start, ack, count, run);
+    if (usual && start - 0x4000 < (1u << 21) - 0x4000)
+      return write_plain_short<3>(out, sequence, start, ack, count, run);
+  }
+  const size_t payload = run.size();
+  if (out == nullptr || count == 0 || count > 0xFFFF || start_frame < 0) return 0;
   if (kWidest + payload > cap && kDataHeaderSize + varint_size(start) + varint_size(ack) + 3 + 1 + payload > cap)
     return 0;
   out[0] = kMagic0;

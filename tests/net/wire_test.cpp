@@ -1198,6 +1198,7 @@ Riders random_riders(std::mt19937& rng, Frame start) {
 TEST(Wire, PreparedRunIsTheDatagramOfItsFrames) {
   std::mt19937 rng(17);
   int riding_checked = 0;
+  int short_checked = 0;
   for (int round = 0; round < 400; ++round) {
     const size_t blob_size = round % 4 == 0 ? 1 + rng() % 300 : 1 + rng() % 12;
     const size_t count = 1 + rng() % 400;
@@ -1236,7 +1237,8 @@ TEST(Wire, PreparedRunIsTheDatagramOfItsFrames) {
       if (run.next() != queued || run.frames() == 0) continue;
       const size_t capacity = rng() % 2 ? kMaxDatagramSize : 20 + rng() % kMaxDatagramSize;
       const uint32_t sequence = uint32_t(rng());
-      const Frame ack = Frame(rng() % 200000) - 1;
+      // Half the time near the start frame (the usual datagram: write_plain_short), else anywhere.
+      const Frame ack = rng() % 2 ? run.first() - 1 - Frame(rng() % 70) : Frame(rng() % 200000) - 1;
       std::vector<uint8_t> plain(kMaxDatagramSize + 16, 0xEE), framewise(kMaxDatagramSize, 0);
       const size_t length = write_plain_inputs(plain.data(), capacity, sequence, ack, run);
       Header h;
@@ -1273,7 +1275,9 @@ TEST(Wire, PreparedRunIsTheDatagramOfItsFrames) {
       }
       ASSERT_EQ(length, expected) << round << " " << step;
       ASSERT_TRUE(std::equal(plain.begin(), plain.begin() + length, framewise.begin())) << round << " " << step;
-      EXPECT_EQ(plain[length], 0xEE);
+      // Nothing written past the datagram but within the first kPlainInputsScratch bytes.
+      EXPECT_EQ(plain[std::max(length, kPlainInputsScratch)], 0xEE);
+      if (run.is_short() && ack >= run.first() - 64 && run.frames() < 128 && run.first() >= 128) ++short_checked;
       // InputsWriter::append_prepared splices the same run after whatever rides before it.
       std::vector<uint8_t> spliced(kMaxDatagramSize, 0);
       InputsWriter s(spliced.data(), capacity, h, run.first(), ack, uint16_t(blob_size), nullptr, 0, nullptr);
@@ -1283,6 +1287,7 @@ TEST(Wire, PreparedRunIsTheDatagramOfItsFrames) {
     }
   }
   EXPECT_GT(riding_checked, 1000);
+  EXPECT_GT(short_checked, 1000);  // write_plain_short's datagrams among them
 }
 
 // Garbled datagrams never crash the decoder nor make it read out of bounds (run under ASan),
