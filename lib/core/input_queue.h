@@ -152,6 +152,26 @@ class InputQueue {
     return dst;
   }
 
+  // The carry-forward prediction (no Predictor) of every frame in [from, to), all after
+  // last_confirmed(): what predict(f, Predictor{}) leaves for each f, in one pass (a rollback's
+  // re-run writes a player's predictions before its frames run, not one walk per frame). The
+  // fields in locals: the prediction's byte stores may alias any of them.
+  void predict_forward(Frame from, Frame to) noexcept {
+    if (to - 1 > last_predicted_) last_predicted_ = to - 1;
+    uint8_t* const base = base_;
+    const size_t row = stride_;
+    const uint32_t mask = mask_;
+    if (input_size_ == 4) {  // a pad, as copy_input: the value in a register
+      uint32_t value;
+      std::memcpy(&value, last_input_, 4);
+      for (Frame f = from; f < to; ++f) std::memcpy(base + size_t(uint32_t(f) & mask) * row, &value, 4);
+      return;
+    }
+    const uint8_t* const last = last_input_;
+    const uint32_t size = input_size_;
+    for (Frame f = from; f < to; ++f) copy_input(base + size_t(uint32_t(f) & mask) * row, last, size);
+  }
+
   // True when `frame` can be stored without overwriting a frame at or after `oldest_needed`.
   bool fits(Frame frame, Frame oldest_needed) const noexcept {
     return int64_t(frame) - int64_t(oldest_needed) < int64_t(capacity());

@@ -416,11 +416,54 @@ __attribute__((always_inline)) inline const uint8_t* RollbackDriver::plain_input
   return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
 }
 
-__attribute__((always_inline)) inline void RollbackDriver::step_usual(Frame frame) noexcept {
-  uint8_t* const row = input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
-  mark_others<false>(frame, others_count_);
-  frame_view_.bytes = row;
-  callbacks_.advance_frame(callbacks_.user, frame, &frame_view_, kAdvanceResimulating);
+__attribute__((always_inline)) inline Frame RollbackDriver::predict_others(Frame target, Frame end) noexcept {
+  Frame until = end;
+  for (uint32_t k = 0; k < others_count_; ++k) {
+    const uint32_t i = others_[k];
+    InputQueue& q = players_[i].queue;
+    const Frame last = q.last_confirmed();
+    Frame first = target;
+    if (target <= last) {
+      frame_status_[i] = InputStatus::confirmed;
+      until = std::min(until, last + 1);  // last < end - 1 when it bounds: no overflow
+      first = last + 1;
+    } else {
+      frame_status_[i] = InputStatus::predicted;
+    }
+    if (first < end) q.predict_forward(first, end);
+  }
+  return until;
+}
+
+__attribute__((always_inline)) inline Frame RollbackDriver::mark_others_from(Frame frame, Frame end) noexcept {
+  Frame until = end;
+  for (uint32_t k = 0; k < others_count_; ++k) {
+    const uint32_t i = others_[k];
+    const Frame last = players_[i].queue.last_confirmed();
+    if (frame <= last) {
+      frame_status_[i] = InputStatus::confirmed;
+      until = std::min(until, last + 1);  // last < end - 1 when it bounds: no overflow
+    } else {
+      frame_status_[i] = InputStatus::predicted;
+    }
+  }
+  return until;
+}
+
+__attribute__((always_inline)) inline Result RollbackDriver::resimulate_usual(Frame target) noexcept {
+  const Frame end = frame_;
+  Frame until = predict_others(target, end);
+  frame_view_.bytes = frame_row(target);
+  callbacks_.advance_frame(callbacks_.user, target, &frame_view_, kAdvanceResimulating);
+  Result outcome = Result::ok;
+  for (Frame f = target + 1; f < end; ++f) {
+    // A failed save is reported, but re-simulation goes on so the live state stays whole.
+    if (Result r = save_slot(f); r != Result::ok) outcome = r;
+    if (f == until) until = mark_others_from(f, end);
+    frame_view_.bytes = frame_row(f);
+    callbacks_.advance_frame(callbacks_.user, f, &frame_view_, kAdvanceResimulating);
+  }
+  return outcome;
 }
 
 const uint8_t* RollbackDriver::custom_plain_inputs(Frame frame) noexcept {
@@ -571,14 +614,7 @@ Result RollbackDriver::rollback() noexcept {
       // No decisions queued (none can arrive while the game's callbacks run: the session
       // refuses calls from inside them) and the carry-forward prediction: asked once here,
       // not for every frame re-run.
-      const Frame end = frame_;
-      step_usual(target);
-      for (Frame f = target + 1; f < end; ++f) {
-        // A failed save is reported, but re-simulation goes on so the live state stays whole.
-        if (Result r = save_slot(f); r != Result::ok) outcome = r;
-        step_usual(f);
-      }
-      return finish_rollback(target, outcome);
+      return finish_rollback(target, resimulate_usual(target));
     }
     run_frame(target, plain_inputs(target), kAdvanceResimulating);
     for (Frame f = target + 1; f < frame_; ++f) {

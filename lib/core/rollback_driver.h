@@ -248,7 +248,7 @@ class RollbackDriver {
   // absent (out of line; its statuses in absent_status_).
   const uint8_t* plain_inputs(Frame frame) noexcept;
   const uint8_t* custom_plain_inputs(Frame frame) noexcept;  // with the game's predictor
-  // The walk over the other players of plain_inputs, step_usual and custom_plain_inputs: each
+  // The walk over the other players of plain_inputs and custom_plain_inputs: each
   // one's status at `frame`, confirmed or predicted (the prediction written into its slot, by
   // the game's predictor_ when kCustomPredictor).
   // Inline; with the carry-forward (not kCustomPredictor) the loop calls nothing. A template
@@ -260,9 +260,20 @@ class RollbackDriver {
   uint8_t* frame_row(Frame frame) const noexcept {
     return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
   }
-  // The usual rollback's re-run of `frame`: plain_inputs and run_frame without the decision
-  // and predictor tests, which rollback() asks once.
-  void step_usual(Frame frame) noexcept;
+  // The usual rollback's re-run of [target, frame_) (`target` loaded; each later frame saved
+  // before it runs), without the decision and predictor tests, which rollback() asks once: each
+  // frame's row and the game's call, the other players' predictions written before the loop
+  // (predict_others) and their statuses only where one changes (mark_others_from): the frames
+  // re-run share them between the players' newest confirmed frames (usually the first frame
+  // re-run has every input confirmed, the rest predict the same players). The first failed
+  // save's result (the re-run goes on), or ok.
+  Result resimulate_usual(Frame target) noexcept;
+  // The other players' predictions of [target, end) and their statuses at `target`
+  // (mark_others_from's, and what it returns).
+  Frame predict_others(Frame target, Frame end) noexcept;
+  // The others' statuses at `frame` (as mark_others writes them); returns the first frame
+  // after it (at most `end`) whose statuses differ: the one after an other's newest confirmed.
+  Frame mark_others_from(Frame frame, Frame end) noexcept;
   void run_frame(Frame frame, const uint8_t* bytes, uint32_t flags) noexcept;
   void step_absent(Frame frame, uint32_t flags) noexcept;
   void step_other(Frame frame, uint32_t flags) noexcept;  // step()'s frames with someone else (out of line)

@@ -1,6 +1,7 @@
 #include "core/rollback_driver.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -974,6 +975,117 @@ void step_and_simulate_match_advance(int config) {
 
 TEST(RollbackDriver, StepAndSimulateHandTheGameWhatAdvanceDoes) {
   for (int config : {0, 1, 2}) step_and_simulate_match_advance(config);
+}
+
+// The usual rollback (carry-forward prediction, nothing queued, every frame saved, nobody
+// absent) re-runs its frames with the other players' predictions written before the loop and
+// their statuses written only where one changes (resimulate_usual); a decision source that
+// always says something may be queued (and never hands a decision) sends the same rollbacks
+// through the general re-run, which walks the others every frame. Two drivers, one each way,
+// play the same matches (2..8 players, one or two local, inputs of 1, 2, 4, 8 and 3 bytes (no
+// fast copy) that change now and then, remote inputs arriving in runs of random length and
+// lateness, so the frames re-run mix confirmed and predicted players): every call the game
+// gets (frame, flags, inputs, statuses) and every count must be the same.
+TEST(RollbackDriver, UsualRollbackHandsTheGameWhatTheGeneralReRunDoes) {
+  struct Call {
+    Frame frame;
+    uint32_t flags;
+    std::vector<uint8_t> inputs;
+    std::vector<InputStatus> status;
+    bool operator==(const Call&) const = default;
+  };
+  struct Recording {
+    TestGame game;
+    detail::RollbackDriver driver;
+    std::vector<Call> calls;
+    uint32_t queued = 1;
+  };
+  std::mt19937 rng(29);
+  uint64_t mixed = 0, resimulated = 0;
+  for (int match = 0; match < 48; ++match) {
+    const uint32_t players = 2 + uint32_t(match) % 7;
+    const uint32_t locals = 1 + uint32_t(match / 7) % 2;
+    const uint32_t size = std::array<uint32_t, 5>{1, 2, 4, 8, 3}[size_t(match) % 5];
+    SCOPED_TRACE(testing::Message() << "players " << players << " local " << locals << " size " << size);
+    Recording usual, general;
+    for (Recording* r : {&usual, &general}) {
+      SessionConfig c = sized_config(players, size, 8);
+      c.callbacks = bind_game(r->game);
+      c.callbacks.user = r;
+      c.callbacks.save_state = [](void* u, Frame f, uint8_t* b, size_t n) {
+        return static_cast<Recording*>(u)->game.save_state(f, b, n);
+      };
+      c.callbacks.load_state = [](void* u, Frame f, const uint8_t* b, size_t n) {
+        static_cast<Recording*>(u)->game.load_state(f, b, n);
+      };
+      c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
+        auto* self = static_cast<Recording*>(u);
+        Call call{f, flags, {}, {}};
+        call.inputs.assign(in->bytes, in->bytes + size_t(in->input_size) * in->player_count);
+        call.status.assign(in->status, in->status + in->player_count);
+        self->calls.push_back(std::move(call));
+        self->game.advance_frame(f, *in, flags);
+      };
+      ASSERT_EQ(r->driver.init(c, 8, SaveMode::every_frame), Result::ok);
+      for (uint32_t p = 0; p < players; ++p) r->driver.set_local(PlayerIndex(p), p < locals);
+      r->calls.reserve(4096);
+    }
+    detail::DecisionSource never;  // a source that may always have something, and never has
+    never.user = &general;
+    never.queued = &general.queued;
+    never.for_frame = [](void*, Frame, const Decision**) -> uint32_t { return 0; };
+    general.driver.set_decision_source(never);
+    std::vector<std::vector<uint8_t>> history(players);  // each player's inputs, frame by frame
+    auto input_of = [&](uint32_t p, Frame f) {
+      std::vector<uint8_t>& h = history[p];
+      while (h.size() < size_t(f + 1) * size) {
+        const bool change = rng() % 4 == 0 || h.empty();
+        for (uint32_t b = 0; b < size; ++b) h.push_back(change ? uint8_t(rng()) : h[h.size() - size]);
+      }
+      return h.data() + size_t(f) * size;
+    };
+    std::vector<Frame> next(players, 0);
+    for (int tick = 0; tick < 160; ++tick) {
+      const Frame now = usual.driver.frame();
+      ASSERT_EQ(now, general.driver.frame());
+      for (uint32_t p = 0; p < locals; ++p)
+        for (Recording* r : {&usual, &general}) {
+          const Result a = r->driver.add_local_input(PlayerIndex(p), input_of(p, now), size);
+          ASSERT_TRUE(a == Result::ok || a == Result::input_already_added);
+        }
+      for (uint32_t p = locals; p < players; ++p) {
+        // A run of 0..4 frames, never past the frame about to run (the window takes the rest).
+        const Frame last = std::min<Frame>(now, next[p] + Frame(rng() % 5));
+        for (; next[p] < last; ++next[p]) {
+          const Result a = usual.driver.add_remote_input(PlayerIndex(p), next[p], input_of(p, next[p]));
+          const Result b = general.driver.add_remote_input(PlayerIndex(p), next[p], input_of(p, next[p]));
+          ASSERT_EQ(a, b);
+          if (a != Result::ok) break;
+        }
+      }
+      const Result a = usual.driver.advance(), b = general.driver.advance();
+      ASSERT_EQ(a, b) << "tick " << tick;
+      ASSERT_EQ(usual.calls.size(), general.calls.size()) << "tick " << tick;
+      for (size_t k = 0; k < usual.calls.size(); ++k) ASSERT_TRUE(usual.calls[k] == general.calls[k]) << "tick " << tick;
+      for (const Call& call : usual.calls) {
+        if (!(call.flags & kAdvanceResimulating)) continue;
+        ++resimulated;
+        const bool confirmed = std::count(call.status.begin() + locals, call.status.end(), InputStatus::confirmed) > 0;
+        const bool predicted = std::count(call.status.begin() + locals, call.status.end(), InputStatus::predicted) > 0;
+        mixed += confirmed && predicted;
+      }
+      usual.calls.clear();
+      general.calls.clear();
+    }
+    EXPECT_EQ(usual.driver.stats().rollbacks, general.driver.stats().rollbacks);
+    EXPECT_EQ(usual.driver.stats().frames_resimulated, general.driver.stats().frames_resimulated);
+    EXPECT_EQ(usual.game.hash(), general.game.hash());
+    if (players > 2) {
+      EXPECT_GT(usual.driver.stats().rollbacks, 10u);
+    }
+  }
+  EXPECT_GT(resimulated, 5000u);
+  EXPECT_GT(mixed, 500u) << "re-run frames where some others are confirmed and some predicted";
 }
 
 }  // namespace
