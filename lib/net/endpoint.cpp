@@ -9,6 +9,8 @@
 #include <limits>
 #include <optional>
 
+#include "net/data_checksum.h"
+
 namespace retcon::detail {
 
 namespace {
@@ -1041,8 +1043,14 @@ inline Result Endpoint::send_data(Transport& transport, const PeerAddress& to, s
   if (length == 0) return Result::internal_error;
   if (!auth_.bound()) return Result::ok;  // nobody to address it to yet
   // Bound, and `length` an inputs datagram's its writers built (header to kMaxDatagramSize).
-  length = auth_.seal_bound_data(datagram_, length, rng_, next_sequence_ - 1);
-  if (length == 0) return Result::internal_error;
+  if (!auth_.keyed()) {
+    // seal_bound_data without a key: the checksum alone, here inline (net/data_checksum.h).
+    const uint32_t sum = data_checksum(datagram_, length, auth_.plain_send_key(), next_sequence_ - 1);
+    for (size_t i = 0; i < 4; ++i) datagram_[kDataPublicHeaderSize + i] = static_cast<uint8_t>(sum >> (8 * i));
+  } else {
+    length = auth_.seal_bound_data(datagram_, length, rng_, next_sequence_ - 1);
+    if (length == 0) return Result::internal_error;
+  }
   ++stats_.datagrams_sent;
   stats_.bytes_sent += length;
   sent_anything_ = true;

@@ -1,18 +1,11 @@
 // retcon: the datagram codec (layout in docs/PROTOCOL.md).
 #include "net/wire.h"
 
-// The datagram checksum hashes 8 bytes and a body of a few dozen per datagram: inlined, XXH3's
-// short-input paths are a few dozen instructions, about what the call into libxxhash and its
-// length dispatch cost on their own. Same algorithm, same values (the Windows build compiles
-// everything this way already).
-#ifndef XXH_INLINE_ALL
-#define XXH_INLINE_ALL
-#endif
-#include <xxhash.h>
-
 #include <bit>
 #include <cstring>
 #include <limits>
+
+#include "net/data_checksum.h"
 
 namespace retcon::detail {
 
@@ -336,25 +329,6 @@ bool read_inputs(ByteReader& r, InputsBody* b, const InputsSeek& seek) noexcept 
 // checksum is optional over IPv4 and user transports may have none; a garbled input that
 // decoded would be a silent desync, the worst failure a rollback game can have.
 namespace {
-// A data message's checksum (see datagram_checksum): `sequence` is the full 32-bit one.
-// Always inline: every datagram sent and received takes it, through one call at most.
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-inline uint32_t data_checksum(const uint8_t* data, size_t size, uint64_t connection_key, uint32_t sequence) noexcept {
-  // The data header holds 16 bits of the sequence; the checksum covers all 32.
-  uint8_t associated[8];
-  std::memcpy(associated, data, 4);
-  for (size_t i = 0; i < 4; ++i) associated[4 + i] = static_cast<uint8_t>(sequence >> (8 * i));
-  const uint64_t head = XXH3_64bits(associated, sizeof associated);
-  // A body of up to 16 bytes (most inputs datagrams) straight to the short path that
-  // XXH3_64bits_withSeed dispatches it to (the same value), without that call and its dispatch.
-  const uint8_t* const body = data + kDataHeaderSize;
-  const size_t length = size - kDataHeaderSize;
-  if (length <= 16) return static_cast<uint32_t>(XXH3_len_0to16_64b(body, length, XXH3_kSecret, head ^ connection_key));
-  return static_cast<uint32_t>(XXH3_64bits_withSeed(body, length, head ^ connection_key));
-}
-
 void put_checksum(uint8_t* at, uint32_t sum) noexcept {
   if constexpr (std::endian::native == std::endian::little) {
     std::memcpy(at, &sum, 4);
