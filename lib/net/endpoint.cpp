@@ -314,14 +314,14 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     if (head == usual && remote_nonce_ != 0 && (state_ == EndpointState::synchronizing || running()) &&
         !auth_.keyed()) {
       const uint32_t sequence = widen_sequence(uint16_t(data[4] | (data[5] << 8)), replay_window_.highest());
-      if (!take_usual_inputs(data, length, sequence, now_us)) on_inputs_datagram(data, length, sequence, now_us);
+      take_usual_inputs(data, length, sequence, now_us);
       return;
     }
   }
   on_other_datagram(data, length, now_us);
 }
 
-// Every inputs datagram take_usual_inputs did not take (`sequence` widened): decoded into the body,
+// Every inputs datagram take_usual_inputs hands over (`sequence` widened): decoded into the body,
 // then handled, each step deciding as it does for any message.
 void Endpoint::on_inputs_datagram(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us) {
   InputsBody& body = received_.inputs;
@@ -344,33 +344,38 @@ void Endpoint::on_inputs_datagram(const uint8_t* data, size_t length, uint32_t s
 // one or two bytes, fewer than 128 frames, some of them new and all inside the receive window,
 // every test passed (checksum, payload, freshness, acknowledgement, window). It checks what
 // decode_inputs_body, handle_inputs_message and handle_inputs check, in registers, without the
-// decoded body in between; the frames go straight into the receive ring. False, with nothing
-// changed that anything reads, for any other datagram or as soon as one test fails: the general
-// path then decodes it afresh and decides (a drop, counted, or what the general path takes that
-// this one does not). It writes the ring only once every test passed (the expansion cannot fail
-// after the walk measured the payload), so a datagram it leaves changed nothing (but the body's
-// riders, which every decode of a datagram rewrites).
-bool Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us) noexcept {
+// decoded body in between; the frames go straight into the receive ring. Any other datagram, or
+// one that fails a test, it hands to the general path (on_inputs_datagram, a tail call: the caller
+// keeps nothing for it) with nothing changed that anything reads: that decodes it afresh and
+// decides (a drop, counted, or what the general path takes that this one does not). It writes the
+// ring only once every test passed (the expansion cannot fail after the walk measured the
+// payload), so a datagram it leaves changed nothing (but the body's riders, which every decode of
+// a datagram rewrites).
+void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us) {
   // The body's fixed fields, as read_usual_inputs reads them (and nothing it does not take).
   const uint8_t* p = data + kDataHeaderSize;
   const uint8_t* const end = data + length;
-  if (end - p < 5) return false;
+  if (end - p < 5) return on_inputs_datagram(data, length, sequence, now_us);
   uint32_t start = p[0];
   if (start < 0x80) {
     ++p;
   } else {
-    if (p[1] == 0 || p[1] >= 0x80) return false;
+    if (p[1] == 0 || p[1] >= 0x80) return on_inputs_datagram(data, length, sequence, now_us);
     start = (start & 0x7Fu) | (uint32_t{p[1]} << 7);
     p += 2;
   }
   const uint32_t ack_delta = p[0], count = p[1];
   const uint8_t flags = p[2];
-  if (ack_delta >= 0x80 || count == 0 || count >= 0x80) return false;
+  if (ack_delta >= 0x80 || count == 0 || count >= 0x80) return on_inputs_datagram(data, length, sequence, now_us);
   p += 3;
   const Frame first = Frame(start);
   // Riders (a report, a reply, checksums, a silence note): read into the body's, handled last.
   Riders* const riders = flags != 0 ? &received_.inputs.riders : nullptr;
-  if (riders != nullptr && !read_usual_riders(&p, end, flags, first, riders)) return false;
+  if (riders != nullptr) {
+    const uint8_t* after = p;  // a copy: `p` itself stays in a register
+    if (!read_usual_riders(&after, end, flags, first, riders)) return on_inputs_datagram(data, length, sequence, now_us);
+    p = after;
+  }
   const Frame ack = first + (Frame(ack_delta >> 1) ^ -Frame(ack_delta & 1));  // unzigzag
   const Frame end_frame = first + Frame(count) - 1;
   // handle_inputs_message's, handle_ack's and handle_inputs' tests, all passing with something new
@@ -383,48 +388,35 @@ bool Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
       first > last + 1 || (first != in_base_ && (first - 1 < in_base_ || first - 1 <= last - window)) ||
       receive_paused_ || remote_hello_.shape.num_players == 0 || blob - 1 >= kMaxBlobSize ||
       !replay_window_.fresh(sequence))
-    return false;
+    return on_inputs_datagram(data, length, sequence, now_us);
   uint32_t checksum;  // little-endian on the wire
   std::memcpy(&checksum, data + kDataPublicHeaderSize, 4);
   if constexpr (std::endian::native == std::endian::big)
     checksum = (checksum >> 24) | ((checksum >> 8) & 0xFF00u) | ((checksum << 8) & 0xFF0000u) | (checksum << 24);
-  if (checksum != data_datagram_checksum(data, length, auth_.plain_receive_key(), sequence)) return false;
+  if (checksum != data_datagram_checksum(data, length, auth_.plain_receive_key(), sequence)) return on_inputs_datagram(data, length, sequence, now_us);
   // The payload: exactly `count` blobs of our size (measure_payload's walk), noting where the first
   // new frame starts when the datagram repeats frames we hold.
   const size_t payload_size = size_t(end - p);
   const size_t held = size_t(last + 1 - first);  // 0..count-1
   size_t total = 0, offset = 0, into = 0;
-  if (!delta_tokens_find(p, payload_size, held != 0 ? held * blob : SIZE_MAX, &total, &offset, &into) ||
-      total != size_t(count) * blob)
-    return false;
-  DeltaRunDecoder decoder(p, payload_size);
-  if (held != 0 && !decoder.seek(offset, into)) return false;
+  if (!delta_tokens_find(p, payload_size, held * blob, &total, &offset, &into) || total != size_t(count) * blob)
+    return on_inputs_datagram(data, length, sequence, now_us);
   // As handle_inputs: the reference is the last frame held (zeros before the stream's first).
   uint8_t* const ring = receive_ring_.data();
   uint8_t* const ring_end = ring + size_t(window) * blob;
-  auto [previous, slot] = expansion_start(last, ring, ring_end, uint32_t(window), blob);
-  Frame taken = end_frame;
-  for (Frame f = last + 1; f <= end_frame; ++f) {
-    if (!decoder.apply(slot, previous, blob)) [[unlikely]] {  // not after the walk; as in handle_inputs
-      taken = f - 1;
-      break;
-    }
-    previous = slot;
-    slot += blob;
-    if (slot == ring_end) slot = ring;
-  }
+  const auto [previous, slot] = expansion_start(last, ring, ring_end, uint32_t(window), blob);
+  expand_measured(p, offset, into, size_t(end_frame - last), blob, previous, slot, ring, ring_end);
   // Taken: what handle_inputs, handle_inputs_message and on_inputs_datagram do with it.
   if (ack > last_acked_) {  // handle_ack (ack <= last_sent_ was tested)
     last_acked_ = ack;
     unacked_since_ = now_;
   }
-  last_received_ = taken;
+  last_received_ = end_frame;
   remote_estimate_.on_input_progress(now_);  // the peer played at least one more frame
   want_ack();
   if (riders != nullptr) handle_waiting_riders(*riders, now_us);
   heard_data_ = true;
   on_accepted(sequence, now_us);
-  return true;
 }
 
 void Endpoint::on_other_datagram(const uint8_t* data, size_t length, uint64_t now_us) {

@@ -456,9 +456,10 @@ class Endpoint {
   void handle_request(const Message& message, bool from_peer, uint64_t now_us) noexcept;
   bool handle_reply(const Message& message, uint64_t now_us) noexcept;
   bool plausible_report(const QualityReport& report) const noexcept;
-  // on_datagram's two paths: the usual inputs datagram, and every other (see there).
+  // on_datagram's two paths: the usual inputs datagram (take_usual_inputs, which hands any other
+  // inputs datagram to on_inputs_datagram), and every other (see there).
   void on_inputs_datagram(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us);
-  bool take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us) noexcept;
+  void take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us);
   void on_other_datagram(const uint8_t* data, size_t length, uint64_t now_us);
   void on_accepted(uint32_t sequence, uint64_t now_us) noexcept;
   // False when the message was dropped (and counted).

@@ -356,6 +356,17 @@ class DeltaRunDecoder {
   bool failed_ = false;
 };
 
+// What each token stands for, looked up instead of worked out (the walks below do nothing else):
+// the delta bytes (low byte) and the payload bytes, itself and its literals (the byte above).
+inline constexpr std::array<uint16_t, 256> kTokenSpans = [] {
+  std::array<uint16_t, 256> spans{};
+  for (uint32_t token = 0; token < 256; ++token) {
+    const uint32_t n = (token & 0x7Fu) + 1;
+    spans[token] = uint16_t(n | (1 + (token >= 0x80 ? n : 0)) << 8);
+  }
+  return spans;
+}();
+
 // Checks a payload's tokens stand for exactly `delta_bytes` bytes, with no trailing byte and no
 // unfinished run, by walking the tokens (no byte is decoded).
 bool delta_tokens_valid(const uint8_t* payload, size_t size, size_t delta_bytes) noexcept;
@@ -376,29 +387,80 @@ inline bool delta_tokens_find(const uint8_t* payload, size_t size, size_t seek, 
   size_t at = 0, total = 0;
   // Up to the token that holds delta byte `seek` (one more compare per token), then the rest.
   while (at < size) {
-    const uint8_t token = payload[at];
-    const size_t n = size_t{token & 0x7Fu} + 1;
-    const size_t next = at + 1 + (token >= 0x80 ? n : 0);
-    if (total + n > seek) {
+    const uint32_t span = kTokenSpans[payload[at]];
+    const size_t n = span & 0xFFu;
+    total += n;
+    if (total > seek) {
+      const size_t next = at + (span >> 8);
       if (next > size) return false;  // literal bytes missing
       *seek_offset = at;
-      *seek_into = seek - total;
-      total += n;
+      *seek_into = seek - (total - n);
       at = next;
       break;
     }
-    total += n;
-    at = next;
+    at += span >> 8;
   }
   while (at < size) {
-    const uint8_t token = payload[at];
-    const size_t n = size_t{token & 0x7Fu} + 1;
-    total += n;
-    at += 1 + (token >= 0x80 ? n : 0);
+    const uint32_t span = kTokenSpans[payload[at]];
+    total += span & 0xFFu;
+    at += span >> 8;
   }
   if (at != size) return false;  // literal bytes missing
   *delta_bytes = total;
   return true;
+}
+
+// The frames from delta byte `seek` on of a payload delta_tokens_find measured with that seek and
+// found whole (`offset` and `into` as it noted them): `frames` blobs of `blob` bytes, each its
+// predecessor XOR its delta, written to `slot` and the slots after it in the ring
+// [ring, ring_end) (wrapping), the first one's predecessor `previous`. What DeltaRunDecoder's seek
+// and apply do for each frame, without their bounds checks: the walk proved every token and
+// literal byte of these frames lies inside the payload, so no read here can pass its end (the
+// receiver's usual path, where the decoder's per-token checks were a third of the expansion).
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline void expand_measured(const uint8_t* payload, size_t offset, size_t into, size_t frames, size_t blob,
+                            const uint8_t* previous, uint8_t* slot, uint8_t* ring, uint8_t* ring_end) noexcept {
+  const uint8_t* at = payload + offset;
+  const size_t first = *at++;
+  size_t zeros = 0, literal = 0;  // what is left of the token under way (`at`: its next literal byte)
+  if (first < 0x80) {
+    zeros = first + 1 - into;
+  } else {
+    literal = first - 0x7F - into;
+    at += into;
+  }
+  for (;;) {
+    if (zeros >= blob) {  // the usual frame: an input that did not change, inside the run under way
+      copy_bytes(slot, previous, blob);
+      zeros -= blob;
+    } else {
+      for (size_t i = 0; i < blob;) {
+        if (zeros == 0 && literal == 0) {
+          const size_t token = *at++;
+          if (token < 0x80) zeros = token + 1;
+          else literal = token - 0x7F;
+        }
+        if (zeros != 0) {
+          const size_t n = zeros < blob - i ? zeros : blob - i;
+          copy_bytes(slot + i, previous + i, n);
+          zeros -= n;
+          i += n;
+        } else {
+          const size_t n = literal < blob - i ? literal : blob - i;
+          for (size_t k = 0; k < n; ++k) slot[i + k] = static_cast<uint8_t>(previous[i + k] ^ at[k]);
+          at += n;
+          literal -= n;
+          i += n;
+        }
+      }
+    }
+    if (--frames == 0) return;
+    previous = slot;
+    slot += blob;
+    if (slot == ring_end) slot = ring;
+  }
 }
 
 }  // namespace retcon::detail

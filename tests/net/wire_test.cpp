@@ -562,6 +562,125 @@ TEST(Wire, InputsSeekNotesWhereTheWantedFrameStarts) {
   EXPECT_FALSE(past_token.seek(0, 128));
 }
 
+// The receiver's usual path walks a payload once (delta_tokens_find: is it whole, how many delta
+// bytes, where the first frame it lacks starts) and then expands the frames it lacks from there
+// without checks (expand_measured). Against the plain walk (token by token, as the format says)
+// and DeltaRunDecoder's seek and apply: random payloads, coded from random inputs (held ones,
+// single changed bytes, noise) or garbled or random bytes, every held count, blob sizes 1 to 12,
+// and a receive ring that wraps. The walks agree on everything; where the payload is whole,
+// the ring after the expansion is the decoder's, byte for byte (slots it does not write too).
+TEST(Wire, MeasuredWalkAndExpansionAreTheDecodersAtEverySeek) {
+  // The format's walk, one token at a time.
+  auto plain_walk = [](const uint8_t* payload, size_t size, size_t seek, size_t* total, size_t* offset,
+                       size_t* into) {
+    *total = 0;
+    size_t at = 0;
+    bool noted = false;
+    while (at < size) {
+      const uint8_t token = payload[at];
+      const size_t n = size_t{token & 0x7Fu} + 1;
+      const size_t next = at + 1 + (token >= 0x80 ? n : 0);
+      if (!noted && *total + n > seek) {
+        if (next > size) {
+          *total = 0;
+          return false;
+        }
+        *offset = at;
+        *into = seek - *total;
+        noted = true;
+      }
+      *total += n;
+      at = next;
+    }
+    if (at != size) {
+      *total = 0;
+      return false;
+    }
+    return true;
+  };
+  std::mt19937 rng(14);
+  int expanded = 0, literal_starts = 0, wrapped = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const size_t blob = 1 + rng() % 12;
+    const size_t count = 1 + rng() % 20;
+    std::vector<uint8_t> blobs((count + 1) * blob);  // blob 0: the reference
+    for (size_t i = 0; i < blobs.size(); ++i) blobs[i] = uint8_t(rng() % 4 == 0 ? rng() : 0);
+    for (size_t f = 1; f <= count; ++f) {
+      uint8_t* b = &blobs[f * blob];
+      std::memcpy(b, b - blob, blob);
+      const uint32_t kind = rng() % 4;
+      if (kind == 1) b[rng() % blob] = uint8_t(rng());
+      if (kind == 2)
+        for (size_t k = 0; k < blob; ++k) b[k] = uint8_t(rng());
+    }
+    std::vector<uint8_t> payload(max_encoded_delta_size(blob) * count + 8);
+    ByteWriter w(payload.data(), payload.size());
+    DeltaRunEncoder encoder(w);
+    for (size_t f = 1; f <= count; ++f) ASSERT_TRUE(encoder.append(&blobs[f * blob], &blobs[(f - 1) * blob], blob));
+    payload.resize(w.size());
+    switch (rng() % 8) {
+      case 0: payload[rng() % payload.size()] = uint8_t(rng()); break;  // garbled
+      case 1: payload.resize(rng() % (payload.size() + 1)); break;      // cut
+      case 2: payload.push_back(uint8_t(rng())); break;                 // a byte too many
+      case 3:
+        for (uint8_t& b : payload) b = uint8_t(rng());  // noise
+        break;
+      default: break;
+    }
+    const std::vector<uint8_t> exact(payload);  // exact size: ASan catches reads past it
+    const size_t held = rng() % count;
+    const size_t seek = held * blob;
+    size_t total = 0, offset = 99, into = 99, want_total = 0, want_offset = 99, want_into = 99;
+    const bool whole = delta_tokens_find(exact.data(), exact.size(), seek, &total, &offset, &into);
+    const bool want_whole = plain_walk(exact.data(), exact.size(), seek, &want_total, &want_offset, &want_into);
+    ASSERT_EQ(whole, want_whole) << round;
+    ASSERT_EQ(total, want_total) << round;
+    if (whole && total > seek) {
+      ASSERT_EQ(offset, want_offset) << round;
+      ASSERT_EQ(into, want_into) << round;
+    }
+    if (!whole || total != count * blob) continue;
+    // Both expansions into copies of one ring of `window` slots, the first new frame at a random
+    // slot (so the new frames wrap), its reference held in the slot before it (or the zeros).
+    const size_t frames = count - held;
+    const size_t window = frames + 1 + rng() % 4;
+    std::vector<uint8_t> ring(window * blob);
+    for (uint8_t& b : ring) b = uint8_t(rng());
+    const size_t first_slot = rng() % window;
+    const bool from_zeros = rng() % 4 == 0;
+    const std::vector<uint8_t> zeros(blob);
+    std::vector<uint8_t> reference(blob);
+    if (!from_zeros) reference.assign(&blobs[held * blob], &blobs[(held + 1) * blob]);
+    std::vector<uint8_t> got(ring), want(ring);
+    auto reference_in = [&](std::vector<uint8_t>& r) -> const uint8_t* {
+      if (from_zeros) return zeros.data();
+      uint8_t* slot = &r[((first_slot + window - 1) % window) * blob];
+      std::memcpy(slot, reference.data(), blob);
+      return slot;
+    };
+    const uint8_t* got_previous = reference_in(got);
+    const uint8_t* want_previous = reference_in(want);
+    expand_measured(exact.data(), offset, into, frames, blob, got_previous, &got[first_slot * blob], got.data(),
+                    got.data() + got.size());
+    DeltaRunDecoder decoder(exact.data(), exact.size());
+    ASSERT_TRUE(held == 0 || decoder.seek(want_offset, want_into)) << round;
+    for (size_t k = 0; k < frames; ++k) {
+      uint8_t* slot = &want[((first_slot + k) % window) * blob];
+      ASSERT_TRUE(decoder.apply(slot, want_previous, blob)) << round;
+      want_previous = slot;
+    }
+    ASSERT_TRUE(decoder.finished()) << round;
+    ASSERT_EQ(got, want) << round << " blob " << blob << " held " << held << " of " << count;
+    ++expanded;
+    if (exact[offset] >= 0x80) ++literal_starts;
+    if (first_slot + frames > window) ++wrapped;
+  }
+  // Every case was met many times.
+  EXPECT_GT(expanded, 5000);
+  EXPECT_GT(literal_starts, 300);
+  EXPECT_GT(wrapped, 1000);
+}
+
 // The sender's seal (its full sequence at hand) writes the checksum seal_datagram writes, and the
 // receiver checks, for sequences on both sides of 16-bit wraps and any key; handshakes are left
 // alone.
