@@ -1,7 +1,8 @@
 // retcon: the checksum of a data datagram without a match key (wire.h, datagram_checksum), inline
 // for the code that takes it per datagram: wire.cpp (every message's codec, the receiver's check)
-// and the endpoint's inputs datagrams (every one sent). Private to those .cpp files: it brings in
-// XXH3 as inline code (XXH_INLINE_ALL).
+// and the endpoint's inputs datagrams (every one sent, and the usual one received:
+// take_usual_inputs). Private to those .cpp files: it brings in XXH3 as inline code
+// (XXH_INLINE_ALL).
 #pragma once
 
 // Inlined, XXH3's short-input paths are a few dozen instructions, about what the call into
