@@ -215,11 +215,12 @@ Result RollbackDriver::add_remote_input(PlayerIndex player, Frame frame, const u
 
 uint32_t RollbackDriver::accept_remote_run(PlayerIndex player, Frame frame, const uint8_t* inputs, size_t stride,
                                            uint32_t count) noexcept {
-  if (count == 0 || uint32_t(player) >= num_players_ || frame < 0 || inputs == nullptr || !small_inputs_) return 0;
+  // No test of frame < 0: frame is last + 1 below, and last is never below kNullFrame.
+  if (count == 0 || uint32_t(player) >= num_players_ || inputs == nullptr) return 0;
   Player& p = players_[player];
   const Frame last = p.queue.last_confirmed();
   // Below fits_below_ every frame fits the window (can_accept); add_remote_input's usual path.
-  if (p.local || p.disconnected || frame != last + 1 || int64_t(frame) + count - 1 >= fits_below_) return 0;
+  if (!p.usual_remote || frame != last + 1 || int64_t(frame) + count - 1 >= fits_below_) return 0;
   // input_rose() for a connected remote player, once: each frame raises a flag when its
   // predecessor is at most a bound, and the first frame's predecessor is the lowest.
   if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
@@ -344,6 +345,7 @@ void RollbackDriver::update_absence() noexcept {
   for (uint32_t i = 0; i < kMaxPlayers; ++i) {
     Player& p = players_[i];
     p.usual_local = i < num_players_ && p.local && !p.disconnected && small_inputs_;
+    p.usual_remote = i < num_players_ && !p.local && !p.disconnected && small_inputs_;
   }
 }
 

@@ -234,6 +234,8 @@ class RollbackDriver {
     // local, not disconnected, and the inputs a size add_confirmed_small takes: add_local_input
     // asks this one byte instead of the three (kept by update_absence()).
     bool usual_local = false;
+    // Remote, not disconnected, and small inputs: accept_remote_run's one byte for the three.
+    bool usual_remote = false;
   };
   struct Probe {
     Frame frame = kNullFrame;

@@ -855,6 +855,10 @@ TEST(RollbackDriver, RemoteRunsAreTakenAsFrameByFrame) {
     EXPECT_EQ(runs.driver.accept_remote_run(0, 0, inputs.data(), size, 1), 0u) << "a local player";
     EXPECT_EQ(runs.driver.accept_remote_run(1, next[1] + 1, inputs.data(), size, 1), 0u) << "a gap";
     EXPECT_EQ(runs.driver.accept_remote_run(7, 0, inputs.data(), size, 1), 0u) << "no such player";
+    EXPECT_EQ(runs.driver.accept_remote_run(1, -1, inputs.data(), size, 1), 0u) << "a negative frame";
+    DriverHarness fresh;  // nothing confirmed yet: last + 1 is 0
+    ASSERT_EQ(fresh.init(2, 1, size, 6), Result::ok);
+    EXPECT_EQ(fresh.driver.accept_remote_run(1, -1, inputs.data(), size, 1), 0u) << "a negative frame";
   }
 }
 
