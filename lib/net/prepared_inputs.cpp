@@ -60,19 +60,7 @@ void PreparedInputs::write_long(uint8_t* out) const noexcept {
   std::memcpy(out, buf_.data() + head_, end_ - head_);
 }
 
-void PreparedInputs::trim_body(Frame frame) noexcept {
-  if (frame <= first_) return;
-  if (frame >= next_) {
-    reset(frame);
-    return;
-  }
-  size_t skip = size_t(frame - first_) * blob_size_;  // delta bytes to drop
-  first_ = frame;
-  if (skip <= lead_) {
-    lead_ -= skip;
-    return;
-  }
-  skip -= lead_;
+void PreparedInputs::cut_body(size_t skip) noexcept {
   size_t at = head_;
   while (at < end_) {
     const uint8_t token = buf_[at];
@@ -102,8 +90,8 @@ void PreparedInputs::trim_body(Frame frame) noexcept {
     ++at;
   }
   // The tokens do not stand for the frames counted (not reachable: every append codes whole
-  // frames). Start over empty at `frame`: the sender appends its frames again.
-  reset(frame);
+  // frames). Start over empty at the new first frame: the sender appends its frames again.
+  reset(first_);
 }
 
 }  // namespace retcon::detail

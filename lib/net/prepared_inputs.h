@@ -128,18 +128,17 @@ class PreparedInputs {
   // Drops the frames before `frame` (the acknowledgement moved). A frame past next() leaves the
   // run empty at `frame`; one before first() changes nothing.
   // Inline: every datagram trims, and the usual cut (the acknowledgement moved a frame or two
-  // of unchanged inputs) only shortens the lead.
+  // of unchanged inputs) only shortens the lead; a cut into the body walks its tokens (cut_body).
   void trim(Frame frame) noexcept {
     if (frame <= first_) return;
-    if (frame < next_) {
-      const size_t skip = size_t(frame - first_) * blob_size_;  // delta bytes to drop
-      if (skip <= lead_) {
-        lead_ -= skip;
-        first_ = frame;
-        return;
-      }
+    if (frame >= next_) return reset(frame);
+    const size_t skip = size_t(frame - first_) * blob_size_;  // delta bytes to drop
+    first_ = frame;
+    if (skip <= lead_) {
+      lead_ -= skip;
+      return;
     }
-    trim_body(frame);
+    cut_body(skip - lead_);
   }
 
   // The bytes write() puts out.
@@ -172,7 +171,9 @@ class PreparedInputs {
     return zeros / kDeltaTokenReach + (zeros % kDeltaTokenReach != 0 ? 1 : 0);
   }
   bool append_body(const EncodedDelta& delta, const uint8_t* tokens) noexcept;
-  void trim_body(Frame frame) noexcept;
+  // trim()'s cut past the lead: the first `skip` delta bytes of the body go (0 < skip, and the
+  // body holds more than that; first_ is set already).
+  void cut_body(size_t skip) noexcept;
   bool append_unchanged_body(size_t zeros) noexcept;
 
   std::vector<uint8_t> buf_;
