@@ -390,6 +390,15 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
       receive_paused_ || remote_hello_.shape.num_players == 0 || blob - 1 >= kMaxBlobSize ||
       !replay_window_.fresh(sequence))
     return on_inputs_datagram(data, length, sequence, now_us);
+  // The payload: exactly `count` blobs of our size (measure_payload's walk), noting where the first
+  // new frame starts when the datagram repeats frames we hold. Before the checksum (either failing
+  // hands the datagram over, so their order decides nothing): the walk's values then live across
+  // fewer instructions.
+  const size_t payload_size = size_t(end - p);
+  const size_t held = size_t(last + 1 - first);  // 0..count-1
+  size_t total = 0, offset = 0, into = 0;
+  if (!delta_tokens_find(p, payload_size, held * blob, &total, &offset, &into) || total != size_t(count) * blob)
+    return on_inputs_datagram(data, length, sequence, now_us);
   uint32_t checksum;  // little-endian on the wire
   std::memcpy(&checksum, data + kDataPublicHeaderSize, 4);
   if constexpr (std::endian::native == std::endian::big)
@@ -397,13 +406,6 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   // Inline (net/data_checksum.h): since this function hands over by a tail call, its values
   // around the check cost fewer saved registers than a call does.
   if (checksum != data_checksum(data, length, auth_.plain_receive_key(), sequence))
-    return on_inputs_datagram(data, length, sequence, now_us);
-  // The payload: exactly `count` blobs of our size (measure_payload's walk), noting where the first
-  // new frame starts when the datagram repeats frames we hold.
-  const size_t payload_size = size_t(end - p);
-  const size_t held = size_t(last + 1 - first);  // 0..count-1
-  size_t total = 0, offset = 0, into = 0;
-  if (!delta_tokens_find(p, payload_size, held * blob, &total, &offset, &into) || total != size_t(count) * blob)
     return on_inputs_datagram(data, length, sequence, now_us);
   // As handle_inputs: the reference is the last frame held (zeros before the stream's first).
   uint8_t* const ring = receive_ring_.data();
