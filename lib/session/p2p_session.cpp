@@ -221,18 +221,19 @@ class P2PSessionImpl final : public P2PSession {
   // (LatenessMonitor::quiet), or it came back lately (judge_lateness sees to both).
   // `i`: the peer's index (&peer - peers_, which the caller's loop has without a division).
   void watch_lateness(Peer& peer, uint32_t i) {
-    if (peer.dropped || peer.rejoining || !peer.endpoint.running()) return;
-    if (rejoined_at_us_[peer.players[0]] != 0) {
-      watch_rejoined_lateness(peer, i);
+    if (rejoined_at_us_[peer.players[0]] != 0) [[unlikely]] {
+      if (!peer.dropped && !peer.rejoining && peer.endpoint.running()) watch_rejoined_lateness(peer, i);
       return;
     }
     const Endpoint& ep = peer.endpoint;
     // quiet(), its first compare alone first: a tick with an arrival (about half) goes straight
-    // to the judgement.
+    // to the judgement. Asked before the peer's state: when nothing changed, judged or not, the
+    // tick does nothing either way.
     if (ep.datagrams_received() == peer.lateness.datagrams_seen() &&
         peer.lateness.quiet_since_last_datagram(ep.last_received_frame(), ep.last_acked_frame(), ep.ping_us(),
                                                 ep.jitter_us(), ep.silences().told().arrived_at_us))
       return;
+    if (peer.dropped || peer.rejoining || !peer.endpoint.running()) return;
     judge_lateness(peer, i);
   }
   void watch_rejoined_lateness(Peer& peer, uint32_t i);
