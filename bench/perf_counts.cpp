@@ -1,9 +1,12 @@
 // retcon_perf: the scenarios of docs/PERFORMANCE.md as one small program, meant to run under
 // callgrind (scripts/bench does that) or, for the time and syscall rows, on its own.
 //
-//   retcon_perf p2p PEERS STATE_BYTES [key]   in-memory mesh, 50 ms one way, window 8 (key: a
+//   retcon_perf p2p PEERS STATE_BYTES [key] [late]
+//                                             in-memory mesh, 50 ms one way, window 8 (key: a
 //                                             match key; prints datagrams per peer-frame and
-//                                             their mean plain size for the AEAD baseline)
+//                                             their mean plain size for the AEAD baseline;
+//                                             late: measured from frame ~20,000, over five
+//                                             minutes in, where start frames take 3 bytes)
 //   retcon_perf aead aes|chacha PLAIN COUNT   COUNT datagrams of PLAIN bytes sealed and opened
 //   retcon_perf authtime REPS                 interleaved timing: keyed 2-peer mesh vs the
 //                                             unkeyed one + its datagrams' AEAD work (medians)
@@ -226,7 +229,7 @@ struct Machine {
 // match key (the AEAD the CPU does fastest: AES-256-GCM with AES-NI, else ChaCha20-Poly1305).
 class Mesh {
  public:
-  bool build(uint32_t peers, size_t size, bool key) {
+  bool build(uint32_t peers, size_t size, bool key, int warmup) {
     LinkProfile link;
     link.latency_us = 50000;
     for (uint32_t m = 0; m < peers; ++m) {
@@ -260,9 +263,9 @@ class Mesh {
         return false;
       }
     }
-    for (int t = 0; t < kWarmupFrames; ++t) tick();
+    for (int t = 0; t < warmup; ++t) tick();
     for (auto& m : machines_) {
-      if (!m->session->running() || m->session->current_frame() < kWarmupFrames / 2) {
+      if (!m->session->running() || m->session->current_frame() < warmup / 2) {
         std::fprintf(stderr, "p2p: the match did not start\n");
         return false;
       }
@@ -328,9 +331,12 @@ class Mesh {
 
 const char* session_aead() { return detail::aes256gcm_available() ? "aes" : "chacha"; }
 
-int run_p2p(uint32_t peers, size_t size, bool key) {
+// A match's frames from 16,384 on (about 4.5 minutes at 60 fps) have 3-byte start frames on the
+// wire; `late` measures there (the usual datagram's paths must cover them too).
+constexpr int kLateWarmupFrames = 20000;
+int run_p2p(uint32_t peers, size_t size, bool key, bool late) {
   Mesh mesh;
-  if (!mesh.build(peers, size, key)) return 1;
+  if (!mesh.build(peers, size, key, late ? kLateWarmupFrames : kWarmupFrames)) return 1;
   uint64_t frames = 0, datagrams0 = 0, bytes0 = 0, datagrams1 = 0, bytes1 = 0;
   mesh.traffic(&datagrams0, &bytes0);
   const uint64_t allocations = bench::allocation_count();
@@ -573,7 +579,7 @@ int run_time(int reps, size_t size, int32_t distance) {
 // its 300 ticks (of its mean plain size), each timed in thread CPU time; medians per peer-frame.
 int run_auth_time(int reps) {
   Mesh keyed, plain;
-  if (!keyed.build(2, 64, true) || !plain.build(2, 64, false)) return 1;
+  if (!keyed.build(2, 64, true, kWarmupFrames) || !plain.build(2, 64, false, kWarmupFrames)) return 1;
   constexpr int kTicks = 300;
   std::vector<double> keyed_ns, plain_ns, aead_ns, ratio;
   double per_frame_sum = 0, mean_sum = 0;
@@ -711,7 +717,12 @@ int main(int argc, char** argv) {
   g_count_network = std::getenv("RETCON_PERF_COUNT_NETWORK") != nullptr;
   g_count_harness = std::getenv("RETCON_PERF_COUNT_HARNESS") != nullptr;
   auto arg = [&](int i, long fallback) { return argc > i ? std::strtol(argv[i], nullptr, 10) : fallback; };
-  if (mode == "p2p") return run_p2p(uint32_t(arg(2, 2)), size_t(arg(3, 64)), argc > 4);
+  auto flag = [&](const char* name) {
+    for (int i = 4; i < argc; ++i)
+      if (std::strcmp(argv[i], name) == 0) return true;
+    return false;
+  };
+  if (mode == "p2p") return run_p2p(uint32_t(arg(2, 2)), size_t(arg(3, 64)), flag("key"), flag("late"));
   if (mode == "local") return run_local(size_t(arg(2, 64)));
   if (mode == "synctest") return run_sync_test(int32_t(arg(2, 1)), int32_t(arg(3, 1)), size_t(arg(4, 64)));
   if (mode == "raw") return run_raw(size_t(arg(2, 64)));

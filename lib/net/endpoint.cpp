@@ -341,7 +341,7 @@ void Endpoint::on_inputs_datagram(const uint8_t* data, size_t length, uint32_t s
 }
 
 // The usual inputs datagram of a match, taken in one pass: no statuses, a start frame of
-// one or two bytes, fewer than 128 frames, some of them new and all inside the receive window,
+// one to three bytes (read_usual_start: below 2^21), fewer than 128 frames, some of them new and all inside the receive window,
 // every test passed (checksum, payload, freshness, acknowledgement, window). It checks what
 // decode_inputs_body, handle_inputs_message and handle_inputs check, in registers, without the
 // decoded body in between; the frames go straight into the receive ring. Any other datagram, or
@@ -356,14 +356,8 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   const uint8_t* p = data + kDataHeaderSize;
   const uint8_t* const end = data + length;
   if (end - p < 5) return on_inputs_datagram(data, length, sequence, now_us);
-  uint32_t start = p[0];
-  if (start < 0x80) {
-    ++p;
-  } else {
-    if (p[1] == 0 || p[1] >= 0x80) return on_inputs_datagram(data, length, sequence, now_us);
-    start = (start & 0x7Fu) | (uint32_t{p[1]} << 7);
-    p += 2;
-  }
+  uint32_t start;
+  if (!read_usual_start(&p, end, &start)) return on_inputs_datagram(data, length, sequence, now_us);
   const uint32_t ack_delta = p[0], count = p[1];
   const uint8_t flags = p[2];
   if (ack_delta >= 0x80 || count == 0 || count >= 0x80) return on_inputs_datagram(data, length, sequence, now_us);

@@ -491,22 +491,16 @@ DecodeError decode_message_body(const uint8_t* data, size_t size, const Header& 
 }
 
 namespace {
-// read_inputs for the usual body: a start frame of one or two bytes, an acknowledgement within 63
+// read_inputs for the usual body: a start frame of one to three bytes (read_usual_start), an acknowledgement within 63
 // frames of it, fewer than 128 frames, nobody disconnected (riders or not), read straight from
 // the bytes. DecodeError::ok (used here as "not the usual body") with nothing written for any
 // other body: read_inputs then reads it, and decides what an invalid one is. Else the result
 // decode_message_body gives (truncated and malformed as read_inputs tells them apart).
 enum class Usual : uint8_t { no, ok, truncated, malformed };
 Usual read_usual_inputs(const uint8_t* p, const uint8_t* end, const InputsSeek& seek, InputsBody* b) noexcept {
-  if (end - p < 5) return Usual::no;  // start (two bytes at most here), ack, count, flags, a token
-  uint32_t start = p[0];
-  if (start < 0x80) {
-    ++p;
-  } else {
-    if (p[1] == 0 || p[1] >= 0x80) return Usual::no;  // not minimal, or longer
-    start = (start & 0x7Fu) | (uint32_t{p[1]} << 7);
-    p += 2;
-  }
+  if (end - p < 5) return Usual::no;  // start, ack, count, flags, a token
+  uint32_t start;
+  if (!read_usual_start(&p, end, &start)) return Usual::no;  // not minimal, or longer
   const uint8_t ack_delta = p[0], count = p[1], flags = p[2];
   if (ack_delta >= 0x80 || count == 0 || count >= 0x80 || (flags & (kFlagDisconnected | ~kKnownInputsFlags)) != 0)
     return Usual::no;

@@ -323,6 +323,32 @@ DecodeError decode_message_body(const uint8_t* data, size_t size, const Header& 
 DecodeError decode_inputs_body(const uint8_t* data, size_t size, uint32_t sequence, uint64_t connection_key,
                                const InputsSeek& seek, InputsBody* out) noexcept;
 
+// The start frame of a usual inputs body and the three fixed bytes after it (acknowledgement
+// delta, count, flags): a minimal varint of one to three bytes, so every frame below 2^21 (over
+// nine hours at 60 fps; the sender's short datagram, write_plain_short, goes as far). False for
+// anything else (four or more bytes, not minimal, or fewer than the start and three bytes before
+// `end`): the general decoder then decides. *at has at least 5 bytes before `end`.
+inline bool read_usual_start(const uint8_t** at, const uint8_t* end, uint32_t* start) noexcept {
+  const uint8_t* p = *at;
+  const uint32_t b0 = p[0];
+  if (b0 < 0x80) {
+    *start = b0;
+    *at = p + 1;
+    return true;
+  }
+  const uint32_t b1 = p[1];
+  if (b1 < 0x80) {
+    *start = (b0 & 0x7Fu) | (b1 << 7);
+    *at = p + 2;
+    return b1 != 0;  // a final 0 is not minimal
+  }
+  if (end - p < 6) return false;
+  const uint32_t b2 = p[2];
+  *start = (b0 & 0x7Fu) | ((b1 & 0x7Fu) << 7) | (b2 << 14);
+  *at = p + 3;
+  return b2 != 0 && b2 < 0x80;
+}
+
 // The riders an inputs body's `flags` name, read from *at (up to `end`) as decode_inputs_body reads
 // them: true, with *at past them, when the flags name riders only (no disconnected player, no
 // unknown flag) and they read whole and valid; false otherwise (decode_inputs_body then tells

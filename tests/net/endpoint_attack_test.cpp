@@ -871,5 +871,23 @@ TEST(EndpointAttack, LateStarterIsAnsweredAtOnce) {
   }
 }
 
+// A match past frame 16,384 (4.5 minutes at 60 fps), where every inputs datagram's start frame
+// takes three bytes: both sides' usual datagrams (the sender's short write, the receiver's one
+// pass) carry every frame across the boundary exactly, with nothing dropped.
+TEST(EndpointAttack, UsualDatagramsPastFourAndAHalfMinutesCarryEveryFrame) {
+  EndpointPair pair(config(127, false), config(128, false));
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  ASSERT_TRUE(stream(pair, 16384 + 600, nullptr));
+  EXPECT_EQ(pair.a().endpoint.last_received_frame(), 16384 + 599);
+  EXPECT_EQ(pair.b().endpoint.last_received_frame(), 16384 + 599);
+  for (Endpoint* e : {&pair.a().endpoint, &pair.b().endpoint}) {
+    uint64_t drops = 0;
+    for (uint64_t x : e->stats().dropped) drops += x;
+    EXPECT_EQ(drops, 0u);
+    EXPECT_TRUE(e->running());
+  }
+}
+
 }  // namespace
 }  // namespace retcon

@@ -1436,5 +1436,57 @@ TEST(Wire, GarbledBytesNeverCrash) {
   EXPECT_GT(decoded, 0);
 }
 
+// The usual start frame (read_usual_start: the receive fast paths' reader) takes exactly the
+// varints of one to three bytes ByteReader::varint takes, with the same value and length, and
+// nothing else. Every 1- and 2-byte prefix and random 3-byte ones, each with 3 bytes after the
+// varint and with too few; the frames around 2^7, 2^14 and 2^21 by value. Until 2026-12-04 it
+// stopped at two bytes, so every inputs datagram from frame 16,384 (4.5 minutes at 60 fps) on
+// left the fast path.
+TEST(Wire, UsualStartFrameIsTheVarintOfAtMostThreeBytes) {
+  auto compare = [](const uint8_t* bytes, size_t size) {
+    uint32_t general = 0;
+    ByteReader r(bytes, size);
+    const bool valid = r.varint(&general) && !r.failed();
+    const size_t used = size - r.remaining();
+    const uint8_t* at = bytes;
+    uint32_t usual = 0;
+    const bool taken = read_usual_start(&at, bytes + size, &usual);
+    // Taken: valid, three bytes at most, three fixed bytes after it.
+    const bool expected = valid && used <= 3 && size >= used + 3;
+    ASSERT_EQ(taken, expected) << "bytes " << int(bytes[0]) << " " << int(bytes[1]) << " " << int(bytes[2])
+                               << " size " << size;
+    if (taken) {
+      EXPECT_EQ(usual, general);
+      EXPECT_EQ(size_t(at - bytes), used);
+    }
+  };
+  uint8_t b[8] = {};
+  for (uint32_t x = 0; x < 65536; ++x) {
+    b[0] = uint8_t(x);
+    b[1] = uint8_t(x >> 8);
+    b[2] = 0x01;
+    compare(b, 5);
+    compare(b, 6);
+    b[2] = 0x80;
+    compare(b, 6);
+  }
+  std::mt19937 rng(20261204);
+  for (int k = 0; k < 200000; ++k) {
+    for (uint8_t& x : b) x = uint8_t(rng());
+    compare(b, 5 + size_t(rng() % 4));
+  }
+  for (uint32_t v : {127u, 128u, 16383u, 16384u, 16385u, (1u << 21) - 1, 1u << 21, (1u << 21) + 1}) {
+    uint8_t coded[8] = {};
+    uint8_t* end = put_varint(coded, v);
+    compare(coded, size_t(end - coded) + 3);
+    const uint8_t* at = coded;
+    uint32_t got = 0;
+    EXPECT_EQ(read_usual_start(&at, end + 3, &got), v < (1u << 21)) << v;
+    if (v < (1u << 21)) {
+      EXPECT_EQ(got, v);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace retcon::detail
