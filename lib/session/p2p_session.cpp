@@ -256,10 +256,15 @@ class P2PSessionImpl final : public P2PSession {
       send_due_unusual(again);
       return;
     }
+    send_due_either_pass<false>(again);
+  }
+  // poll's pass or advance_frame's (`again`), each its own loop.
+  template <bool kCuts>
+  void send_due_either_pass(bool again) {
     if (again) {
-      send_due_pass<false, true>();
+      send_due_pass<kCuts, true>();
     } else {
-      send_due_pass<false, false>();
+      send_due_pass<kCuts, false>();
     }
   }
   // The pass's loop, the player peers' first, then the spectators' (peers_ holds them in that
@@ -2646,11 +2651,7 @@ void P2PSessionImpl::send_due_unusual(bool again) {
     send_due_full(again);
     return;
   }
-  if (again) {
-    send_due_pass<true, true>();
-  } else {
-    send_due_pass<true, false>();
-  }
+  send_due_either_pass<true>(again);
 }
 
 template <bool kCuts, bool kAgain>

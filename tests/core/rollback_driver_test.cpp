@@ -863,6 +863,18 @@ TEST(RollbackDriver, RemoteRunsAreTakenAsFrameByFrame) {
 }
 
 
+// The recording drivers' saves and loads: through `r->game` (a TestGame), with `r` as the user.
+template <class Recording>
+void save_and_load_through_game(SessionConfig& c, Recording* r) {
+  c.callbacks.user = r;
+  c.callbacks.save_state = [](void* u, Frame f, uint8_t* buf, size_t n) {
+    return static_cast<Recording*>(u)->game.save_state(f, buf, n);
+  };
+  c.callbacks.load_state = [](void* u, Frame f, const uint8_t* buf, size_t n) {
+    static_cast<Recording*>(u)->game.load_state(f, buf, n);
+  };
+}
+
 // step() and simulate() (the sync test's frame) hand the game the frame's row at once when
 // nobody else plays and nobody is absent, and go through step_frame otherwise. Two drivers get
 // the same inputs: A runs advance() (the general frame), B the sync test's composition (check,
@@ -891,13 +903,7 @@ void step_and_simulate_match_advance(int config) {
   } a, b;
   auto config_for = [](Recording& r) {
     SessionConfig c = sized_config(3, 4, 8);
-    c.callbacks.user = &r;
-    c.callbacks.save_state = [](void* u, Frame f, uint8_t* buf, size_t n) {
-      return static_cast<Recording*>(u)->game.save_state(f, buf, n);
-    };
-    c.callbacks.load_state = [](void* u, Frame f, const uint8_t* buf, size_t n) {
-      static_cast<Recording*>(u)->game.load_state(f, buf, n);
-    };
+    save_and_load_through_game(c, &r);
     c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
       auto* self = static_cast<Recording*>(u);
       Call call{f, flags, {}, {}};
@@ -1015,13 +1021,7 @@ TEST(RollbackDriver, UsualRollbackHandsTheGameWhatTheGeneralReRunDoes) {
     for (Recording* r : {&usual, &general}) {
       SessionConfig c = sized_config(players, size, 8);
       c.callbacks = bind_game(r->game);
-      c.callbacks.user = r;
-      c.callbacks.save_state = [](void* u, Frame f, uint8_t* b, size_t n) {
-        return static_cast<Recording*>(u)->game.save_state(f, b, n);
-      };
-      c.callbacks.load_state = [](void* u, Frame f, const uint8_t* b, size_t n) {
-        static_cast<Recording*>(u)->game.load_state(f, b, n);
-      };
+      save_and_load_through_game(c, r);
       c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
         auto* self = static_cast<Recording*>(u);
         Call call{f, flags, {}, {}};
