@@ -109,7 +109,10 @@ class PreparedInputs {
   }
 
   // append() for a frame whose input did not change: `zeros` (its size, 1..128) zero delta
-  // bytes. Inline and before append(): most frames are this one.
+  // bytes. Always inline and before append(): most frames are this one.
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   bool append_unchanged(size_t zeros) noexcept {
     if (end_ == head_) {
       if (lead_tokens(lead_ + zeros) > limit_) return false;

@@ -212,6 +212,22 @@ class P2PSessionImpl final : public P2PSession {
   void send_local_inputs_all();
   template <bool kUsual>
   void send_ready_inputs(Frame ready);
+  // What send_ready_inputs learns over the player peers (send_ready_to), for its bookkeeping
+  // after them (note_ready_sent).
+  struct ReadyTally {
+    Frame newest;              // the newest frame sent to a streaming peer, last_local_sent_ at least
+    Frame lowest = INT32_MAX;  // the lowest frame a streaming peer has now (idle_ready_)
+    bool anyone = false;       // some player peer streams
+  };
+  template <bool kUsual>
+  void send_ready_to(uint32_t i, Frame ready, ReadyTally& tally);
+  void note_ready_sent(Frame ready, const ReadyTally& tally);
+  // advance_frame's send_local_inputs and send_due(true) on the usual machine (one local player,
+  // no delay change of ours out, the usual pass: no cut, no test switch), as one loop.
+  bool advance_sends_usual() const noexcept {
+    return local_count_ == 1 && own_delays_active_ == 0 && !unusual_passes_;
+  }
+  void advance_sends();
   void keep_status_frames();  // the players' last frames, kept once a player is gone
   void stream_to_spectators();
   void exchange_checksums();
@@ -800,8 +816,12 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
 
 Result P2PSessionImpl::advance() {
   if (!running_) return Result::not_synchronized;
-  send_local_inputs();
-  send_due(/*again=*/true);
+  if (advance_sends_usual()) {
+    advance_sends();
+  } else {
+    send_local_inputs();
+    send_due(/*again=*/true);
+  }
   const Result r = driver_.advance();
   stalled_ = r == Result::prediction_limit;
   // Start-up stalls (one machine started a round trip earlier) owe nothing: time sync evens those.
@@ -1283,46 +1303,60 @@ void P2PSessionImpl::send_local_inputs_all() {
 // same order with what cannot happen there left out.
 template <bool kUsual>
 inline void P2PSessionImpl::send_ready_inputs(Frame ready) {
-  Frame newest = last_local_sent_;
-  bool anyone = false;
-  Frame lowest = INT32_MAX;  // the lowest frame a streaming peer has now (idle_ready_)
-  for (uint32_t i = 0; i < num_player_peers_; ++i) {
-    Peer& peer = peers_[i];
-    if (peer.dropped || stream_waits_[i]) continue;
-    anyone = true;
-    Frame sent = sent_to_peer_[i];
-    // Every ready frame already went (poll's call, after advance_frame's sent the newest): the
-    // holds below could only lower `upto` further, so nothing goes; hold_for_delays is still
-    // asked while a delay change of ours is out, since it frees the slots everyone acknowledged.
-    if (sent < ready || (!kUsual && own_delays_active_ != 0)) {
-      Frame upto = ready;
-      Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
-      hold = std::min(hold, relay_hold_.hold_from(peers_, i));
-      if (!kUsual && own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
-      if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
-      if (kUsual && upto == sent + 1) {
-        // The usual call: advance_frame's one new frame. Without the loop (whose counter and
-        // bounds the compiler keeps on the stack around the inline send_input).
-        peer.endpoint.send_input(upto, driver_.confirmed_input(local_players_[0], upto));
-        sent_to_peer_[i] = upto;
-        newest = std::max(newest, upto);
-        lowest = std::min(lowest, upto);
-        continue;
-      }
-      for (Frame f = sent + 1; f <= upto; ++f) {
-        // One local player (the usual machine): its queued input is the blob itself.
-        const uint8_t* blob = kUsual || local_count_ == 1 ? driver_.confirmed_input(local_players_[0], f) : blob_.get();
-        for (uint32_t k = 0; !kUsual && k < local_count_ && local_count_ > 1; ++k)
-          std::memcpy(blob_.get() + size_t(k) * input_size_, driver_.confirmed_input(local_players_[k], f), input_size_);
-        peer.endpoint.send_input(f, blob);
-      }
-      sent = std::max(sent, upto);
-      sent_to_peer_[i] = sent;
+  ReadyTally tally{last_local_sent_};
+  for (uint32_t i = 0; i < num_player_peers_; ++i) send_ready_to<kUsual>(i, ready, tally);
+  note_ready_sent(ready, tally);
+}
+
+// send_ready_inputs' part for player peer `i`.
+template <bool kUsual>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline void P2PSessionImpl::send_ready_to(uint32_t i, Frame ready, ReadyTally& tally) {
+  Peer& peer = peers_[i];
+  if (peer.dropped || stream_waits_[i]) return;
+  tally.anyone = true;
+  Frame sent = sent_to_peer_[i];
+  // Every ready frame already went (poll's call, after advance_frame's sent the newest): the
+  // holds below could only lower `upto` further, so nothing goes; hold_for_delays is still
+  // asked while a delay change of ours is out, since it frees the slots everyone acknowledged.
+  if (sent < ready || (!kUsual && own_delays_active_ != 0)) {
+    Frame upto = ready;
+    Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
+    hold = std::min(hold, relay_hold_.hold_from(peers_, i));
+    if (!kUsual && own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
+    if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
+    if (kUsual && upto == sent + 1) {
+      // The usual call: advance_frame's one new frame. Without the loop (whose counter and
+      // bounds the compiler keeps on the stack around the inline send_input).
+      peer.endpoint.send_input(upto, driver_.confirmed_input(local_players_[0], upto));
+      sent_to_peer_[i] = upto;
+      tally.newest = std::max(tally.newest, upto);
+      tally.lowest = std::min(tally.lowest, upto);
+      return;
     }
-    newest = std::max(newest, sent);
-    lowest = std::min(lowest, sent);
+    for (Frame f = sent + 1; f <= upto; ++f) {
+      // One local player (the usual machine): its queued input is the blob itself.
+      const uint8_t* blob = kUsual || local_count_ == 1 ? driver_.confirmed_input(local_players_[0], f) : blob_.get();
+      for (uint32_t k = 0; !kUsual && k < local_count_ && local_count_ > 1; ++k)
+        std::memcpy(blob_.get() + size_t(k) * input_size_, driver_.confirmed_input(local_players_[k], f), input_size_);
+      peer.endpoint.send_input(f, blob);
+    }
+    sent = std::max(sent, upto);
+    sent_to_peer_[i] = sent;
   }
-  if (!anyone && ready != INT32_MAX) newest = std::max(newest, ready);
+  tally.newest = std::max(tally.newest, sent);
+  tally.lowest = std::min(tally.lowest, sent);
+}
+
+// send_ready_inputs' bookkeeping after every player peer had its part.
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline void P2PSessionImpl::note_ready_sent(Frame ready, const ReadyTally& tally) {
+  Frame newest = tally.newest;
+  if (!tally.anyone && ready != INT32_MAX) newest = std::max(newest, ready);
   if (newest - 1 == last_local_sent_) {  // (newest >= last_local_sent_ >= kNullFrame: no overflow)
     // The usual call: one frame newly sent (without the loop's reloads).
     timeline_.on_sent(newest, now_);
@@ -1334,7 +1368,7 @@ inline void P2PSessionImpl::send_ready_inputs(Frame ready) {
   // what send_local_inputs' walk would find, until something forgets it. (With none streaming,
   // last_local_sent_ reached `ready` above.)
   // (The full send passes of the tests forget it at once: session/send_pass_switch.h.)
-  idle_ready_ = lowest >= ready && ready <= last_local_sent_ ? ready : kNoIdleReady;
+  idle_ready_ = tally.lowest >= ready && ready <= last_local_sent_ ? ready : kNoIdleReady;
   // The connected players' last frames are read only once a player is gone (agreement, the
   // statuses the endpoints send, the rejoin offer: see cuts_active_), so they are kept from then
   // on; the offer, built by serve_rejoin, always follows this call in the same poll.
@@ -2763,6 +2797,33 @@ inline bool P2PSessionImpl::poll_peer_again(Peer& peer) {
   peer.endpoint.poll_polled_again(now_, *transport_, peer.address, urgency);
   if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
   return peer.endpoint.datagrams_sent() != sent_before;
+}
+
+// advance_frame's sends on the usual machine (advance_sends_usual): send_local_inputs, then
+// send_due's pass with `again`, in one loop over the player peers, each one's new frame queued
+// right before its part of the pass. The same datagrams in the same order: queuing sends
+// nothing, a peer's part of the pass changes only that peer's endpoint and channel (its
+// datagrams, its marks) and the pass's own basis_ and flush flags, none of which a later peer's
+// queuing reads (its holds read its own channel), and the bookkeeping after the queuing (the
+// timeline, last_local_sent_, idle_ready_) is read by no part of the pass.
+void P2PSessionImpl::advance_sends() {
+  const Frame ready = driver_.last_confirmed(local_players_[0]);
+  // send_local_inputs' idle answer (no cut was taken: unusual_passes_ is false).
+  if (ready == idle_ready_ || (ready <= last_local_sent_ && streams_have(ready))) return send_due_pass<false, true>();
+  basis_known_ = false;
+  bool sent = false;
+  ReadyTally tally{last_local_sent_};
+  const uint32_t players = num_player_peers_;
+  for (uint32_t i = 0; i < players; ++i) {
+    send_ready_to<true>(i, ready, tally);
+    sent |= pass_peer<false, true, false>(i);
+  }
+  note_ready_sent(ready, tally);
+  for (uint32_t i = players; i < num_peers_; ++i) sent |= pass_peer<false, true, true>(i);
+  // As send_due_pass: this tick's datagrams in one go, when there are any.
+  if (!sent && !stranger_sent_) return;
+  stranger_sent_ = false;
+  transport_->flush();
 }
 
 // The reference the skipping passes above must equal datagram by datagram (tests switch to it:

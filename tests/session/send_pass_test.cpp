@@ -1,5 +1,7 @@
 // The P2P session's send passes (send_due) skip what cannot be due: they ask an endpoint for the
-// urgency only where it reads it, and leave a quiet endpoint's report and channel work alone.
+// urgency only where it reads it, and leave a quiet endpoint's report and channel work alone;
+// advance_frame's (advance_sends) queues each player peer's new frame right before that peer's
+// part of the pass, in one loop (the full path queues to every peer first, then passes).
 // Against their full path (session/send_pass_switch.h: the urgency worked out and told to every
 // endpoint, every endpoint polled through its plain calls) over random matches, every machine
 // must send the same datagrams, byte for byte, to the same peers, at the same ticks, and the
