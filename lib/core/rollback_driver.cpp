@@ -213,23 +213,6 @@ Result RollbackDriver::add_remote_input(PlayerIndex player, Frame frame, const u
   return Result::ok;
 }
 
-uint32_t RollbackDriver::accept_remote_run(PlayerIndex player, Frame frame, const uint8_t* inputs, size_t stride,
-                                           uint32_t count) noexcept {
-  // No test of frame < 0: frame is last + 1 below, and last is never below kNullFrame.
-  if (count == 0 || uint32_t(player) >= num_players_ || inputs == nullptr) return 0;
-  Player& p = players_[player];
-  const Frame last = p.queue.last_confirmed();
-  // Below fits_below_ every frame fits the window (can_accept); add_remote_input's usual path.
-  if (!p.usual_remote || frame != last + 1 || int64_t(frame) + count - 1 >= fits_below_) return 0;
-  // input_rose() for a connected remote player, once: each frame raises a flag when its
-  // predecessor is at most a bound, and the first frame's predecessor is the lowest.
-  if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
-  if (last + 1 <= unknown_) unknown_known_ = Known(unknown_known_ | kLowerBound);
-  for (uint32_t i = 0; i < count; ++i, inputs += stride)
-    if (p.queue.add_confirmed_small(frame + Frame(i), inputs)) note_mispredicted(frame + Frame(i));
-  return count;
-}
-
 Result RollbackDriver::add_remote_checked(Player& p, Frame last, Frame frame, const uint8_t* input) noexcept {
   if (!fits_window_exactly(p.queue, frame)) return Result::input_out_of_window;
   if (p.disconnected && frame > p.disconnected_after) return Result::ok;

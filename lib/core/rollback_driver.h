@@ -72,8 +72,24 @@ class RollbackDriver {
   // the window, the player remote and connected, small inputs; then each is taken as
   // add_remote_input takes it (can_accept holds for each), the tests made once for the run, and
   // the result is count. Anything else: nothing taken, 0 (the caller goes frame by frame).
+  // Inline: the session's drain calls it per datagram, and its caller's tests (the frame is the
+  // next one, count and inputs from the endpoint) are the same ones, made once.
   uint32_t accept_remote_run(PlayerIndex player, Frame frame, const uint8_t* inputs, size_t stride,
-                             uint32_t count) noexcept;
+                             uint32_t count) noexcept {
+    // No test of frame < 0: frame is last + 1 below, and last is never below kNullFrame.
+    if (count == 0 || uint32_t(player) >= num_players_ || inputs == nullptr) return 0;
+    Player& p = players_[player];
+    const Frame last = p.queue.last_confirmed();
+    // Below fits_below_ every frame fits the window (can_accept); add_remote_input's usual path.
+    if (!p.usual_remote || frame != last + 1 || int64_t(frame) + count - 1 >= fits_below_) return 0;
+    // input_rose() for a connected remote player, once: each frame raises a flag when its
+    // predecessor is at most a bound, and the first frame's predecessor is the lowest.
+    if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
+    if (last + 1 <= unknown_) unknown_known_ = Known(unknown_known_ | kLowerBound);
+    for (uint32_t i = 0; i < count; ++i, inputs += stride)
+      if (p.queue.add_confirmed_small(frame + Frame(i), inputs)) note_mispredicted(frame + Frame(i));
+    return count;
+  }
   Result set_input_delay(PlayerIndex player, int32_t frames) noexcept;
   int32_t input_delay(PlayerIndex player) const noexcept { return players_[player].delay; }
   // The smallest input delay of the local players (INT32_MAX with none): a P2P session's send
