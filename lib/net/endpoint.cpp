@@ -1105,7 +1105,10 @@ const Riders* Endpoint::gather_riders(Frame start, size_t capacity) noexcept {
   return riders_.empty() ? nullptr : &riders_;
 }
 
-Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline Result Endpoint::send_inputs_inline(Transport& transport, const PeerAddress& to) {
   // The usual datagram: every unacknowledged frame (some are), their tokens kept ready
   // (prepared_), no rider waiting, no silence note due and no disconnected player's status.
   // Asked first, with nothing else worked out: every other datagram is send_inputs_general's,
@@ -1123,6 +1126,8 @@ Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) {
   }
   return send_inputs_general(transport, to);
 }
+
+Result Endpoint::send_inputs(Transport& transport, const PeerAddress& to) { return send_inputs_inline(transport, to); }
 
 Result Endpoint::send_inputs_general(Transport& transport, const PeerAddress& to) {
   Frame start = last_acked_ + 1;
@@ -1167,6 +1172,24 @@ Result Endpoint::send_inputs_general(Transport& transport, const PeerAddress& to
   }
   // send_data writes the checksum (keyed) or seals it with an AEAD: no XXH3 here.
   return send_data(transport, to, writer.finish(Seal::none));
+}
+
+template <bool kInline>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline void Endpoint::send_inputs_now(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
+  if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
+  if constexpr (kInline) {
+    note(result, send_inputs_inline(transport, to));
+  } else {
+    note(result, send_inputs(transport, to));
+  }
+  spoke_again_ = false;
+  inputs_dirty_ = false;
+  ack_due_ = false;  // the inputs datagram carries our acknowledgement
+  last_inputs_sent_at_ = now_us;
+  last_flushed_ = last_sent_;  // what did not fit follows as the acknowledgements come
 }
 
 // The inputs part of a poll: loss detection, the send policy, resends, and an acknowledgement
@@ -1229,26 +1252,16 @@ inline void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, con
     send = any_disconnected_ && last_acked_ >= out_base_ && config_.send_blob_size > 0 &&
            now_us >= last_inputs_sent_at_ + resend_after();
   }
-  if (send) send_inputs_now(now_us, transport, to, result);
+  if (send) send_inputs_now<false>(now_us, transport, to, result);
   // An acknowledgement waits a little for an inputs datagram to ride on, unless we send none.
   if (ack_due_ && (config_.send_blob_size == 0 || ack_overdue(send_input_now(now_us))))
     send_ack_alone(transport, to, result);
 }
 
-inline void Endpoint::send_inputs_now(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result) {
-  if (last_flushed_ <= last_acked_) unacked_since_ = now_us;
-  note(result, send_inputs(transport, to));
-  spoke_again_ = false;
-  inputs_dirty_ = false;
-  ack_due_ = false;  // the inputs datagram carries our acknowledgement
-  last_inputs_sent_at_ = now_us;
-  last_flushed_ = last_sent_;  // what did not fit follows as the acknowledgements come
-}
-
 Result Endpoint::send_pending(uint64_t now_us, Transport& transport, const PeerAddress& to) {
   now_ = now_us;
   Result result = Result::ok;
-  send_inputs_now(now_us, transport, to, result);  // our acknowledgement rides on it
+  send_inputs_now<true>(now_us, transport, to, result);  // our acknowledgement rides on it
   remember_poll(now_us);
   return result;
 }

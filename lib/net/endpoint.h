@@ -514,7 +514,10 @@ class Endpoint {
   // The inputs datagram due now: the usual one (see there) built here, every other by
   // send_inputs_general (out of line: its frame, the InputsWriter and the riders, stays off the
   // usual path).
+  // Out of line for the polls' sends (send_inputs_due); send_pending, advance_frame's usual
+  // send, builds it inline (send_inputs_inline), without a second call's saved registers.
   Result send_inputs(Transport& transport, const PeerAddress& to);
+  Result send_inputs_inline(Transport& transport, const PeerAddress& to);
 #if defined(__GNUC__)
   __attribute__((noinline))
 #endif
@@ -545,6 +548,8 @@ class Endpoint {
   void send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
   // send_inputs_due's two sends: the pending frames (with our acknowledgement), or the
   // acknowledgement alone (out of line: rare, and its message is a large local).
+  // kInline: with send_inputs_inline (send_pending), else with the call.
+  template <bool kInline>
   void send_inputs_now(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
 #if defined(__GNUC__)
   __attribute__((noinline))
