@@ -337,9 +337,17 @@ class LatenessMonitor {
         uint64_t start = 0;
         int32_t late = 0;
         if (timeline.started_at_known(f, &start)) [[likely]] {
-          const uint64_t us = lateness_us(f, start, now_us, current, timeline, rtt, one_way, slack, ack_within,
-                                          start > clear_after);
-          late = int32_t(std::min<uint64_t>(us / current.frame_us, 100000));
+          // lateness_us's first due time (wrapping as there): every later step only moves it later
+          // or returns 0, so an arrival less than a frame after it is 0 frames late, judged without
+          // the rest (the lookups of what the frame needed, the outages, the division): about a
+          // third of the frames of a steady match. (An arrival before it is 0 too; the full
+          // judgement finds that.)
+          const uint64_t on_time = start + one_way;
+          if (now_us - on_time >= current.frame_us) {
+            const uint64_t us = lateness_us(f, start, now_us, current, timeline, rtt, one_way, slack, ack_within,
+                                            start > clear_after);
+            late = int32_t(std::min<uint64_t>(us / current.frame_us, 100000));
+          }
         } else if (f <= timeline.newest_started()) {
           continue;  // older than the timeline: not judged
         }

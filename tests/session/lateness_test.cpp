@@ -502,6 +502,83 @@ TEST(LatenessMonitor, OwnOutagesEndingAroundTheFramesJudgeAsAskingForEveryFrame)
   EXPECT_GT(notes, 600);
 }
 
+// Any times, round trips, jitters, frame lengths and windows, near the ends of the 64-bit range
+// too: the monitor must judge exactly as the reference. A frame that arrives less than a frame
+// after its first due time (start + one way) is judged 0 without the rest (observe), so arrivals
+// are put around that edge (a microsecond either side) for a third of the ticks; the rest arrive
+// anywhere. Runs start with
+// the monitor learning its baseline, times wrap past UINT64_MAX in some, other links' and this
+// peer's outages come and go, acknowledgements stall and jump, frames arrive out of the
+// timeline's reach. Compared on every tick.
+TEST(LatenessMonitor, AnyTimesAndRoundTripsJudgeAsTheReference) {
+  std::mt19937_64 gen(314);
+  auto rng = [&gen] { return uint64_t(gen()); };
+  // A value near `typical` mostly, else tiny, huge or anything (sums of it wrap).
+  auto pick = [&](uint64_t typical) -> uint64_t {
+    switch (rng() % 10) {
+      case 0: return rng();
+      case 1: return UINT64_MAX - rng() % 100000;
+      case 2: return rng() % 4;
+      default: return typical / 2 + rng() % (typical + 1);
+    }
+  };
+  int edges = 0, late_frames = 0;
+  for (int run = 0; run < 400; ++run) {
+    LocalTimeline timeline;
+    LatenessMonitor monitor;
+    ReferenceJudge reference;
+    const uint64_t tick = run % 5 == 0 ? pick(kTick) : kTick;
+    LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, pick(40000), pick(3000), run % 7 == 0 ? pick(kTick) : kTick,
+                               int32_t(rng() % 10), 0, {}, {}};
+    const uint64_t first = run % 3 == 0 ? UINT64_MAX - 100 * tick : run % 3 == 1 ? rng() : 1000000;
+    uint64_t now = first;
+    uint64_t last_rtt = UINT64_MAX;  // the round trip of the previous observe() (none yet)
+    Frame newest = kNullFrame;
+    std::vector<uint64_t> start_of;  // of frames 0..f
+    for (Frame f = 0; f < 300; ++f) {
+      timeline.on_frame(f, now);
+      start_of.push_back(now);
+      if (rng() % 20 != 0) timeline.on_sent(f, now);  // now and then an input not sent (yet)
+      link.last_local_sent = f;
+      if (rng() % 100 < 60) {
+        ++link.datagrams_received;
+        const uint64_t dice = rng() % 40;
+        newest = dice == 0 ? f + Frame(rng() % 4) : dice == 1 ? newest : std::max<Frame>(newest, f - 2 + Frame(rng() % 3));
+        if (rng() % 6 != 0) link.acked_by_peer = std::max<Frame>(link.acked_by_peer, f - 3 - Frame(rng() % 2));
+        if (rng() % 4 == 0) link.rtt_us = pick(40000);
+        if (rng() % 4 == 0) link.jitter_us = pick(3000);
+        if (rng() % 30 == 0) {
+          link.heard_nothing = Silence{now - rng() % 500000, now - rng() % 50000};
+          link.told = PeerSilence{pick(200000), pick(20000), now};
+        }
+      }
+      if (rng() % 25 == 0) {
+        const uint64_t to = now - rng() % 400000;
+        timeline.on_outage(1 + uint32_t(rng() % 2), to - rng() % 300000, to);
+      }
+      if (rng() % 200 == 0) link.window = int32_t(rng() % 10);
+      timeline.on_confirmed(std::min(newest, Frame(f - Frame(rng() % 3))), now);
+      // The arrival: around the on-time edge of the newest frame (start + one way + a frame, the
+      // one way as observe() works it out: half the smaller of this and the last round trip).
+      uint64_t at = now + rng() % (2 * tick + 1);
+      if (rng() % 3 == 0 && newest >= 0 && newest <= f) {
+        const uint64_t one_way = std::min(link.rtt_us, last_rtt) / 2;
+        at = start_of[size_t(newest)] + one_way + link.frame_us + (rng() % 3) - 1;
+        ++edges;
+      } else if (rng() % 10 == 0) {
+        at = rng();  // anywhere, before the frames started too
+      }
+      judge_both(reference, monitor, newest, at, link, timeline);
+      ASSERT_FALSE(::testing::Test::HasFatalFailure()) << "run " << run << " frame " << f;
+      last_rtt = link.rtt_us;
+      now += tick;
+    }
+    if (monitor.numbers().max_frames > 0) ++late_frames;
+  }
+  EXPECT_GT(edges, 20000);
+  EXPECT_GT(late_frames, 100) << "runs with frames judged late";
+}
+
 // The same delay during a two-way outage (the peer did not hear our inputs either) is explained.
 TEST(LatenessMonitor, ATwoWayOutageIsExplained) {
   HeldFrames held;
