@@ -22,10 +22,12 @@ void InputQueue::init_shared(PlayerIndex player, uint32_t input_size, uint32_t c
   last_confirmed_ = kNullFrame;
   last_predicted_ = kNullFrame;
   last_input_ = zeros_.get();
+  carried_from_ = kNotCarried;
 }
 
 const uint8_t* InputQueue::predict_with(Frame frame, const Predictor& predictor) noexcept {
   uint8_t* dst = slot(frame);
+  carried_from_ = kNotCarried;  // the game's prediction need not be the carry-forward
   const uint8_t* last = last_confirmed_ == kNullFrame ? nullptr : slot(last_confirmed_);
   predictor.predict(predictor.user, player_, frame, last, dst, input_size_);
   return dst;

@@ -120,6 +120,7 @@ class InputQueue {
   // confirmed, with zeros as the last input (a spectator never predicts from it).
   void start_at(Frame frame) noexcept {
     last_confirmed_ = last_predicted_ = frame - 1;
+    carried_from_ = kNotCarried;  // frames from `frame` on may run before their slots are written
     last_input_ = zeros_.get();
     if (frame > 0) {
       uint8_t* last = slot(frame - 1);
@@ -156,7 +157,14 @@ class InputQueue {
   // last_confirmed(): what predict(f, Predictor{}) leaves for each f, in one pass (a rollback's
   // re-run writes a player's predictions before its frames run, not one walk per frame). The
   // fields in locals: the prediction's byte stores may alias any of them.
+  // predict_forward(last_confirmed() + 1, to): every frame after the last confirmed one is then
+  // what carried() promises.
+  void predict_after_confirmed(Frame to) noexcept {
+    carried_from_ = last_confirmed_;
+    predict_forward(last_confirmed_ + 1, to);
+  }
   void predict_forward(Frame from, Frame to) noexcept {
+    if (from >= to) return;
     if (to - 1 > last_predicted_) last_predicted_ = to - 1;
     uint8_t* const base = base_;
     const size_t row = stride_;
@@ -171,6 +179,14 @@ class InputQueue {
     const uint32_t size = input_size_;
     for (Frame f = from; f < to; ++f) copy_input(base + size_t(uint32_t(f) & mask) * row, last, size);
   }
+
+  // True when every frame after last_confirmed() simulated since the last predict_forward from
+  // last_confirmed() + 1 has the carry-forward prediction in its slot: no input was confirmed
+  // since (which would change last_confirmed()), no rejoin restarted the queue (start_at) and
+  // no game predictor wrote a slot. The carry-forward of a frame simulated with nobody absent
+  // is written into its slot by predict() or predict_forward(), the same bytes each time while
+  // the last input stays, so a rollback's re-run of such frames need not write them again.
+  bool carried() const noexcept { return carried_from_ == last_confirmed_; }
 
   // True when `frame` can be stored without overwriting a frame at or after `oldest_needed`.
   bool fits(Frame frame, Frame oldest_needed) const noexcept {
@@ -192,6 +208,10 @@ class InputQueue {
   Frame last_confirmed_ = kNullFrame;
   Frame last_predicted_ = kNullFrame;  // newest frame whose slot holds a prediction used so far
   const uint8_t* last_input_ = nullptr;  // slot(last_confirmed_), or zeros_ before any
+  // See carried(): last_confirmed_ as of the last predict_forward from the frame after it, or
+  // kNotCarried (no frame is ever that number: last_confirmed_ >= kNullFrame).
+  static constexpr Frame kNotCarried = kNullFrame - 1;
+  Frame carried_from_ = kNotCarried;
 };
 
 }  // namespace retcon::detail

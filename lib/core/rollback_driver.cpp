@@ -407,15 +407,17 @@ __attribute__((always_inline)) inline Frame RollbackDriver::predict_others(Frame
     const uint32_t i = others_[k];
     InputQueue& q = players_[i].queue;
     const Frame last = q.last_confirmed();
-    Frame first = target;
+    // A player with no input confirmed since its predictions were last written holds them
+    // still (usually most of the others when several play): nothing to write.
+    const bool write = !q.carried();
     if (target <= last) {
       frame_status_[i] = InputStatus::confirmed;
       until = std::min(until, last + 1);  // last < end - 1 when it bounds: no overflow
-      first = last + 1;
+      if (write) q.predict_after_confirmed(end);
     } else {
       frame_status_[i] = InputStatus::predicted;
+      if (write) q.predict_forward(target, end);
     }
-    if (first < end) q.predict_forward(first, end);
   }
   return until;
 }

@@ -1092,5 +1092,115 @@ TEST(RollbackDriver, UsualRollbackHandsTheGameWhatTheGeneralReRunDoes) {
   EXPECT_GT(mixed, 500u) << "re-run frames where some others are confirmed and some predicted";
 }
 
+// The usual rollback leaves the predictions of a player with no input confirmed since they were
+// written (InputQueue::carried()): remote players here go quiet for a few ticks at random (so
+// several rollbacks pass while their predictions stand), one is cut and later rejoins (its
+// queue restarts: its predictions must be written again). Every call the game receives is
+// compared with the general re-run's (a decision source that may always have something makes
+// the driver step frame by frame, writing each frame's predictions).
+TEST(RollbackDriver, UsualRollbackKeepsStandingPredictionsAsTheGeneralReRunWritesThem) {
+  struct Call {
+    Frame frame;
+    uint32_t flags;
+    std::vector<uint8_t> inputs;
+    std::vector<InputStatus> status;
+    bool operator==(const Call&) const = default;
+  };
+  struct Recording {
+    TestGame game;
+    detail::RollbackDriver driver;
+    std::vector<Call> calls;
+    uint32_t queued = 1;
+  };
+  std::mt19937 rng(31);
+  uint64_t rollbacks = 0, rejoins = 0;
+  for (int match = 0; match < 42; ++match) {
+    const uint32_t players = 3 + uint32_t(match) % 6;
+    const uint32_t size = std::array<uint32_t, 5>{1, 2, 4, 8, 3}[size_t(match) % 5];
+    SCOPED_TRACE(testing::Message() << "players " << players << " size " << size);
+    Recording usual, general;
+    for (Recording* r : {&usual, &general}) {
+      SessionConfig c = sized_config(players, size, 8);
+      c.callbacks = bind_game(r->game);
+      save_and_load_through_game(c, r);
+      c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
+        auto* self = static_cast<Recording*>(u);
+        Call call{f, flags, {}, {}};
+        call.inputs.assign(in->bytes, in->bytes + size_t(in->input_size) * in->player_count);
+        call.status.assign(in->status, in->status + in->player_count);
+        self->calls.push_back(std::move(call));
+        self->game.advance_frame(f, *in, flags);
+      };
+      ASSERT_EQ(r->driver.init(c, 8, SaveMode::every_frame), Result::ok);
+      for (uint32_t p = 0; p < players; ++p) r->driver.set_local(PlayerIndex(p), p == 0);
+      r->calls.reserve(4096);
+    }
+    detail::DecisionSource never;
+    never.user = &general;
+    never.queued = &general.queued;
+    never.for_frame = [](void*, Frame, const Decision**) -> uint32_t { return 0; };
+    general.driver.set_decision_source(never);
+    std::vector<std::vector<uint8_t>> history(players);
+    auto input_of = [&](uint32_t p, Frame f) {
+      std::vector<uint8_t>& h = history[p];
+      while (h.size() < size_t(f + 1) * size) {
+        const bool change = rng() % 3 == 0 || h.empty();
+        for (uint32_t b = 0; b < size; ++b) h.push_back(change ? uint8_t(rng()) : h[h.size() - size]);
+      }
+      return h.data() + size_t(f) * size;
+    };
+    std::vector<Frame> next(players, 0);
+    std::vector<int> quiet(players, 0);
+    const uint32_t cut = players - 1;  // cut at tick 60, back from tick 100 on
+    for (int tick = 0; tick < 200; ++tick) {
+      const Frame now = usual.driver.frame();
+      ASSERT_EQ(now, general.driver.frame());
+      for (Recording* r : {&usual, &general}) {
+        const Result a = r->driver.add_local_input(0, input_of(0, now), size);
+        ASSERT_TRUE(a == Result::ok || a == Result::input_already_added);
+      }
+      if (tick == 60) {
+        const Frame after = next[cut] - 1;
+        ASSERT_EQ(usual.driver.disconnect_player(PlayerIndex(cut), after), general.driver.disconnect_player(PlayerIndex(cut), after));
+      }
+      if (tick == 100) {
+        const Frame at = std::max(usual.driver.confirmed_frame() + 1, usual.driver.frame() - 2);
+        const Result a = usual.driver.rejoin_player(PlayerIndex(cut), at);
+        ASSERT_EQ(a, general.driver.rejoin_player(PlayerIndex(cut), at));
+        if (a == Result::ok) {
+          next[cut] = at;
+          ++rejoins;
+        }
+      }
+      for (uint32_t p = 1; p < players; ++p) {
+        if (p == cut && tick >= 60 && tick < 100) continue;
+        if (quiet[p] > 0) {
+          --quiet[p];
+          continue;
+        }
+        if (rng() % 6 == 0) quiet[p] = 1 + int(rng() % 4);
+        const Frame last = std::min<Frame>(now, next[p] + Frame(rng() % 5));
+        for (; next[p] < last; ++next[p]) {
+          const Result a = usual.driver.add_remote_input(PlayerIndex(p), next[p], input_of(p, next[p]));
+          ASSERT_EQ(a, general.driver.add_remote_input(PlayerIndex(p), next[p], input_of(p, next[p])));
+          if (a != Result::ok) break;
+        }
+      }
+      const Result a = usual.driver.advance(), b = general.driver.advance();
+      ASSERT_EQ(a, b) << "tick " << tick;
+      ASSERT_EQ(usual.calls.size(), general.calls.size()) << "tick " << tick;
+      for (size_t k = 0; k < usual.calls.size(); ++k) ASSERT_TRUE(usual.calls[k] == general.calls[k]) << "tick " << tick;
+      usual.calls.clear();
+      general.calls.clear();
+    }
+    EXPECT_EQ(usual.driver.stats().rollbacks, general.driver.stats().rollbacks);
+    EXPECT_EQ(usual.driver.stats().frames_resimulated, general.driver.stats().frames_resimulated);
+    EXPECT_EQ(usual.game.hash(), general.game.hash());
+    rollbacks += usual.driver.stats().rollbacks;
+  }
+  EXPECT_GT(rollbacks, 1500u);
+  EXPECT_GT(rejoins, 30u);
+}
+
 }  // namespace
 }  // namespace retcon::test
