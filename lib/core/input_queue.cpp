@@ -16,6 +16,7 @@ void InputQueue::init_shared(PlayerIndex player, uint32_t input_size, uint32_t c
   zeros_ = std::make_unique<uint8_t[]>(input_size);
   base_ = rows + offset;
   stride_ = stride;
+  column_ = offset;
   input_size_ = input_size;
   mask_ = capacity - 1;
   player_ = player;

@@ -153,6 +153,14 @@ class InputQueue {
     return dst;
   }
 
+  // predict(frame, Predictor{}) into `row`, the frame's row of the shared ring (init_shared),
+  // which the caller already holds: the slot is the queue's column in it, without the ring's
+  // arithmetic (the driver's live frame writes every predicted player's input this way).
+  void predict_in_row(Frame frame, uint8_t* row) noexcept {
+    if (frame > last_predicted_) last_predicted_ = frame;
+    copy_input(row + column_, last_input_, input_size_);
+  }
+
   // The carry-forward prediction (no Predictor) of every frame in [from, to), all after
   // last_confirmed(): what predict(f, Predictor{}) leaves for each f, in one pass (a rollback's
   // re-run writes a player's predictions before its frames run, not one walk per frame). The
@@ -202,6 +210,7 @@ class InputQueue {
   std::unique_ptr<uint8_t[]> zeros_;  // the "last input" before any was confirmed
   uint8_t* base_ = nullptr;           // this queue's input in the first row
   size_t stride_ = 0;                 // bytes from one frame's row to the next
+  size_t column_ = 0;                 // this queue's input in a row (init_shared's offset)
   uint32_t input_size_ = 0;
   uint32_t mask_ = 0;
   PlayerIndex player_ = 0;

@@ -368,7 +368,8 @@ Result RollbackDriver::load(const SavedState& state) noexcept {
 }
 
 template <bool kCustomPredictor>
-__attribute__((always_inline)) inline void RollbackDriver::mark_others(Frame frame, uint32_t others) noexcept {
+__attribute__((always_inline)) inline void RollbackDriver::mark_others(Frame frame, uint32_t others,
+                                                                       uint8_t* row) noexcept {
   for (uint32_t k = 0; k < others; ++k) {
     const uint32_t i = others_[k];
     InputQueue& q = players_[i].queue;
@@ -379,7 +380,7 @@ __attribute__((always_inline)) inline void RollbackDriver::mark_others(Frame fra
       if constexpr (kCustomPredictor) {
         q.predict(frame, predictor_);
       } else {
-        q.predict(frame, Predictor{});  // carry forward, inline
+        q.predict_in_row(frame, row);  // carry forward, inline
       }
     }
   }
@@ -397,8 +398,9 @@ __attribute__((always_inline)) inline const uint8_t* RollbackDriver::plain_input
   // its values in scratch registers, which spares its callers saving more of theirs.
   const uint32_t others = others_count_;
   if (others != 0 && predictor_.predict != nullptr) [[unlikely]] return custom_plain_inputs(frame);
-  mark_others<false>(frame, others);
-  return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
+  uint8_t* const row = frame_row(frame);
+  mark_others<false>(frame, others, row);
+  return row;
 }
 
 __attribute__((always_inline)) inline Frame RollbackDriver::predict_others(Frame target, Frame end) noexcept {
@@ -454,8 +456,9 @@ __attribute__((always_inline)) inline Result RollbackDriver::resimulate_usual(Fr
 }
 
 const uint8_t* RollbackDriver::custom_plain_inputs(Frame frame) noexcept {
-  mark_others<true>(frame, others_count_);
-  return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
+  uint8_t* const row = frame_row(frame);
+  mark_others<true>(frame, others_count_, row);
+  return row;
 }
 
 void RollbackDriver::step_absent(Frame frame, uint32_t flags) noexcept {

@@ -273,7 +273,8 @@ class RollbackDriver {
   // rather than a Predictor argument: GCC kept an empty one passed by reference on the stack and
   // tested it per player (the prediction's byte stores may alias it), +9 per p2p peer-frame.
   template <bool kCustomPredictor>
-  void mark_others(Frame frame, uint32_t others) noexcept;  // others: others_count_
+  // others: others_count_; row: frame_row(frame), where the carry-forward writes.
+  void mark_others(Frame frame, uint32_t others, uint8_t* row) noexcept;
   // Every player's input of `frame`, side by side (the queues' shared ring).
   uint8_t* frame_row(Frame frame) const noexcept {
     return input_rows_.get() + size_t(uint32_t(frame) & input_row_mask_) * input_row_bytes_;
