@@ -1447,9 +1447,15 @@ namespace {
 // be, byte for byte, the one InputsWriter builds frame by frame from what it says it carries
 // (start, acknowledgement, statuses, riders) and the inputs queued. Through loss, a blackout
 // (silence notes, a long run), checksum reports, quality reports and replies, a disconnected
-// player for a while, and input sizes from 1 to 16 bytes.
+// player for a while, and input sizes from 1 to 16 bytes. Each size twice: polled only (poll's
+// sends, send_inputs), and as the session's advance_frame polls, each new frame followed by a
+// second poll at the same time (poll_polled_again: send_pending, which builds the usual datagram
+// inline), after send_input's inline queuing of 4 to 8 byte inputs.
 TEST(Endpoint, EveryInputsDatagramIsTheOneInputsWriterBuildsFrameByFrame) {
-  for (const size_t size : {1u, 3u, 4u, 6u, 8u, 16u}) {
+  const size_t sizes[] = {1, 3, 4, 6, 8, 16};
+  for (size_t run = 0; run < 2 * std::size(sizes); ++run) {
+    const bool again = run >= std::size(sizes);
+    const size_t size = sizes[run % std::size(sizes)];
     detail::EndpointConfig ca = default_config(60), cb = default_config(61);
     ca.send_blob_size = cb.receive_blob_size = uint16_t(size);
     ca.shape.num_players = cb.shape.num_players = 3;
@@ -1470,6 +1476,7 @@ TEST(Endpoint, EveryInputsDatagramIsTheOneInputsWriterBuildsFrameByFrame) {
     std::vector<std::vector<uint8_t>> blobs;
     std::vector<uint8_t> blob(size, 0);
     Frame received = 0;
+    uint64_t polled_again_sent = 0;
     for (Frame f = 0; f < 600; ++f) {
       if (rng() % 3 == 0) blob[rng() % size] = uint8_t(rng());
       blobs.push_back(blob);
@@ -1484,6 +1491,12 @@ TEST(Endpoint, EveryInputsDatagramIsTheOneInputsWriterBuildsFrameByFrame) {
         status[2].disconnected = f == 200;
         status[2].last_frame = f == 200 ? 150 : kNullFrame;
         a.set_local_connect_status(status, 3);
+      }
+      // advance_frame's pass: the new frame seen to at the time of the last poll.
+      if (again && a.polled_at(pair.now)) {
+        const uint64_t before = a.stats().datagrams_sent;
+        (void)a.poll_polled_again(pair.now, *pair.a().recorder, pair.a().remote);
+        polled_again_sent += a.stats().datagrams_sent - before;
       }
       for (int ms = 0; ms < 17; ++ms) pair.step(1000);
       Frame got;
@@ -1530,6 +1543,9 @@ TEST(Endpoint, EveryInputsDatagramIsTheOneInputsWriterBuildsFrameByFrame) {
       ASSERT_EQ(std::vector<uint8_t>(out, out + n), d) << size << " sequence " << sequence;
     }
     EXPECT_GT(inputs, 300u) << size;
+    if (again) {
+      EXPECT_GT(polled_again_sent, 100u) << size;  // the second poll sent its share
+    }
     EXPECT_GT(with_riders, 10u) << size;
     EXPECT_GT(with_status, 10u) << size;
     EXPECT_GT(long_runs, 0u) << size;
