@@ -317,8 +317,10 @@ class LatenessMonitor {
       note_told_silence(current, one_way, slack);
     }
     if (newest == kNullFrame) return worst;
-    // A very long gap (a peer back after a timeout) is judged by its newest frames only.
-    if (last_seen_ == kNullFrame || newest - last_seen_ > int32_t(LocalTimeline::kFrames))
+    // A very long gap (a peer back after a timeout) is judged by its newest frames only. (Also
+    // asked from kNullFrame, where newest + 1 <= kFrames changes nothing, and for a newest
+    // behind last_seen_, whose difference wraps: the max keeps last_seen_.)
+    if (uint32_t(newest) - uint32_t(last_seen_) > LocalTimeline::kFrames)
       last_seen_ = std::max<Frame>(last_seen_, newest - int32_t(LocalTimeline::kFrames));
     const int32_t allowance = int32_t(1 + 2 * jitter / current.frame_us);
     // The usual frame started well after every outage known (this peer's two-way ones and the

@@ -522,7 +522,7 @@ TEST(LatenessMonitor, AnyTimesAndRoundTripsJudgeAsTheReference) {
       default: return typical / 2 + rng() % (typical + 1);
     }
   };
-  int edges = 0, late_frames = 0;
+  int edges = 0, late_frames = 0, gaps = 0;
   for (int run = 0; run < 400; ++run) {
     LocalTimeline timeline;
     LatenessMonitor monitor;
@@ -535,15 +535,31 @@ TEST(LatenessMonitor, AnyTimesAndRoundTripsJudgeAsTheReference) {
     uint64_t last_rtt = UINT64_MAX;  // the round trip of the previous observe() (none yet)
     Frame newest = kNullFrame;
     std::vector<uint64_t> start_of;  // of frames 0..f
-    for (Frame f = 0; f < 300; ++f) {
+    Frame f = 0;
+    for (int t = 0; t < 300; ++t, ++f) {
+      if (rng() % 150 == 0) {
+        // Nothing from the peer for longer than the timeline holds (back after a timeout): its
+        // next frames are judged from the newest ones only.
+        ++gaps;
+        for (int k = 520 + int(rng() % 20); k > 0; --k, ++f, now += tick) {
+          timeline.on_frame(f, now);
+          start_of.push_back(now);
+          timeline.on_sent(f, now);
+        }
+      }
       timeline.on_frame(f, now);
       start_of.push_back(now);
       if (rng() % 20 != 0) timeline.on_sent(f, now);  // now and then an input not sent (yet)
       link.last_local_sent = f;
       if (rng() % 100 < 60) {
         ++link.datagrams_received;
+        // Mostly the usual next frames; now and then ahead of our frames, the same again, or
+        // behind the newest already judged.
         const uint64_t dice = rng() % 40;
-        newest = dice == 0 ? f + Frame(rng() % 4) : dice == 1 ? newest : std::max<Frame>(newest, f - 2 + Frame(rng() % 3));
+        newest = dice == 0   ? f + Frame(rng() % 4)
+                 : dice == 1 ? newest
+                 : dice == 2 ? std::max<Frame>(kNullFrame, newest - Frame(rng() % 5))
+                             : std::max<Frame>(newest, f - 2 + Frame(rng() % 3));
         if (rng() % 6 != 0) link.acked_by_peer = std::max<Frame>(link.acked_by_peer, f - 3 - Frame(rng() % 2));
         if (rng() % 4 == 0) link.rtt_us = pick(40000);
         if (rng() % 4 == 0) link.jitter_us = pick(3000);
@@ -561,7 +577,7 @@ TEST(LatenessMonitor, AnyTimesAndRoundTripsJudgeAsTheReference) {
       // The arrival: around the on-time edge of the newest frame (start + one way + a frame, the
       // one way as observe() works it out: half the smaller of this and the last round trip).
       uint64_t at = now + rng() % (2 * tick + 1);
-      if (rng() % 3 == 0 && newest >= 0 && newest <= f) {
+      if (rng() % 3 == 0 && newest >= 0 && newest <= f) {  // (start_of holds frames 0..f)
         const uint64_t one_way = std::min(link.rtt_us, last_rtt) / 2;
         at = start_of[size_t(newest)] + one_way + link.frame_us + (rng() % 3) - 1;
         ++edges;
@@ -576,6 +592,7 @@ TEST(LatenessMonitor, AnyTimesAndRoundTripsJudgeAsTheReference) {
     if (monitor.numbers().max_frames > 0) ++late_frames;
   }
   EXPECT_GT(edges, 20000);
+  EXPECT_GT(gaps, 400);
   EXPECT_GT(late_frames, 100) << "runs with frames judged late";
 }
 
