@@ -276,6 +276,14 @@ class LatenessMonitor {
            (newest == kNullFrame || (last_seen_ != kNullFrame && newest <= last_seen_));
   }
 
+  // True when `told_arrived_at_us` (Link::told.arrived_at_us) is a silence note observe() has
+  // not taken. When false, observe() reads neither Link::told nor Link::heard_nothing (it takes a
+  // note once, on its first call that brings it), so a Link with both left empty ({}) is judged
+  // the same: the session builds that one for the usual datagram, without copying the silences.
+  bool new_silence_note(uint64_t told_arrived_at_us) const noexcept {
+    return told_arrived_at_us != 0 && told_arrived_at_us != told_seen_;
+  }
+
   // The peer's inputs now reach `newest` (frames after the last call arrived at `now_us`).
   // Returns the worst lateness in frames among them (0: none late, or nothing new). Always
   // inline: the session calls it from one place, and there the Link's fields need not be
@@ -312,7 +320,7 @@ class LatenessMonitor {
       deaf_to_us_ = std::max(deaf_to_us_, now_us - one_way);
       outage_ = {deaf_from_us_, deaf_to_us_};
     }
-    if (current.told.arrived_at_us != 0 && current.told.arrived_at_us != told_seen_) {
+    if (new_silence_note(current.told.arrived_at_us)) {
       told_seen_ = current.told.arrived_at_us;
       note_told_silence(current, one_way, slack);
     }
@@ -333,7 +341,13 @@ class LatenessMonitor {
     // One loop for a monitor still learning its baseline (fewer than kMinSamples: its frames
     // are not judged) and one without that test per frame for the usual monitor (a baseline
     // never loses samples).
-    auto judge_frames = [&](auto learning) {
+    // (Always inline: with the session's two judgements, observe() is inlined twice, and GCC
+    // then made the loop a call of its own.)
+    auto judge_frames = [&](auto learning)
+#if defined(__GNUC__)
+                            __attribute__((always_inline))
+#endif
+    {
       // f >= 0: last_seen_ >= kNullFrame.
       for (Frame f = last_seen_ + 1; f <= newest; ++f) {
         uint64_t start = 0;

@@ -264,9 +264,27 @@ class P2PSessionImpl final : public P2PSession {
     judge_lateness(peer, i);
   }
   void watch_rejoined_lateness(Peer& peer, uint32_t i);
+  // The usual datagram brings no silence note the monitor has not taken: its judgement builds
+  // the Link without the silences (LatenessMonitor::new_silence_note), the rare one with a new
+  // note the whole Link.
+  void judge_lateness(Peer& peer, uint32_t i) {
+    if (peer.lateness.new_silence_note(peer.endpoint.silences().told().arrived_at_us)) [[unlikely]]
+      judge_lateness_noting(peer, i);
+    else
+      judge_lateness_usual(peer, i);
+  }
   // Out of line: inlined in poll_once it cost that loop more than the call (+38 instructions
   // per peer-frame of the P2P benchmark).
-  void judge_lateness(Peer& peer, uint32_t i);
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  void judge_lateness_usual(Peer& peer, uint32_t i);
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  void judge_lateness_noting(Peer& peer, uint32_t i);
+  template <bool kNewNote>
+  void judge_lateness_as(Peer& peer, uint32_t i);
   void report_late_inputs(Peer& peer, int32_t worst);
   void update_running();
   void watch_progress();
@@ -1964,20 +1982,32 @@ void P2PSessionImpl::watch_rejoined_lateness(Peer& peer, uint32_t i) {
 
 // Lag-switch detection: judge the frames of this peer that arrived since the last poll
 // (session/lateness_monitor.h) and tell the game when they came far later than the network explains.
-void P2PSessionImpl::judge_lateness(Peer& peer, uint32_t i) {
+// `kNewNote`: the peer's silence note is one the monitor has not taken; without one, observe()
+// reads neither the note nor our silence, and the Link is built without them (the same
+// judgement: LatenessMonitor::new_silence_note).
+template <bool kNewNote>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline void P2PSessionImpl::judge_lateness_as(Peer& peer, uint32_t i) {
+  const SilenceLog& silences = peer.endpoint.silences();
   // The peer's window: the one in use here, not the configured one. Every player lowers to the
   // smallest window of the match, so the peer's is ours; a larger one would make the peer's
   // inputs due earlier than its window lets it send them (a false lag switch).
   const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), sent_to_peer_[i],
                                    peer.endpoint.datagrams_received(), peer.endpoint.ping_us(),
                                    peer.endpoint.jitter_us(), frame_us_, driver_.prediction_window(), i,
-                                   peer.endpoint.silences().heard_nothing(), peer.endpoint.silences().told()};
+                                   kNewNote ? silences.heard_nothing() : Silence{},
+                                   kNewNote ? silences.told() : PeerSilence{}};
   const uint64_t outage_end = peer.lateness.last_outage().to_us;
   const int32_t worst = peer.lateness.observe(peer.endpoint.last_received_frame(), now_, link, timeline_);
   const LatenessMonitor::Gap outage = peer.lateness.last_outage();
   if (outage.to_us != outage_end) timeline_.on_outage(link.peer, outage.from_us, outage.to_us);
   if (peer.lateness.should_report(worst, late_input_threshold_, now_)) report_late_inputs(peer, worst);
 }
+
+void P2PSessionImpl::judge_lateness_usual(Peer& peer, uint32_t i) { judge_lateness_as<false>(peer, i); }
+void P2PSessionImpl::judge_lateness_noting(Peer& peer, uint32_t i) { judge_lateness_as<true>(peer, i); }
 
 void P2PSessionImpl::report_late_inputs(Peer& peer, int32_t worst) {
   Event e = Reporter::make(EventType::late_inputs,

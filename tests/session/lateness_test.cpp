@@ -246,6 +246,64 @@ TEST(LatenessMonitor, SkippingQuietTicksJudgesTheSame) {
   }
 }
 
+// The session builds the usual Link without the silences (told and heard_nothing left empty)
+// when new_silence_note() says the peer's note is one the monitor took already. A monitor fed
+// that way must judge exactly as one always given both: random streams with silence notes now
+// and then (the same note again on later ticks, a new one, none), two-way outages and holds,
+// compared on every tick (worst, statistics, outages).
+TEST(LatenessMonitor, ALinkWithoutSilencesWhenNoNewNoteJudgesTheSame) {
+  std::mt19937 gen(4321);
+  auto rng = [&gen] { return uint32_t(gen()); };
+  int blanked = 0, noted = 0;
+  for (int run = 0; run < 40; ++run) {
+    LocalTimeline timeline;
+    LatenessMonitor full, usual;
+    LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000, 2000, kTick, 8, 0, {}, {}};
+    uint64_t now = 1000000;
+    Frame newest = kNullFrame;
+    for (Frame f = 0; f < 800; ++f) {
+      timeline.on_frame(f, now);
+      timeline.on_sent(f, now);
+      link.last_local_sent = f;
+      const bool holding = (f / 100) % 3 == 2 && f % 100 < 30;
+      const bool deaf = (f / 150) % 3 == 1 && f % 150 < 25;
+      if (!holding && rng() % 100 < 60) {
+        ++link.datagrams_received;
+        newest = std::max<Frame>(newest, f - 2 + Frame(rng() % 3));
+        if (!deaf) link.acked_by_peer = std::max<Frame>(link.acked_by_peer, f - 3 - Frame(rng() % 2));
+        if (rng() % 8 == 0) link.rtt_us = 20000 + rng() % 60000;
+        if (rng() % 8 == 0) link.jitter_us = 1000 + rng() % 30000;
+        if (rng() % 25 == 0) {
+          link.heard_nothing = Silence{now - 200000 - rng() % 300000, now - rng() % 50000};
+          link.told = PeerSilence{100000 + rng() % 400000, rng() % 30000, now};
+        }
+      }
+      timeline.on_confirmed(std::min(newest, f), now);
+      const uint64_t at = now + rng() % kTick;
+      LatenessMonitor::Link without = link;
+      if (!usual.new_silence_note(link.told.arrived_at_us)) {
+        without.told = PeerSilence{};
+        without.heard_nothing = Silence{};
+        ++blanked;
+      } else {
+        ++noted;
+      }
+      const int32_t a = full.observe(newest, at, link, timeline);
+      const int32_t b = usual.observe(newest, at, without, timeline);
+      ASSERT_EQ(a, b) << "run " << run << " frame " << f;
+      ASSERT_EQ(full.numbers().max_frames, usual.numbers().max_frames);
+      for (uint32_t k = 0; k < detail::kLatenessBuckets; ++k)
+        ASSERT_EQ(full.numbers().histogram[k], usual.numbers().histogram[k]) << k;
+      ASSERT_EQ(full.last_outage().from_us, usual.last_outage().from_us);
+      ASSERT_EQ(full.last_outage().to_us, usual.last_outage().to_us);
+      now += kTick;
+    }
+    EXPECT_GT(full.numbers().max_frames, 0) << "the holds must be judged late for the comparison to mean much";
+  }
+  EXPECT_GT(noted, 500) << "new notes taken";
+  EXPECT_GT(blanked, 20000);
+}
+
 // The usual frame is judged without the outage checks when it started well after every outage
 // known (LatenessMonitor::clear_of_outages). The edge: another link's outage that ended exactly
 // a round trip before a frame started still excuses that frame (it overlaps the time the peer
