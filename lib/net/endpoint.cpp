@@ -124,7 +124,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   remote_nonce_ = 0;
   next_sequence_ = 0;
   replay_window_.reset();
-  state_ = EndpointState::idle;
+  set_state(EndpointState::idle);
   sync_done_ = 0;
   heard_data_ = false;
   peer_request_at_ = 0;
@@ -193,7 +193,7 @@ Result Endpoint::init(const EndpointConfig& config) {
 
 Result Endpoint::start(uint64_t now_us) {
   if (!initialized_ || state_ != EndpointState::idle) return Result::wrong_state;
-  state_ = EndpointState::synchronizing;
+  set_state(EndpointState::synchronizing);
   challenge_ = rng_.next();
   next_handshake_at_ = now_us;
   started_at_ = now_us;
@@ -229,7 +229,7 @@ bool Endpoint::pop_event(EndpointEvent* event) noexcept {
 void Endpoint::reject(RejectReason reason) noexcept {
   if (state_ == EndpointState::disconnected) return;
   reject_reason_ = reason;
-  state_ = EndpointState::disconnected;
+  set_state(EndpointState::disconnected);
   polled_.valid = false;  // out of running (polled_at)
   // The peer's requests keep being answered with our shape (see on_datagram), so it notices
   // the mismatch too instead of retrying forever. Another version cannot read our replies.
@@ -243,7 +243,7 @@ void Endpoint::reject(RejectReason reason) noexcept {
 
 void Endpoint::become_disconnected(bool by_peer) noexcept {
   if (state_ == EndpointState::disconnected) return;
-  state_ = EndpointState::disconnected;
+  set_state(EndpointState::disconnected);
   polled_.valid = false;  // out of running (polled_at)
   log(LogLevel::info, "peer disconnected (%s)", by_peer ? "notice" : "timeout");
   EndpointEvent e{EndpointEventType::disconnected};
@@ -311,10 +311,18 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     uint32_t head, usual;
     std::memcpy(&head, data, sizeof head);
     std::memcpy(&usual, kUsualHead, sizeof usual);
+    if (head == usual && usual_receive_) {
+      const uint32_t sequence = widen_sequence(uint16_t(data[4] | (data[5] << 8)), replay_window_.highest());
+      take_usual_inputs(data, length, sequence, now_us);
+      return;
+    }
+    // What take_usual_inputs would hand over at once: inputs of our verified peer, without a
+    // key, on a connection that is not over, but with the receiving side paused or a shape the
+    // usual path does not take (usual_receive_ false).
     if (head == usual && remote_nonce_ != 0 && (state_ == EndpointState::synchronizing || running()) &&
         !auth_.keyed()) {
       const uint32_t sequence = widen_sequence(uint16_t(data[4] | (data[5] << 8)), replay_window_.highest());
-      take_usual_inputs(data, length, sequence, now_us);
+      on_inputs_datagram(data, length, sequence, now_us);
       return;
     }
   }
@@ -381,7 +389,6 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   const size_t blob = config_.receive_blob_size;
   if (ack < kNullFrame || ack > last_sent_ || end_frame <= last || end_frame > next_pop_ + window - 1 ||
       first > last + 1 || (first != in_base_ && (first - 1 < in_base_ || first - 1 <= last - window)) ||
-      receive_paused_ || remote_hello_.shape.num_players == 0 || blob - 1 >= kMaxBlobSize ||
       !replay_window_.fresh(sequence))
     return on_inputs_datagram(data, length, sequence, now_us);
   // The payload: exactly `count` blobs of our size (measure_payload's walk), noting where the first
@@ -504,7 +511,7 @@ RETCON_RECEIVE_INLINE void Endpoint::on_accepted(uint32_t sequence, uint64_t now
   }
   last_received_at_ = now_us;
   if (state_ == EndpointState::interrupted) {
-    state_ = EndpointState::running;
+    set_state(EndpointState::running);
     log(LogLevel::info, "connection resumed");
     push_event({EndpointEventType::resumed});
   }
@@ -547,6 +554,7 @@ bool Endpoint::handle_reply(const Message& m, uint64_t now_us) noexcept {
     replay_window_.reset();
     sync_done_ = 0;
     auth_.bind(local_nonce_, remote_nonce_, m.handshake.aes256gcm);
+    refresh_usual_receive();
   }
   // A verified refusal (it echoes our challenge: a blind attacker cannot make one) ends the
   // handshake: the peer's game said no (a rejoin), retrying would only be refused again.
@@ -561,10 +569,11 @@ bool Endpoint::handle_reply(const Message& m, uint64_t now_us) noexcept {
     return true;
   }
   remote_hello_ = m.handshake;
+  refresh_usual_receive();
   ++sync_done_;
   push_event({EndpointEventType::synchronizing, sync_done_, config_.sync_round_trips});
   if (sync_done_ >= config_.sync_round_trips) {
-    state_ = EndpointState::running;
+    set_state(EndpointState::running);
     next_quality_at_ = now_us;
     log(LogLevel::info, "synchronized after %d round trips (%s)", sync_done_,
         aead_algorithm_name(auth_.algorithm()));
@@ -848,6 +857,7 @@ void Endpoint::restart_incoming_at(Frame frame) noexcept {
   last_received_ = frame - 1;
   next_pop_ = frame;
   receive_paused_ = false;
+  refresh_usual_receive();
 }
 
 Result Endpoint::grow_send_ring() {
@@ -976,10 +986,10 @@ Result Endpoint::send_channel(MessageType type, const uint8_t* body, size_t size
 
 void Endpoint::send_disconnect() noexcept {
   if (state_ == EndpointState::idle || state_ == EndpointState::disconnected) {
-    state_ = EndpointState::disconnected;
+    set_state(EndpointState::disconnected);
     return;
   }
-  state_ = EndpointState::disconnected;
+  set_state(EndpointState::disconnected);
   polled_.valid = false;  // out of running (polled_at)
   peer_reply_due_ = false;
   disconnect_notices_left_ = kDisconnectNotices;
@@ -1408,7 +1418,7 @@ Result Endpoint::poll_full(uint64_t now_us, Transport& transport, const PeerAddr
     }
     if (state_ == EndpointState::running && config_.notify_delay_us != 0 &&
         silence >= config_.notify_delay_us) {
-      state_ = EndpointState::interrupted;
+      set_state(EndpointState::interrupted);
       log(LogLevel::warning, "connection interrupted");
       EndpointEvent e{EndpointEventType::interrupted};
       e.timeout_us = config_.disconnect_timeout_us - silence;

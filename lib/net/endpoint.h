@@ -318,7 +318,19 @@ class Endpoint {
   // stored or acknowledged, so the peer's old stream never moves past frame 0), then
   // restart_incoming_at(frame) when the peer says where its new stream starts (or at 0 to take
   // the stream from the start after all). Both resume receiving.
-  void pause_receive() noexcept { receive_paused_ = true; }
+  // Whether the usual inputs datagram may take the straight path now (take_usual_inputs), from
+  // the connection's state; usual_receive() is the byte on_datagram keeps of it, public with
+  // usual_receive_now() for the test that compares them after every call.
+  bool usual_receive_now() const noexcept {
+    return remote_nonce_ != 0 && (state_ == EndpointState::synchronizing || running()) && !auth_.keyed() &&
+           !receive_paused_ && remote_hello_.shape.num_players != 0 &&
+           size_t(config_.receive_blob_size) - 1 < kMaxBlobSize;
+  }
+  bool usual_receive() const noexcept { return usual_receive_; }
+  void pause_receive() noexcept {
+    receive_paused_ = true;
+    refresh_usual_receive();
+  }
   bool receive_paused() const noexcept { return receive_paused_; }
   void restart_incoming_at(Frame frame) noexcept;
 
@@ -469,6 +481,13 @@ class Endpoint {
   void take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us);
   void on_other_datagram(const uint8_t* data, size_t length, uint64_t now_us);
   void on_accepted(uint32_t sequence, uint64_t now_us) noexcept;
+  // usual_receive_ from what it stands for: called wherever one of those changes (set_state for
+  // the state).
+  void refresh_usual_receive() noexcept { usual_receive_ = usual_receive_now(); }
+  void set_state(EndpointState state) noexcept {
+    state_ = state;
+    refresh_usual_receive();
+  }
   // False when the message was dropped (and counted).
   bool handle(const Message& message, uint64_t now_us);
   bool handle_inputs_message(const InputsBody& body, uint64_t now_us);
@@ -759,6 +778,10 @@ class Endpoint {
   Frame next_pop_ = 0;
   Frame in_base_ = 0;            // the first frame of the incoming stream (restart_incoming_at)
   bool receive_paused_ = false;  // frames are neither stored nor acknowledged (pause_receive)
+  // Every test of take_usual_inputs that holds for a whole connection, in one byte (the others
+  // are the datagram's own): our verified peer (its nonce and shape known), no key, synchronizing
+  // or running, receiving, a blob size the usual path expands. Kept by refresh_usual_receive.
+  bool usual_receive_ = false;
   bool ack_due_ = false;
   uint64_t ack_due_since_ = 0;
   std::vector<uint8_t> zeros_;    // the reference before frame 0

@@ -334,6 +334,93 @@ TEST(Endpoint, InterruptedResumedDisconnectedAtConfiguredDelays) {
   EXPECT_EQ(pair.a().endpoint.state(), EndpointState::disconnected);
 }
 
+// on_datagram sends the usual inputs datagram the straight way on one kept byte
+// (Endpoint::usual_receive) instead of asking the connection's state each time: after every call
+// that can change that state (init, start, the handshake, receiving, pausing and restarting the
+// stream, an interruption, a resume, a timeout, a notice, a shape rejection, a re-init) the byte
+// is what the state says now, and it is set while the connection runs.
+TEST(Endpoint, UsualReceiveByteIsTheConnectionsStateAfterEveryCall) {
+  auto agrees = [](EndpointPair& pair, const char* when) {
+    for (Endpoint* e : {&pair.a().endpoint, &pair.b().endpoint})
+      EXPECT_EQ(e->usual_receive(), e->usual_receive_now()) << when << " at " << pair.now;
+  };
+  EndpointConfig ca = default_config(41), cb = default_config(42);
+  ca.notify_delay_us = cb.notify_delay_us = 300000;
+  ca.disconnect_timeout_us = cb.disconnect_timeout_us = 1500000;
+  EndpointPair pair(ca, cb);
+  LinkProfile link;
+  link.latency_us = 20000;
+  link.blackouts = {{2000000, 2600000}, {4000000, 1000000000}};
+  pair.set_link(link);
+  agrees(pair, "init");
+  pair.start();
+  agrees(pair, "start");
+  while (!(pair.a().endpoint.running() && pair.b().endpoint.running()) && pair.now < 3000000) {
+    pair.step(1000);
+    agrees(pair, "handshake");
+  }
+  ASSERT_TRUE(pair.a().endpoint.running() && pair.b().endpoint.running());
+  EXPECT_TRUE(pair.a().endpoint.usual_receive());
+  Frame frame = 0;
+  uint8_t blob[2] = {0, 0};
+  uint64_t next_frame_at = pair.now;
+  bool paused = false, restarted = false;
+  while (pair.now < 7000000) {
+    if (pair.now >= next_frame_at) {
+      blob[0] = uint8_t(frame / 3);
+      for (Endpoint* e : {&pair.a().endpoint, &pair.b().endpoint})
+        if (e->running()) (void)e->send_input(frame, blob);
+      ++frame;
+      next_frame_at += kFrameUs;
+    }
+    pair.step(1000);
+    agrees(pair, "stream");
+    Frame f;
+    const uint8_t* p;
+    while (pair.a().endpoint.pop_input(&f, &p)) {}
+    while (pair.b().endpoint.pop_input(&f, &p)) {}
+    if (!paused && pair.now >= 1000000) {
+      paused = true;
+      pair.a().endpoint.pause_receive();
+      agrees(pair, "paused");
+      EXPECT_FALSE(pair.a().endpoint.usual_receive());
+    }
+    if (!restarted && pair.now >= 1200000) {
+      restarted = true;
+      pair.a().endpoint.restart_incoming_at(pair.a().endpoint.last_received_frame() + 1);
+      agrees(pair, "restarted");
+      EXPECT_TRUE(pair.a().endpoint.usual_receive());
+    }
+  }
+  EXPECT_EQ(pair.a().endpoint.state(), EndpointState::disconnected);
+  EXPECT_FALSE(pair.a().endpoint.usual_receive());
+  // A notice, then the same endpoints again from init.
+  EndpointPair again(default_config(43), default_config(44));
+  again.start();
+  ASSERT_TRUE(again.run_handshake());
+  agrees(again, "running");
+  again.a().endpoint.send_disconnect();
+  agrees(again, "notice sent");
+  for (int i = 0; i < 100; ++i) {
+    again.step(1000);
+    agrees(again, "notice");
+  }
+  for (Endpoint* e : {&again.a().endpoint, &again.b().endpoint}) {
+    ASSERT_EQ(e->init(default_config(45)), Result::ok);
+    agrees(again, "re-init");
+  }
+  // A shape rejection.
+  EndpointConfig cc = default_config(46), cd = default_config(47);
+  cd.shape.frame_rate = 30;
+  EndpointPair shapes(cc, cd);
+  shapes.start();
+  for (int i = 0; i < 3000; ++i) {
+    shapes.step(1000);
+    agrees(shapes, "shape handshake");
+  }
+  EXPECT_EQ(shapes.a().endpoint.reject_reason(), detail::RejectReason::shape);
+}
+
 TEST(Endpoint, DisconnectNoticeReachesPeer) {
   EndpointPair pair(default_config(15), default_config(16));
   pair.start();
