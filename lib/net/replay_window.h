@@ -19,8 +19,9 @@ class ReplayWindow {
 
   // True when `sequence` was never committed and is recent enough to tell: newer than the
   // highest seen, or within kWidth behind it and not yet seen.
+  // Before any commit (bits_ 0, highest_ 0) every sequence is: 0 has age 0 and no bit.
   bool fresh(uint32_t sequence) const noexcept {
-    if (!seen_ || sequence > highest_) return true;
+    if (sequence > highest_) return true;
     const uint32_t age = highest_ - sequence;
     return age < kWidth && (bits_ & (uint64_t{1} << age)) == 0;
   }
@@ -29,12 +30,10 @@ class ReplayWindow {
   // sequence, widened against this (widen_sequence in net/wire.h).
   uint32_t highest() const noexcept { return highest_; }
 
+  // The first commit needs no case of its own: bits_ 0 shifted is 0, and a first sequence 0 is
+  // highest_ already.
   void commit(uint32_t sequence) noexcept {
-    if (!seen_) {
-      seen_ = true;
-      highest_ = sequence;
-      bits_ = 1;
-    } else if (sequence > highest_) {
+    if (sequence > highest_) {
       const uint32_t shift = sequence - highest_;
       bits_ = shift >= kWidth ? 1 : (bits_ << shift) | 1;
       highest_ = sequence;
@@ -44,9 +43,8 @@ class ReplayWindow {
   }
 
  private:
-  bool seen_ = false;
   uint32_t highest_ = 0;
-  uint64_t bits_ = 0;  // bit n: highest_ - n was committed
+  uint64_t bits_ = 0;  // bit n: highest_ - n was committed (0: nothing committed yet)
 };
 
 }  // namespace retcon::detail

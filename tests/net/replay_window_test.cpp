@@ -60,6 +60,28 @@ TEST(ReplayWindow, ResetForgetsEverything) {
   EXPECT_TRUE(w.fresh(0));
 }
 
+// The window keeps no "anything committed yet" flag: before the first commit every number is
+// fresh (0 included), and the first commit of any number, 0 and the largest included, leaves
+// what the set model says.
+TEST(ReplayWindow, TheFirstCommitOfAnyNumberNeedsNoFlag) {
+  for (const uint32_t first : {0u, 1u, 2u, 63u, 64u, 65u, 1000u, 0x7FFFFFFFu, 0xFFFFFFFEu, 0xFFFFFFFFu}) {
+    ReplayWindow w;
+    for (const uint32_t s : {0u, 1u, first, first - 1, first + 1, 0xFFFFFFFFu}) EXPECT_TRUE(w.fresh(s));
+    w.commit(first);
+    EXPECT_EQ(w.highest(), first);
+    EXPECT_FALSE(w.fresh(first)) << first;
+    for (uint32_t back = 1; back <= 70 && back <= first; ++back)
+      EXPECT_EQ(w.fresh(first - back), back < ReplayWindow::kWidth) << first << " - " << back;
+    if (first != 0xFFFFFFFFu) {
+      EXPECT_TRUE(w.fresh(first + 1));
+    }
+    w.commit(first - 1);  // older: remembered within the window
+    if (first != 0) {
+      EXPECT_FALSE(w.fresh(first - 1));
+    }
+  }
+}
+
 // Against a model: a set of every committed number, and the highest. A number is fresh exactly
 // when it was never committed and lies within the window (or above it).
 TEST(ReplayWindow, AgreesWithASetModelOnRandomTraffic) {
