@@ -194,6 +194,11 @@ class P2PSessionImpl final : public P2PSession {
   __attribute__((noinline))
 #endif
   void drain_new_inputs(Peer& peer, Frame next);
+  bool drain_runs(Peer& peer, Frame next);
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  void drain_frames(Peer& peer, Frame next);
   // Sends the local inputs every player peer may have now (send_local_inputs_all). Inline:
   // both send passes of every tick call it, and the poll's usually finds nothing left, which it
   // tells here in a few loads: one local player, no delay change of ours out, nobody gone, and
@@ -1353,25 +1358,36 @@ Result P2PSessionImpl::disconnect(PlayerIndex player) {
 
 // `next`: the newest frame received, which does not move while we pop (only a datagram moves it).
 void P2PSessionImpl::drain_new_inputs(Peer& peer, Frame next) {
-  const PlayerIndex first = peer.players[0];
-  Frame frame;
-  const uint8_t* blob;
-  // The usual peer (one player): the frames held, a run of the receive ring at a time (two when
-  // it wraps), into the driver in one call when it takes them all as it would one by one;
-  // anything else goes frame by frame below.
-  while (peer.player_count == 1) {
-    const Frame want = driver_.last_confirmed(first) + 1;
-    if (want > next) return;
+  if (peer.player_count != 1 || !drain_runs(peer, next)) drain_frames(peer, next);
+}
+
+// The usual peer (one player): the frames held, a run of the receive ring at a time (two when it
+// wraps), into the driver in one call when it takes them all as it would one by one. False where
+// the driver or the ring would not (drain_frames goes on from there, frame by frame).
+bool P2PSessionImpl::drain_runs(Peer& peer, Frame next) {
+  const PlayerIndex player = peer.players[0];
+  for (;;) {
+    const Frame want = driver_.last_confirmed(player) + 1;
+    if (want > next) return true;
+    Frame frame;
+    const uint8_t* blob;
     const uint32_t held = peer.endpoint.peek_inputs(&frame, &blob);
-    if (held == 0 || frame != want || driver_.accept_remote_run(first, want, blob, input_size_, held) == 0) break;
+    if (held == 0 || frame != want || driver_.accept_remote_run(player, want, blob, input_size_, held) == 0)
+      return false;
     peer.endpoint.pop_inputs(held);
     // Taken up to the newest frame (the usual drain): the next look would find want > next.
-    if (Frame(held) > next - want) return;
+    if (Frame(held) > next - want) return true;
   }
+}
+
+void P2PSessionImpl::drain_frames(Peer& peer, Frame next) {
+  const PlayerIndex first = peer.players[0];
   for (;;) {
     // Peek at the next frame first: the driver takes it only in order and inside its window.
     const Frame want = driver_.last_confirmed(first) + 1;
     if (want > next || !driver_.can_accept(first, want)) return;
+    Frame frame;
+    const uint8_t* blob;
     if (!peer.endpoint.pop_input(&frame, &blob)) return;
     driver_.add_remote_input(first, frame, blob);
     for (uint32_t k = 1; k < peer.player_count; ++k)
