@@ -118,8 +118,9 @@ class DatagramAuth {
   // The key of our direction's checksum without a match key (0 before bind()): what
   // seal_bound_data seals with, for a sender that takes the checksum inline (net/data_checksum.h).
   uint64_t plain_send_key() const noexcept { return send_checksum_key_; }
-  // The key open_plain_inputs checks the peer's datagrams with (0 before bind()).
-  uint64_t plain_receive_key() const noexcept { return bound_ ? receive_checksum_key_ : 0; }
+  // The key open_plain_inputs checks the peer's datagrams with (0 before bind(): configure()
+  // sets it so, and only bind() sets it otherwise, so no test of bound_ is needed).
+  uint64_t plain_receive_key() const noexcept { return receive_checksum_key_; }
 
  private:
   void wipe() noexcept;
