@@ -163,6 +163,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   const size_t widest = config.send_blob_size > config.receive_blob_size
                             ? config.send_blob_size : config.receive_blob_size;
   zeros_.assign(widest + 1, 0);
+  start_expansion();  // in_base_ 0
 
   for (int i = 0; i < kMaxPlayers; ++i) {
     local_status_[i] = remote_status_[i] = ConnectStatus{};
@@ -283,15 +284,6 @@ DropReason drop_reason_of(DecodeError error) noexcept {
 #define RETCON_RECEIVE_INLINE inline
 #endif
 
-// The slot after a held frame's is the next one in the ring (one remainder, not two). Slots
-// from the caller's ring, window and blob size, already in registers (receive_slot reloads them).
-RETCON_RECEIVE_INLINE Endpoint::ExpansionStart Endpoint::expansion_start(Frame last, uint8_t* ring, uint8_t* ring_end,
-                                                                         uint32_t window, size_t blob) noexcept {
-  if (last < in_base_) return {zeros_.data(), ring + size_t(uint32_t(last + 1) % window) * blob};
-  uint8_t* const held = ring + size_t(uint32_t(last) % window) * blob;
-  return {held, held + blob == ring_end ? ring : held + blob};
-}
-
 // Nothing an unverified datagram says changes our state. A datagram is verified when it
 // carries the peer's nonce (learnt from a reply echoing our challenge) and passes the
 // connection-keyed checksum (no key) or the AEAD (key); a reply is verified by echoing our
@@ -411,8 +403,10 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   // As handle_inputs: the reference is the last frame held (zeros before the stream's first).
   uint8_t* const ring = receive_ring_.data();
   uint8_t* const ring_end = ring + size_t(window) * blob;
-  const auto [previous, slot] = expansion_start(last, ring, ring_end, uint32_t(window), blob);
-  expand_measured(p, offset, into, size_t(end_frame - last), blob, previous, slot, ring, ring_end);
+  uint8_t* const newest = expand_measured(p, offset, into, size_t(end_frame - last), blob, expansion_reference_,
+                                          expansion_slot_, ring, ring_end);
+  expansion_reference_ = newest;
+  expansion_slot_ = newest + blob == ring_end ? ring : newest + blob;
   // Taken: what handle_inputs, handle_inputs_message and on_inputs_datagram do with it.
   if (ack > last_acked_) {  // handle_ack (ack <= last_sent_ was tested)
     last_acked_ = ack;
@@ -770,7 +764,8 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
   // The reference: the last frame held (start - 1 when nothing was skipped), zeros before the first.
   uint8_t* const ring = receive_ring_.data();
   uint8_t* const ring_end = ring + size_t(window) * blob;
-  auto [previous, slot] = expansion_start(last, ring, ring_end, uint32_t(window), blob);
+  const uint8_t* previous = expansion_reference_;
+  uint8_t* slot = expansion_slot_;
   const Frame stop = end < window_end ? end : window_end;
   for (Frame f = last + 1; f <= stop; ++f) {
     if (!decoder.apply(slot, previous, blob)) break;
@@ -779,6 +774,8 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     slot += blob;
     if (slot == ring_end) slot = ring;
   }
+  expansion_reference_ = previous;
+  expansion_slot_ = slot;
   remote_estimate_.on_input_progress(now_);  // the peer played at least one more frame
   want_ack();
   return true;
@@ -858,6 +855,7 @@ void Endpoint::restart_incoming_at(Frame frame) noexcept {
   next_pop_ = frame;
   receive_paused_ = false;
   refresh_usual_receive();
+  start_expansion();
 }
 
 Result Endpoint::grow_send_ring() {

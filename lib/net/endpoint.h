@@ -676,14 +676,13 @@ class Endpoint {
     return send_ring_.data() + size_t(uint32_t(frame) % send_capacity_) * config_.send_blob_size;
   }
   uint8_t* receive_slot(Frame frame) noexcept;
-  // Where expanding the frames after `last` (the newest held) into the receive ring starts: the
-  // first new frame's slot and its reference (the last frame held, zeros before the stream's
-  // first). handle_inputs and take_usual_inputs both start so.
-  struct ExpansionStart {
-    const uint8_t* previous;
-    uint8_t* slot;
-  };
-  ExpansionStart expansion_start(Frame last, uint8_t* ring, uint8_t* ring_end, uint32_t window, size_t blob) noexcept;
+  // Where the frame after last_received_ goes when the stream (re)starts at in_base_: its slot,
+  // and zeros as its reference (expansion_reference_ and expansion_slot_).
+  void start_expansion() noexcept {
+    expansion_reference_ = zeros_.data();
+    expansion_slot_ = receive_ring_.data() +
+                      size_t(uint32_t(in_base_) % config_.receive_window_frames) * config_.receive_blob_size;
+  }
   void log(LogLevel level, const char* format, ...) const noexcept
 // MinGW: libstdc++ formats like C99 (__USE_MINGW_ANSI_STDIO), not like msvcrt.
 #if defined(__MINGW32__)
@@ -773,6 +772,12 @@ class Endpoint {
   uint64_t frame_us_ = 16667;        // one frame time, from shape.frame_rate
 
   // Incoming inputs.
+  // Where expanding the frames after last_received_ into the receive ring starts, kept as the
+  // frames are stored (handle_inputs, take_usual_inputs; start_expansion when the stream starts):
+  // the newest frame's slot (zeros before the stream's first frame), the reference of the next
+  // one, and the next one's slot. Not worked out from last_received_ per datagram (a division).
+  const uint8_t* expansion_reference_ = nullptr;
+  uint8_t* expansion_slot_ = nullptr;
   std::vector<uint8_t> receive_ring_;
   Frame last_received_ = kNullFrame;
   Frame next_pop_ = 0;

@@ -417,11 +417,12 @@ inline bool delta_tokens_find(const uint8_t* payload, size_t size, size_t seek, 
 // and apply do for each frame, without their bounds checks: the walk proved every token and
 // literal byte of these frames lies inside the payload, so no read here can pass its end (the
 // receiver's usual path, where the decoder's per-token checks were a third of the expansion).
+// Returns the last frame's slot.
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-inline void expand_measured(const uint8_t* payload, size_t offset, size_t into, size_t frames, size_t blob,
-                            const uint8_t* previous, uint8_t* slot, uint8_t* ring, uint8_t* ring_end) noexcept {
+inline uint8_t* expand_measured(const uint8_t* payload, size_t offset, size_t into, size_t frames, size_t blob,
+                                const uint8_t* previous, uint8_t* slot, uint8_t* ring, uint8_t* ring_end) noexcept {
   const uint8_t* at = payload + offset;
   const size_t first = *at++;
   size_t zeros = 0, literal = 0;  // what is left of the token under way (`at`: its next literal byte)
@@ -456,7 +457,7 @@ inline void expand_measured(const uint8_t* payload, size_t offset, size_t into, 
         }
       }
     }
-    if (--frames == 0) return;
+    if (--frames == 0) return slot;
     previous = slot;
     slot += blob;
     if (slot == ring_end) slot = ring;

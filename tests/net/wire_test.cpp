@@ -660,8 +660,10 @@ TEST(Wire, MeasuredWalkAndExpansionAreTheDecodersAtEverySeek) {
     };
     const uint8_t* got_previous = reference_in(got);
     const uint8_t* want_previous = reference_in(want);
-    expand_measured(exact.data(), offset, into, frames, blob, got_previous, &got[first_slot * blob], got.data(),
-                    got.data() + got.size());
+    const uint8_t* const newest = expand_measured(exact.data(), offset, into, frames, blob, got_previous,
+                                                  &got[first_slot * blob], got.data(), got.data() + got.size());
+    // It returns the last frame's slot (the receiver's next reference).
+    ASSERT_EQ(newest, &got[((first_slot + frames - 1) % window) * blob]) << round;
     DeltaRunDecoder decoder(exact.data(), exact.size());
     ASSERT_TRUE(held == 0 || decoder.seek(want_offset, want_into)) << round;
     for (size_t k = 0; k < frames; ++k) {
