@@ -52,10 +52,17 @@ class TimeSync {
   // holds clamped samples only, so the sample is compared unclamped): the advice worked out
   // then stands. The advantage is checked first and zero-extended, so the usual frame clamps
   // and widens nothing.
+  //
+  // Usually every sample in the window is the same (steady_): a new one equal to them changes
+  // nothing at all, not even where the oldest is (every place holds the same value, so the
+  // window read from any place is the same sequence): one compare.
   int32_t sample_and_wait(int32_t local_ahead, int32_t remote_ahead) noexcept {
-    if (uint32_t(remote_ahead) == waited_for_ && local_[next_] == local_ahead) {
-      next_ = (next_ + 1) % kSamples;
-      return wait_;
+    if (uint32_t(remote_ahead) == waited_for_) {
+      if (int64_t(local_ahead) == steady_) return wait_;
+      if (local_[next_] == local_ahead) {
+        next_ = (next_ + 1) % kSamples;
+        return wait_;
+      }
     }
     add_sample(local_ahead);
     if (count_ == kSamples) waited_for_ = uint32_t(remote_ahead);
@@ -65,6 +72,7 @@ class TimeSync {
   void reset() noexcept {
     next_ = count_ = 0;
     waited_for_ = kNoAdvice;
+    steady_ = kNotSteady;
   }
   uint32_t samples() const noexcept { return count_; }
 
@@ -111,6 +119,7 @@ class TimeSync {
     local_[next_] = sample;
     next_ = (next_ + 1) % kSamples;
     waited_for_ = kNoAdvice;  // the median may have moved: sample_and_wait works it out again
+    steady_ = count_ == kSamples && sorted_[0] == sorted_[kSamples - 1] ? sorted_[0] : kNotSteady;
   }
 
   // The middle sample in sorted order (the upper one of an even count).
@@ -124,6 +133,11 @@ class TimeSync {
   static constexpr uint64_t kNoAdvice = UINT64_MAX;
   uint64_t waited_for_ = kNoAdvice;
   int32_t wait_ = 0;
+  // The value of every sample of a full window that holds only one value, else kNotSteady (no
+  // int32_t is; a 64-bit compare, as waited_for_). Only insert() changes which values the window
+  // holds.
+  static constexpr int64_t kNotSteady = INT64_MIN;
+  int64_t steady_ = kNotSteady;
 };
 
 // What the game is told and how the advice is used up. The advice is consumed as the game

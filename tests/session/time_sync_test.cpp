@@ -126,6 +126,41 @@ TEST(TimeSync, SampleAndWaitAdvisesAsAddSampleThenFramesToWait) {
   EXPECT_GT(kept_hits, 10000);
 }
 
+// A window holding one value (steady) takes an equal sample without moving where its oldest is;
+// the window must still advise and report as the general path (add_sample, frames_to_wait),
+// which moves it, through long runs of one value broken by single other samples (each must leave
+// after exactly a window), runs of two values, extreme samples (INT32_MIN and INT32_MAX, which
+// no steady value equals), samples added without asking and resets.
+TEST(TimeSync, SteadyWindowAdvisesAsTheGeneralPath) {
+  TimeSync steady, plain;
+  std::mt19937 rng(41);
+  int32_t value = 3;
+  for (int i = 0; i < 60000; ++i) {
+    if (i % 7001 == 7000) {
+      steady.reset();
+      plain.reset();
+    }
+    if (rng() % 500 == 0) value = int32_t(rng() % 7) - 3;
+    int32_t sample = value;
+    const uint32_t dice = uint32_t(rng() % 200);
+    if (dice == 0) sample = INT32_MIN;
+    if (dice == 1) sample = INT32_MAX;
+    if (dice == 2) sample = value + 1;
+    if (dice < 30 && (i / 2000) % 2 == 1) sample = value + int32_t(dice % 2);  // two values at once
+    const int32_t remote = (i / 3000) % 2 ? -5 : int32_t(rng() % 3) - 1 - 4 * int32_t(dice == 7);
+    if (dice == 3) {
+      steady.add_sample(sample);
+      plain.add_sample(sample);
+      continue;
+    }
+    const int32_t got = steady.sample_and_wait(sample, remote);
+    plain.add_sample(sample);
+    ASSERT_EQ(got, plain.frames_to_wait(remote)) << "sample " << i;
+    ASSERT_EQ(steady.reported_ahead(0), plain.reported_ahead(0)) << "sample " << i;
+    ASSERT_EQ(steady.samples(), plain.samples()) << "sample " << i;
+  }
+}
+
 // The kept advice is keyed by the peer's advantage as uint32_t and kept only for a full window:
 // advantages of every sign and extreme (-1, INT32_MIN, INT32_MAX: none may pass for "no advice"),
 // repeated while the window fills (48..63 samples: advice, but never a kept one), the same
