@@ -460,19 +460,17 @@ class LatenessMonitor {
   // ending at or after start - rtt (LocalTimeline::others_cut_until's own shortcut). One bound
   // for both, the later end plus rtt + slack: a frame between the two bounds takes the full
   // checks too, which judge it the same. A sum that would overflow makes nothing clear (those
-  // frames take the full checks, as before).
+  // frames take the full checks, as before). Without any outage (end 0) every frame is clear;
+  // the bound is then rtt + slack, and the few frames that start before it take the full
+  // checks, which find nothing: one bound without a branch for the usual call.
   // `trip`: rtt_us + slack as it wrapped.
   uint64_t clear_of_outages(uint64_t rtt_us, uint64_t trip, const LocalTimeline& timeline) const noexcept {
     const uint64_t end = std::max(deaf_to_us_, timeline.latest_outage_end());
-    if (end == 0) return 0;
     // end + rtt + slack without wrapping (the sum of the three fits exactly when neither of
-    // two additions in a row wraps, in either order).
-    uint64_t sum = 0;
-    return trip < rtt_us || add_overflows(end, trip, &sum) ? UINT64_MAX : sum;
-  }
-  static bool add_overflows(uint64_t a, uint64_t b, uint64_t* sum) noexcept {
-    *sum = a + b;
-    return *sum < a;
+    // two additions in a row wraps, in either order). Both asked, not one after the other.
+    const uint64_t sum = end + trip;
+    const bool wraps = (trip < rtt_us) | (sum < end);
+    return wraps ? UINT64_MAX : sum;
   }
 
   // The peer's note: it heard nothing from us for gap_us, until ago_us before it sent the
