@@ -60,7 +60,13 @@ class RemoteFrameEstimator {
     int64_t frame = int64_t(newest_input) - int64_t(lead_);
     const uint64_t since = now_us > progress_at_us_ ? now_us - progress_at_us_ : 0;
     if (since <= patience_us) frame += int64_t((since + one_way_us + frame_us / 2) / frame_us);
-    return Frame(std::clamp<int64_t>(frame, 0, int64_t(INT32_MAX)));
+    return clamp_frame(frame);
+  }
+  // std::clamp(frame, 0, INT32_MAX): a frame in range (always, but for a lying peer) in one
+  // compare. Public for its test.
+  static Frame clamp_frame(int64_t frame) noexcept {
+    if (uint64_t(frame) <= uint64_t(INT32_MAX)) [[likely]] return Frame(frame);
+    return frame < 0 ? 0 : INT32_MAX;
   }
 
  private:

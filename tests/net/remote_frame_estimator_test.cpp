@@ -54,6 +54,21 @@ class ReferenceEstimator {
 // Random runs of reports (some kNullFrame, some with leads out of range, before any input, with
 // a frame time of 0), input progress and resets: every estimate, with random arguments, equals
 // the reference's.
+// The estimate's clamp (one compare for a frame in range) is std::clamp(frame, 0, INT32_MAX):
+// at and around every edge, and for random values of every magnitude.
+TEST(RemoteFrameEstimator, ClampIsTheStandardClampEverywhere) {
+  const int64_t edges[] = {INT64_MIN, INT64_MIN + 1, -int64_t(UINT32_MAX) - 1, int64_t(INT32_MIN) - 1, INT32_MIN,
+                           -2, -1, 0, 1, 2, INT32_MAX - 1, INT32_MAX, int64_t(INT32_MAX) + 1,
+                           int64_t(UINT32_MAX), int64_t(UINT32_MAX) + 1, INT64_MAX - 1, INT64_MAX};
+  for (int64_t v : edges)
+    EXPECT_EQ(RemoteFrameEstimator::clamp_frame(v), Frame(std::clamp<int64_t>(v, 0, INT32_MAX))) << v;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200000; ++i) {
+    const int64_t v = int64_t(rng()) >> (rng() % 64);
+    ASSERT_EQ(RemoteFrameEstimator::clamp_frame(v), Frame(std::clamp<int64_t>(v, 0, INT32_MAX))) << v;
+  }
+}
+
 TEST(RemoteFrameEstimator, ReadyFlagAnswersAsTheChecksItReplaced) {
   std::mt19937 rng(14);
   size_t estimated = 0, null = 0, said = 0;
