@@ -1677,7 +1677,9 @@ void P2PSessionImpl::update_time_sync() {
   // frame time) assume: those samples would be gaps that are not there.
   if (catch_up_.active(now_)) return;
   int32_t wait = 0;
-  const uint32_t players = num_player_peers_;  // read once: the filters' stores may alias it, for all GCC knows
+  // Read once: the filters' stores may alias them, for all GCC knows.
+  const uint32_t players = num_player_peers_;
+  const Frame frame = driver_.frame();
   for (uint32_t i = 0; i < players; ++i) {
     Peer& peer = peers_[i];
     if (peer.dropped || peer.rejoining || !peer.endpoint.running() || peer.endpoint.remote_report_at() <= sample_fence_us_)
@@ -1685,7 +1687,7 @@ void P2PSessionImpl::update_time_sync() {
     const Frame remote = peer.endpoint.estimated_remote_frame(now_);
     if (remote == kNullFrame) continue;
     // The peer's advantage is its own number: TimeSync clamps it before use.
-    wait = std::max(wait, peer.time_sync.sample_and_wait(driver_.frame() - remote, peer.endpoint.remote_frame_advantage()));
+    wait = std::max(wait, peer.time_sync.sample_and_wait(frame - remote, peer.endpoint.remote_frame_advantage()));
   }
   if (wait == 0) return;
   for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].time_sync.reset();
