@@ -418,11 +418,15 @@ inline bool delta_tokens_find(const uint8_t* payload, size_t size, size_t seek, 
 // literal byte of these frames lies inside the payload, so no read here can pass its end (the
 // receiver's usual path, where the decoder's per-token checks were a third of the expansion).
 // Returns the last frame's slot.
+// kBlob: the blob size when it is a constant (4: a pad's input, the usual one), 0 when `blob` says.
+template <size_t kBlob>
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-inline uint8_t* expand_measured(const uint8_t* payload, size_t offset, size_t into, size_t frames, size_t blob,
-                                const uint8_t* previous, uint8_t* slot, uint8_t* ring, uint8_t* ring_end) noexcept {
+inline uint8_t* expand_measured_sized(const uint8_t* payload, size_t offset, size_t into, size_t frames,
+                                      size_t any_blob, const uint8_t* previous, uint8_t* slot, uint8_t* ring,
+                                      uint8_t* ring_end) noexcept {
+  const size_t blob = kBlob != 0 ? kBlob : any_blob;
   const uint8_t* at = payload + offset;
   const size_t first = *at++;
   size_t zeros = 0, literal = 0;  // what is left of the token under way (`at`: its next literal byte)
@@ -462,6 +466,16 @@ inline uint8_t* expand_measured(const uint8_t* payload, size_t offset, size_t in
     slot += blob;
     if (slot == ring_end) slot = ring;
   }
+}
+// The 4-byte blob (a pad's input) with its sizes known to the compiler: the copies of whole
+// frames are one move.
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline uint8_t* expand_measured(const uint8_t* payload, size_t offset, size_t into, size_t frames, size_t blob,
+                                const uint8_t* previous, uint8_t* slot, uint8_t* ring, uint8_t* ring_end) noexcept {
+  if (blob == 4) return expand_measured_sized<4>(payload, offset, into, frames, 4, previous, slot, ring, ring_end);
+  return expand_measured_sized<0>(payload, offset, into, frames, blob, previous, slot, ring, ring_end);
 }
 
 }  // namespace retcon::detail
