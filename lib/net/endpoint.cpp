@@ -389,8 +389,8 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   // fewer instructions.
   const size_t payload_size = size_t(end - p);
   const size_t held = size_t(last + 1 - first);  // 0..count-1
-  size_t total = 0, offset = 0, into = 0;
-  if (!delta_tokens_find(p, payload_size, held * blob, &total, &offset, &into) || total != size_t(count) * blob)
+  size_t offset = 0, into = 0;
+  if (!delta_tokens_expected(p, payload_size, held * blob, size_t(count) * blob, &offset, &into))
     return on_inputs_datagram(data, length, sequence, now_us);
   uint32_t checksum;  // little-endian on the wire
   std::memcpy(&checksum, data + kDataPublicHeaderSize, 4);

@@ -410,6 +410,40 @@ inline bool delta_tokens_find(const uint8_t* payload, size_t size, size_t seek, 
   return true;
 }
 
+// The receiver's usual question about a payload, with the answer it needs only: do its tokens
+// stand for exactly `expected` delta bytes, whole (no trailing byte, no literal cut short)? And
+// where does delta byte `seek` (< expected) lie (`*seek_offset`, `*seek_into`, as
+// delta_tokens_find notes them)? True exactly when delta_tokens_find(payload, size, seek, ...)
+// is true with `expected` delta bytes, and then with the same position. Each walk counts down what
+// is left (no running total to compare), and the offset, not a pointer, goes past the end of a
+// literal cut short, ending the walk (no byte past the end is read).
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline bool delta_tokens_expected(const uint8_t* payload, size_t size, size_t seek, size_t expected,
+                                  size_t* seek_offset, size_t* seek_into) noexcept {
+  size_t at = 0, left = seek;  // delta bytes before the wanted one
+  uint32_t span;
+  for (;;) {
+    if (at >= size) return false;  // ended (or a literal ran past the end) before delta byte `seek`
+    span = kTokenSpans[payload[at]];
+    if ((span & 0xFFu) > left) break;  // this token holds it
+    left -= span & 0xFFu;
+    at += span >> 8;
+  }
+  *seek_offset = at;
+  *seek_into = left;
+  size_t rest = expected - seek + left;  // delta bytes from this token's first on
+  for (;;) {
+    const size_t n = span & 0xFFu;
+    if (n > rest) return false;  // more than `expected`
+    rest -= n;
+    at += span >> 8;
+    if (at >= size) return at == size && rest == 0;
+    span = kTokenSpans[payload[at]];
+  }
+}
+
 // The frames from delta byte `seek` on of a payload delta_tokens_find measured with that seek and
 // found whole (`offset` and `into` as it noted them): `frames` blobs of `blob` bytes, each its
 // predecessor XOR its delta, written to `slot` and the slots after it in the ring

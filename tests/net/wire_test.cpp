@@ -639,6 +639,14 @@ TEST(Wire, MeasuredWalkAndExpansionAreTheDecodersAtEverySeek) {
       ASSERT_EQ(offset, want_offset) << round;
       ASSERT_EQ(into, want_into) << round;
     }
+    // The usual path's question (exactly count blobs?), with the same position where it says yes.
+    size_t usual_offset = 99, usual_into = 99;
+    const bool usual = delta_tokens_expected(exact.data(), exact.size(), seek, count * blob, &usual_offset, &usual_into);
+    ASSERT_EQ(usual, want_whole && want_total == count * blob) << round;
+    if (usual) {
+      ASSERT_EQ(usual_offset, want_offset) << round;
+      ASSERT_EQ(usual_into, want_into) << round;
+    }
     if (!whole || total != count * blob) continue;
     // Both expansions into copies of one ring of `window` slots, the first new frame at a random
     // slot (so the new frames wrap), its reference held in the slot before it (or the zeros).
