@@ -631,6 +631,7 @@ TEST(LatenessMonitor, AnyTimesAndRoundTripsJudgeAsTheReference) {
         timeline.on_outage(1 + uint32_t(rng() % 2), to - rng() % 300000, to);
       }
       if (rng() % 200 == 0) link.window = int32_t(rng() % 10);
+      if (rng() % 100 == 0) link.frame_us = pick(kTick);  // (observe() keeps the terms of the last)
       timeline.on_confirmed(std::min(newest, Frame(f - Frame(rng() % 3))), now);
       // The arrival: around the on-time edge of the newest frame (start + one way + a frame, the
       // one way as observe() works it out: half the smaller of this and the last round trip).
