@@ -305,8 +305,9 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     std::memcpy(&usual, kUsualHead, sizeof usual);
     if (head == usual && usual_receive_) {
       const uint32_t sequence = widen_sequence(uint16_t(data[4] | (data[5] << 8)), replay_window_.highest());
-      take_usual_inputs(data, length, sequence, now_us);
-      return;
+      // A pad's 4-byte input (the usual one) with its size a constant throughout.
+      if (config_.receive_blob_size == 4) return take_usual_inputs<4>(data, length, sequence, now_us);
+      return take_usual_inputs<0>(data, length, sequence, now_us);
     }
     // What take_usual_inputs would hand over at once: inputs of our verified peer, without a
     // key, on a connection that is not over, but with the receiving side paused or a shape the
@@ -351,6 +352,7 @@ void Endpoint::on_inputs_datagram(const uint8_t* data, size_t length, uint32_t s
 // ring only once every test passed (the expansion cannot fail after the walk measured the
 // payload), so a datagram it leaves changed nothing (but the body's riders, which every decode of
 // a datagram rewrites).
+template <size_t kBlob>
 void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us) {
   // The body's fixed fields, as read_usual_inputs reads them (and nothing it does not take).
   const uint8_t* p = data + kDataHeaderSize;
@@ -378,7 +380,7 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   // window (so last_received_ < window_end too).
   const Frame last = last_received_;
   const Frame window = Frame(config_.receive_window_frames);
-  const size_t blob = config_.receive_blob_size;
+  const size_t blob = kBlob != 0 ? kBlob : config_.receive_blob_size;
   if (ack < kNullFrame || ack > last_sent_ || end_frame <= last || end_frame > next_pop_ + window - 1 ||
       first > last + 1 || (first != in_base_ && (first - 1 < in_base_ || first - 1 <= last - window)) ||
       !replay_window_.fresh(sequence))
@@ -403,8 +405,8 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   // As handle_inputs: the reference is the last frame held (zeros before the stream's first).
   uint8_t* const ring = receive_ring_.data();
   uint8_t* const ring_end = ring + size_t(window) * blob;
-  uint8_t* const newest = expand_measured(p, offset, into, size_t(end_frame - last), blob, expansion_reference_,
-                                          expansion_slot_, ring, ring_end);
+  uint8_t* const newest = expand_measured_sized<kBlob>(p, offset, into, size_t(end_frame - last), blob,
+                                                        expansion_reference_, expansion_slot_, ring, ring_end);
   expansion_reference_ = newest;
   expansion_slot_ = newest + blob == ring_end ? ring : newest + blob;
   // Taken: what handle_inputs, handle_inputs_message and on_inputs_datagram do with it.

@@ -478,6 +478,8 @@ class Endpoint {
   // on_datagram's two paths: the usual inputs datagram (take_usual_inputs, which hands any other
   // inputs datagram to on_inputs_datagram), and every other (see there).
   void on_inputs_datagram(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us);
+  // kBlob: the receive blob size as a constant (4), or 0 (config_ says).
+  template <size_t kBlob>
   void take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us);
   void on_other_datagram(const uint8_t* data, size_t length, uint64_t now_us);
   void on_accepted(uint32_t sequence, uint64_t now_us) noexcept;
