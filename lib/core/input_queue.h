@@ -116,6 +116,18 @@ class InputQueue {
     return frame <= last_predicted_ && old != now;
   }
 
+  // add_confirmed_small for a 4-byte input (a pad's), for a caller that knows the size.
+  bool add_confirmed_pad(Frame frame, const uint8_t* input) noexcept {
+    uint8_t* dst = slot(frame);
+    uint32_t a, b;
+    std::memcpy(&a, dst, 4);
+    std::memcpy(&b, input, 4);
+    std::memcpy(dst, &b, 4);
+    last_confirmed_ = frame;
+    last_input_ = dst;
+    return frame <= last_predicted_ && a != b;
+  }
+
   // A queue that starts at `frame` (a transferred state): every frame before it counts as
   // confirmed, with zeros as the last input (a spectator never predicts from it).
   void start_at(Frame frame) noexcept {

@@ -86,6 +86,11 @@ class RollbackDriver {
     // predecessor is at most a bound, and the first frame's predecessor is the lowest.
     if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
     if (last + 1 <= unknown_) unknown_known_ = Known(unknown_known_ | kLowerBound);
+    if (input_size_ == 4) {  // a pad's input: its size known once for the run
+      for (uint32_t i = 0; i < count; ++i, inputs += stride)
+        if (p.queue.add_confirmed_pad(frame + Frame(i), inputs)) note_mispredicted(frame + Frame(i));
+      return count;
+    }
     for (uint32_t i = 0; i < count; ++i, inputs += stride)
       if (p.queue.add_confirmed_small(frame + Frame(i), inputs)) note_mispredicted(frame + Frame(i));
     return count;
