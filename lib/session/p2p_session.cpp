@@ -356,6 +356,19 @@ class P2PSessionImpl final : public P2PSession {
     stranger_sent_ = false;
     transport_->flush();
   }
+  // The urgency of `peer`'s confirmations as its endpoint's polls take it: a callable the
+  // endpoint calls only where a decision reads it (peer_urgent). One for every pass.
+  template <bool kSpectator>
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  auto urgency_of(const Peer& peer) {
+    return [this, &peer]()
+#if defined(__GNUC__)
+               __attribute__((always_inline))
+#endif
+               -> bool { return peer_urgent<kSpectator>(peer); };
+  }
   // Where quiet_peer left a peer: quiet (its part of the pass done, nothing sent); its endpoint
   // not quiet (poll_quietly said so, having changed nothing a poll reads); or its endpoint quiet
   // (its mark taken) and its channel not idle.
@@ -370,11 +383,7 @@ class P2PSessionImpl final : public P2PSession {
     if constexpr (kCuts) tell_statuses(peer, i);
     if (peer.endpoint.state() == EndpointState::idle) return PeerStop::quiet;
     peer.endpoint.set_stalled(!kSpectator && stalled_);
-    auto urgency = [&]()
-#if defined(__GNUC__)
-                       __attribute__((always_inline))
-#endif
-                       -> bool { return peer_urgent<kSpectator>(peer); };
+    auto urgency = urgency_of<kSpectator>(peer);
     if (!peer.endpoint.poll_quietly(now_, urgency)) return PeerStop::endpoint;
     if (peer.dropped || peer.channel.poll_idle(now_)) return PeerStop::quiet;
     return PeerStop::channel;
@@ -2864,7 +2873,7 @@ bool P2PSessionImpl::finish_peer(Peer& peer, PeerStop stop) {
     peer.poll_channel(now_, *transport_);
     return peer.endpoint.datagrams_sent() != sent_before;
   }
-  auto urgency = [&]() -> bool { return peer_urgent<kSpectator>(peer); };
+  auto urgency = urgency_of<kSpectator>(peer);
   if (peer.endpoint.report_may_go(now_)) tell_local_frame(peer);
   peer.endpoint.poll_loudly(now_, *transport_, peer.address, urgency);
   if (!peer.dropped) peer.poll_channel(now_, *transport_);  // after the inputs
@@ -2913,11 +2922,7 @@ __attribute__((always_inline))
 #endif
 inline bool P2PSessionImpl::poll_peer(Peer& peer) {
   peer.endpoint.set_stalled(!kSpectator && stalled_);
-  auto urgency = [&]()
-#if defined(__GNUC__)
-                     __attribute__((always_inline))
-#endif
-                     -> bool { return peer_urgent<kSpectator>(peer); };
+  auto urgency = urgency_of<kSpectator>(peer);
   const uint64_t sent_before = peer.endpoint.datagrams_sent();
   // Most polls find nothing due (the endpoint sends nothing, no report falls due) and an idle
   // channel: nothing sent, nothing to tell.
@@ -2944,11 +2949,7 @@ __attribute__((always_inline))
 inline bool P2PSessionImpl::poll_peer_again(Peer& peer) {
   // (A refused frame retried in the same tick changes the stall between two such passes.)
   peer.endpoint.set_stalled(!kSpectator && stalled_);
-  auto urgency = [&]()
-#if defined(__GNUC__)
-                     __attribute__((always_inline))
-#endif
-                     -> bool { return peer_urgent<kSpectator>(peer); };
+  auto urgency = urgency_of<kSpectator>(peer);
   const uint64_t sent_before = peer.endpoint.datagrams_sent();
   peer.endpoint.poll_polled_again(now_, *transport_, peer.address, urgency);
   if (!peer.dropped && !peer.channel.idle()) peer.poll_channel(now_, *transport_);
