@@ -740,6 +740,129 @@ TEST(EndpointAttack, UsualInputsDatagramsTakenInOnePassMatchTheGeneralPath) {
   }
 }
 
+// The same straight path for the usual pad (Endpoint::take_usual_inputs<4>: a 4-byte blob, its
+// size a constant throughout). An insider sends B's real 4-byte inputs in usual datagrams at
+// random splits of held and new frames (the first new one inside a literal or a zero run), each
+// datagram again, and at the path's edges (a gap, a count its tokens do not fill, a literal cut
+// short, another blob size, another connection's key). After every datagram A holds exactly B's
+// inputs, each datagram again is one replayed drop, and every edge is one counted drop that
+// moves nothing.
+TEST(EndpointAttack, UsualFourByteInputsDatagramsHoldExactlyThePeersInputs) {
+  EndpointConfig ca = config(127, false), cb = config(128, false);
+  for (EndpointConfig* c : {&ca, &cb}) {
+    c->shape = {2, 4, 60};
+    c->send_blob_size = 4;
+    c->receive_blob_size = 4;
+  }
+  EndpointPair pair(ca, cb);
+  pair.start();
+  ASSERT_TRUE(pair.run_handshake());
+  Insider insider(pair);
+  Endpoint& a = insider.a;
+  auto all_drops = [&] {
+    uint64_t all = 0;
+    for (uint64_t x : a.stats().dropped) all += x;
+    return all;
+  };
+  // A's inputs run far ahead, so that B's acknowledgement of them (start - 1) is usual.
+  for (Frame f = a.last_sent_frame() + 1; f <= 3000; ++f) {
+    const uint8_t mine[4] = {uint8_t(f), uint8_t(f >> 8), 0, 1};
+    ASSERT_EQ(a.send_input(f, mine), Result::ok);
+  }
+  // B's pad: held 1 to 4 frames, then one to four of its bytes change.
+  auto input_of = [](Frame f, uint8_t* out) {
+    const uint32_t hold = uint32_t(f) / 4;
+    const uint32_t v = hold * 2654435761u;
+    out[0] = uint8_t(v >> 3);
+    out[1] = uint8_t(hold % 3 == 0 ? v >> 11 : 0);
+    out[2] = uint8_t(hold % 5 == 0 ? v >> 19 : 7);
+    out[3] = uint8_t(hold % 2 == 0 ? v >> 27 : 0);
+  };
+  auto build = [&](Frame start, int frames, uint16_t blob_size = 4) {
+    uint8_t reference[4] = {};
+    if (start > 0) input_of(start - 1, reference);
+    std::vector<uint8_t> blobs(size_t(frames) * blob_size);
+    for (int k = 0; k < frames; ++k) {
+      uint8_t b[4];
+      input_of(start + k, b);
+      std::memcpy(&blobs[size_t(k) * blob_size], b, blob_size);
+    }
+    const size_t n = insider.inputs(start, start - 1, blob_size, reference, blobs.data(), frames);
+    insider.seal(n);
+    return std::vector<uint8_t>(insider.d, insider.d + n);
+  };
+  auto send = [&](const std::vector<uint8_t>& datagram) { a.on_datagram(datagram.data(), datagram.size(), pair.now); };
+  // A holds B's inputs up to `upto`: what it popped since and what it holds now.
+  Frame popped = -1;
+  auto holds_up_to = [&](Frame upto, const char* what) {
+    EXPECT_EQ(a.last_received_frame(), upto) << what;
+    Frame f;
+    const uint8_t* got;
+    uint8_t want[4];
+    while (a.pop_input(&f, &got)) {
+      input_of(f, want);
+      EXPECT_EQ(f, popped + 1) << what;
+      if (std::memcmp(got, want, 4) != 0) ADD_FAILURE() << what << ": frame " << f;
+      popped = f;
+    }
+    EXPECT_EQ(popped, upto) << what;
+  };
+  Frame last = a.last_received_frame();
+  std::mt19937 rng(41);
+  for (int round = 0; round < 300; ++round) {
+    const int held = std::min<int>(int(rng() % 6), last + 1);
+    const int fresh = 1 + int(rng() % 7);
+    const uint64_t drops = all_drops();
+    const std::vector<uint8_t> datagram = build(last + 1 - held, held + fresh);
+    send(datagram);
+    last += fresh;
+    holds_up_to(last, "held frames, then new ones");
+    EXPECT_EQ(all_drops(), drops) << "round " << round;
+    const uint64_t replayed = dropped(a, DropReason::replayed);
+    send(datagram);
+    EXPECT_EQ(dropped(a, DropReason::replayed), replayed + 1) << "the same datagram again";
+    holds_up_to(last, "replayed");
+    if (round % 30 != 29) continue;
+    // The edges, each one counted drop that moves nothing.
+    const size_t count_at = detail::kDataHeaderSize + (last + 1 < 128 ? 1 : last + 1 < 16384 ? 2 : 3) + 1;
+    struct Edge {
+      const char* what;
+      std::vector<uint8_t> datagram;
+      DropReason reason;
+    };
+    std::vector<Edge> edges;
+    edges.push_back({"a gap before its first frame", build(last + 2, 2), DropReason::out_of_window});
+    {
+      std::vector<uint8_t> d = build(last + 1, 2);
+      insider.d[count_at] = 3;
+      insider.seal(d.size());
+      edges.push_back({"a count its tokens do not fill", std::vector<uint8_t>(insider.d, insider.d + d.size()),
+                       DropReason::malformed});
+    }
+    {
+      std::vector<uint8_t> d = build(last + 1, 1);
+      insider.seal(d.size() - 1);
+      edges.push_back({"a literal cut short", std::vector<uint8_t>(insider.d, insider.d + d.size() - 1),
+                       DropReason::malformed});
+    }
+    edges.push_back({"another blob size", build(last + 1, 1, 2), DropReason::malformed});
+    {
+      std::vector<uint8_t> d = build(last + 1, 1);
+      insider.seal(d.size(), detail::connection_checksum_key(a.local_nonce(), insider.b_nonce));
+      edges.push_back({"another connection's key", std::vector<uint8_t>(insider.d, insider.d + d.size()),
+                       DropReason::bad_checksum});
+    }
+    for (const Edge& e : edges) {
+      const uint64_t reason_before = dropped(a, e.reason), before = all_drops();
+      send(e.datagram);
+      EXPECT_EQ(dropped(a, e.reason), reason_before + 1) << e.what;
+      EXPECT_EQ(all_drops(), before + 1) << e.what;
+      holds_up_to(last, e.what);
+    }
+  }
+  EXPECT_GT(last, 600) << "start frames of two bytes reached";
+}
+
 // With a match key every datagram is sealed: the straight path of the usual inputs datagram is
 // only for keyless connections. An insider who knows both nonces (so the keyless connection
 // checksum) but not the key sends B's next input, altered, as a plain usual datagram: each is a
