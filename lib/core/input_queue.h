@@ -80,18 +80,10 @@ class InputQueue {
   // add_confirmed for a size small_input_size() takes, with no call to memcmp or memcpy: the
   // driver's usual input path then needs no registers kept across a call.
   bool add_confirmed_small(Frame frame, const uint8_t* input) noexcept {
+    // Four bytes (a pad) first: a compare instead of the switch's jump table, as copy_input.
+    if (input_size_ == 4) return add_confirmed_pad(frame, input);
     uint8_t* dst = slot(frame);
     uint64_t old = 0, now = 0;
-    // Four bytes (a pad) first: a compare instead of the switch's jump table, as copy_input.
-    if (input_size_ == 4) {
-      uint32_t a, b;
-      std::memcpy(&a, dst, 4);
-      std::memcpy(&b, input, 4);
-      std::memcpy(dst, &b, 4);
-      last_confirmed_ = frame;
-      last_input_ = dst;
-      return frame <= last_predicted_ && a != b;
-    }
     switch (input_size_) {
       case 8:
         std::memcpy(&old, dst, 8);

@@ -987,29 +987,99 @@ TEST(RollbackDriver, StepAndSimulateHandTheGameWhatAdvanceDoes) {
   for (int config : {0, 1, 2}) step_and_simulate_match_advance(config);
 }
 
+// Two drivers that play the same match, one through the usual rollback and one through the
+// general re-run (a decision source that may always have something, and never has, makes the
+// driver step frame by frame, writing each frame's predictions), each recording every call its
+// game gets: frame, flags, inputs and statuses.
+struct RecordedCall {
+  Frame frame;
+  uint32_t flags;
+  std::vector<uint8_t> inputs;
+  std::vector<InputStatus> status;
+  bool operator==(const RecordedCall&) const = default;
+};
+struct RecordingDriver {
+  TestGame game;
+  detail::RollbackDriver driver;
+  std::vector<RecordedCall> calls;
+  uint32_t queued = 1;
+};
+struct UsualAndGeneral {
+  RecordingDriver usual, general;
+  detail::DecisionSource never;
+  // Both drivers with `players` players of `size`-byte inputs, the first `locals` local.
+  ::testing::AssertionResult init(uint32_t players, uint32_t size, uint32_t locals) {
+    for (RecordingDriver* r : {&usual, &general}) {
+      SessionConfig c = sized_config(players, size, 8);
+      c.callbacks = bind_game(r->game);
+      save_and_load_through_game(c, r);
+      c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
+        auto* self = static_cast<RecordingDriver*>(u);
+        RecordedCall call{f, flags, {}, {}};
+        call.inputs.assign(in->bytes, in->bytes + size_t(in->input_size) * in->player_count);
+        call.status.assign(in->status, in->status + in->player_count);
+        self->calls.push_back(std::move(call));
+        self->game.advance_frame(f, *in, flags);
+      };
+      if (r->driver.init(c, 8, SaveMode::every_frame) != Result::ok) return ::testing::AssertionFailure() << "init";
+      for (uint32_t p = 0; p < players; ++p) r->driver.set_local(PlayerIndex(p), p < locals);
+      r->calls.reserve(4096);
+    }
+    never.user = &general;
+    never.queued = &general.queued;
+    never.for_frame = [](void*, Frame, const Decision**) -> uint32_t { return 0; };
+    general.driver.set_decision_source(never);
+    return ::testing::AssertionSuccess();
+  }
+  // Both advance: the same result and the same calls (`check` sees the usual one's before
+  // they are cleared).
+  template <class Check>
+  ::testing::AssertionResult advance_alike(int tick, Check&& check) {
+    const Result a = usual.driver.advance(), b = general.driver.advance();
+    if (a != b) return ::testing::AssertionFailure() << "tick " << tick << ": results differ";
+    if (usual.calls != general.calls) return ::testing::AssertionFailure() << "tick " << tick << ": calls differ";
+    check(usual.calls);
+    usual.calls.clear();
+    general.calls.clear();
+    return ::testing::AssertionSuccess();
+  }
+  void expect_same_counts() const {
+    EXPECT_EQ(usual.driver.stats().rollbacks, general.driver.stats().rollbacks);
+    EXPECT_EQ(usual.driver.stats().frames_resimulated, general.driver.stats().frames_resimulated);
+    EXPECT_EQ(usual.game.hash(), general.game.hash());
+  }
+};
+
+// Every player's inputs, frame by frame: each frame a new random input one time in `one_in`,
+// else the one before.
+class InputHistory {
+ public:
+  InputHistory(uint32_t players, uint32_t size, uint32_t one_in, std::mt19937& rng)
+      : history_(players), size_(size), one_in_(one_in), rng_(rng) {}
+  const uint8_t* of(uint32_t p, Frame f) {
+    std::vector<uint8_t>& h = history_[p];
+    while (h.size() < size_t(f + 1) * size_) {
+      const bool change = rng_() % one_in_ == 0 || h.empty();
+      for (uint32_t b = 0; b < size_; ++b) h.push_back(change ? uint8_t(rng_()) : h[h.size() - size_]);
+    }
+    return h.data() + size_t(f) * size_;
+  }
+
+ private:
+  std::vector<std::vector<uint8_t>> history_;
+  uint32_t size_, one_in_;
+  std::mt19937& rng_;
+};
+
 // The usual rollback (carry-forward prediction, nothing queued, every frame saved, nobody
 // absent) re-runs its frames with the other players' predictions written before the loop and
-// their statuses written only where one changes (resimulate_usual); a decision source that
-// always says something may be queued (and never hands a decision) sends the same rollbacks
-// through the general re-run, which walks the others every frame. Two drivers, one each way,
-// play the same matches (2..8 players, one or two local, inputs of 1, 2, 4, 8 and 3 bytes (no
-// fast copy) that change now and then, remote inputs arriving in runs of random length and
-// lateness, so the frames re-run mix confirmed and predicted players): every call the game
-// gets (frame, flags, inputs, statuses) and every count must be the same.
+// their statuses written only where one changes (resimulate_usual); the general re-run walks
+// the others every frame. Two drivers, one each way (UsualAndGeneral), play the same matches
+// (2..8 players, one or two local, inputs of 1, 2, 4, 8 and 3 bytes (no fast copy) that change
+// now and then, remote inputs arriving in runs of random length and lateness, so the frames
+// re-run mix confirmed and predicted players): every call the game gets (frame, flags, inputs,
+// statuses) and every count must be the same.
 TEST(RollbackDriver, UsualRollbackHandsTheGameWhatTheGeneralReRunDoes) {
-  struct Call {
-    Frame frame;
-    uint32_t flags;
-    std::vector<uint8_t> inputs;
-    std::vector<InputStatus> status;
-    bool operator==(const Call&) const = default;
-  };
-  struct Recording {
-    TestGame game;
-    detail::RollbackDriver driver;
-    std::vector<Call> calls;
-    uint32_t queued = 1;
-  };
   std::mt19937 rng(29);
   uint64_t mixed = 0, resimulated = 0;
   for (int match = 0; match < 48; ++match) {
@@ -1017,75 +1087,41 @@ TEST(RollbackDriver, UsualRollbackHandsTheGameWhatTheGeneralReRunDoes) {
     const uint32_t locals = 1 + uint32_t(match / 7) % 2;
     const uint32_t size = std::array<uint32_t, 5>{1, 2, 4, 8, 3}[size_t(match) % 5];
     SCOPED_TRACE(testing::Message() << "players " << players << " local " << locals << " size " << size);
-    Recording usual, general;
-    for (Recording* r : {&usual, &general}) {
-      SessionConfig c = sized_config(players, size, 8);
-      c.callbacks = bind_game(r->game);
-      save_and_load_through_game(c, r);
-      c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
-        auto* self = static_cast<Recording*>(u);
-        Call call{f, flags, {}, {}};
-        call.inputs.assign(in->bytes, in->bytes + size_t(in->input_size) * in->player_count);
-        call.status.assign(in->status, in->status + in->player_count);
-        self->calls.push_back(std::move(call));
-        self->game.advance_frame(f, *in, flags);
-      };
-      ASSERT_EQ(r->driver.init(c, 8, SaveMode::every_frame), Result::ok);
-      for (uint32_t p = 0; p < players; ++p) r->driver.set_local(PlayerIndex(p), p < locals);
-      r->calls.reserve(4096);
-    }
-    detail::DecisionSource never;  // a source that may always have something, and never has
-    never.user = &general;
-    never.queued = &general.queued;
-    never.for_frame = [](void*, Frame, const Decision**) -> uint32_t { return 0; };
-    general.driver.set_decision_source(never);
-    std::vector<std::vector<uint8_t>> history(players);  // each player's inputs, frame by frame
-    auto input_of = [&](uint32_t p, Frame f) {
-      std::vector<uint8_t>& h = history[p];
-      while (h.size() < size_t(f + 1) * size) {
-        const bool change = rng() % 4 == 0 || h.empty();
-        for (uint32_t b = 0; b < size; ++b) h.push_back(change ? uint8_t(rng()) : h[h.size() - size]);
-      }
-      return h.data() + size_t(f) * size;
-    };
+    UsualAndGeneral pair;
+    ASSERT_TRUE(pair.init(players, size, locals));
+    InputHistory inputs(players, size, 4, rng);
     std::vector<Frame> next(players, 0);
     for (int tick = 0; tick < 160; ++tick) {
-      const Frame now = usual.driver.frame();
-      ASSERT_EQ(now, general.driver.frame());
+      const Frame now = pair.usual.driver.frame();
+      ASSERT_EQ(now, pair.general.driver.frame());
       for (uint32_t p = 0; p < locals; ++p)
-        for (Recording* r : {&usual, &general}) {
-          const Result a = r->driver.add_local_input(PlayerIndex(p), input_of(p, now), size);
+        for (RecordingDriver* r : {&pair.usual, &pair.general}) {
+          const Result a = r->driver.add_local_input(PlayerIndex(p), inputs.of(p, now), size);
           ASSERT_TRUE(a == Result::ok || a == Result::input_already_added);
         }
       for (uint32_t p = locals; p < players; ++p) {
         // A run of 0..4 frames, never past the frame about to run (the window takes the rest).
         const Frame last = std::min<Frame>(now, next[p] + Frame(rng() % 5));
         for (; next[p] < last; ++next[p]) {
-          const Result a = usual.driver.add_remote_input(PlayerIndex(p), next[p], input_of(p, next[p]));
-          const Result b = general.driver.add_remote_input(PlayerIndex(p), next[p], input_of(p, next[p]));
+          const Result a = pair.usual.driver.add_remote_input(PlayerIndex(p), next[p], inputs.of(p, next[p]));
+          const Result b = pair.general.driver.add_remote_input(PlayerIndex(p), next[p], inputs.of(p, next[p]));
           ASSERT_EQ(a, b);
           if (a != Result::ok) break;
         }
       }
-      const Result a = usual.driver.advance(), b = general.driver.advance();
-      ASSERT_EQ(a, b) << "tick " << tick;
-      ASSERT_EQ(usual.calls.size(), general.calls.size()) << "tick " << tick;
-      for (size_t k = 0; k < usual.calls.size(); ++k) ASSERT_TRUE(usual.calls[k] == general.calls[k]) << "tick " << tick;
-      for (const Call& call : usual.calls) {
-        if (!(call.flags & kAdvanceResimulating)) continue;
-        ++resimulated;
-        const bool confirmed = std::count(call.status.begin() + locals, call.status.end(), InputStatus::confirmed) > 0;
-        const bool predicted = std::count(call.status.begin() + locals, call.status.end(), InputStatus::predicted) > 0;
-        mixed += confirmed && predicted;
-      }
-      usual.calls.clear();
-      general.calls.clear();
+      ASSERT_TRUE(pair.advance_alike(tick, [&](const std::vector<RecordedCall>& calls) {
+        for (const RecordedCall& call : calls) {
+          if (!(call.flags & kAdvanceResimulating)) continue;
+          ++resimulated;
+          const bool confirmed = std::count(call.status.begin() + locals, call.status.end(), InputStatus::confirmed) > 0;
+          const bool predicted = std::count(call.status.begin() + locals, call.status.end(), InputStatus::predicted) > 0;
+          mixed += confirmed && predicted;
+        }
+      }));
     }
-    EXPECT_EQ(usual.driver.stats().rollbacks, general.driver.stats().rollbacks);
-    EXPECT_EQ(usual.driver.stats().frames_resimulated, general.driver.stats().frames_resimulated);
-    EXPECT_EQ(usual.game.hash(), general.game.hash());
+    pair.expect_same_counts();
     if (players > 2) {
-      EXPECT_GT(usual.driver.stats().rollbacks, 10u);
+      EXPECT_GT(pair.usual.driver.stats().rollbacks, 10u);
     }
   }
   EXPECT_GT(resimulated, 5000u);
@@ -1096,67 +1132,27 @@ TEST(RollbackDriver, UsualRollbackHandsTheGameWhatTheGeneralReRunDoes) {
 // written (InputQueue::carried()): remote players here go quiet for a few ticks at random (so
 // several rollbacks pass while their predictions stand), one is cut and later rejoins (its
 // queue restarts: its predictions must be written again). Every call the game receives is
-// compared with the general re-run's (a decision source that may always have something makes
-// the driver step frame by frame, writing each frame's predictions).
+// compared with the general re-run's (UsualAndGeneral).
 TEST(RollbackDriver, UsualRollbackKeepsStandingPredictionsAsTheGeneralReRunWritesThem) {
-  struct Call {
-    Frame frame;
-    uint32_t flags;
-    std::vector<uint8_t> inputs;
-    std::vector<InputStatus> status;
-    bool operator==(const Call&) const = default;
-  };
-  struct Recording {
-    TestGame game;
-    detail::RollbackDriver driver;
-    std::vector<Call> calls;
-    uint32_t queued = 1;
-  };
   std::mt19937 rng(31);
   uint64_t rollbacks = 0, rejoins = 0;
   for (int match = 0; match < 42; ++match) {
     const uint32_t players = 3 + uint32_t(match) % 6;
     const uint32_t size = std::array<uint32_t, 5>{1, 2, 4, 8, 3}[size_t(match) % 5];
     SCOPED_TRACE(testing::Message() << "players " << players << " size " << size);
-    Recording usual, general;
-    for (Recording* r : {&usual, &general}) {
-      SessionConfig c = sized_config(players, size, 8);
-      c.callbacks = bind_game(r->game);
-      save_and_load_through_game(c, r);
-      c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
-        auto* self = static_cast<Recording*>(u);
-        Call call{f, flags, {}, {}};
-        call.inputs.assign(in->bytes, in->bytes + size_t(in->input_size) * in->player_count);
-        call.status.assign(in->status, in->status + in->player_count);
-        self->calls.push_back(std::move(call));
-        self->game.advance_frame(f, *in, flags);
-      };
-      ASSERT_EQ(r->driver.init(c, 8, SaveMode::every_frame), Result::ok);
-      for (uint32_t p = 0; p < players; ++p) r->driver.set_local(PlayerIndex(p), p == 0);
-      r->calls.reserve(4096);
-    }
-    detail::DecisionSource never;
-    never.user = &general;
-    never.queued = &general.queued;
-    never.for_frame = [](void*, Frame, const Decision**) -> uint32_t { return 0; };
-    general.driver.set_decision_source(never);
-    std::vector<std::vector<uint8_t>> history(players);
-    auto input_of = [&](uint32_t p, Frame f) {
-      std::vector<uint8_t>& h = history[p];
-      while (h.size() < size_t(f + 1) * size) {
-        const bool change = rng() % 3 == 0 || h.empty();
-        for (uint32_t b = 0; b < size; ++b) h.push_back(change ? uint8_t(rng()) : h[h.size() - size]);
-      }
-      return h.data() + size_t(f) * size;
-    };
+    UsualAndGeneral pair;
+    ASSERT_TRUE(pair.init(players, size, 1));
+    RecordingDriver& usual = pair.usual;
+    RecordingDriver& general = pair.general;
+    InputHistory inputs(players, size, 3, rng);
     std::vector<Frame> next(players, 0);
     std::vector<int> quiet(players, 0);
     const uint32_t cut = players - 1;  // cut at tick 60, back from tick 100 on
     for (int tick = 0; tick < 200; ++tick) {
       const Frame now = usual.driver.frame();
       ASSERT_EQ(now, general.driver.frame());
-      for (Recording* r : {&usual, &general}) {
-        const Result a = r->driver.add_local_input(0, input_of(0, now), size);
+      for (RecordingDriver* r : {&usual, &general}) {
+        const Result a = r->driver.add_local_input(0, inputs.of(0, now), size);
         ASSERT_TRUE(a == Result::ok || a == Result::input_already_added);
       }
       if (tick == 60) {
@@ -1181,21 +1177,14 @@ TEST(RollbackDriver, UsualRollbackKeepsStandingPredictionsAsTheGeneralReRunWrite
         if (rng() % 6 == 0) quiet[p] = 1 + int(rng() % 4);
         const Frame last = std::min<Frame>(now, next[p] + Frame(rng() % 5));
         for (; next[p] < last; ++next[p]) {
-          const Result a = usual.driver.add_remote_input(PlayerIndex(p), next[p], input_of(p, next[p]));
-          ASSERT_EQ(a, general.driver.add_remote_input(PlayerIndex(p), next[p], input_of(p, next[p])));
+          const Result a = usual.driver.add_remote_input(PlayerIndex(p), next[p], inputs.of(p, next[p]));
+          ASSERT_EQ(a, general.driver.add_remote_input(PlayerIndex(p), next[p], inputs.of(p, next[p])));
           if (a != Result::ok) break;
         }
       }
-      const Result a = usual.driver.advance(), b = general.driver.advance();
-      ASSERT_EQ(a, b) << "tick " << tick;
-      ASSERT_EQ(usual.calls.size(), general.calls.size()) << "tick " << tick;
-      for (size_t k = 0; k < usual.calls.size(); ++k) ASSERT_TRUE(usual.calls[k] == general.calls[k]) << "tick " << tick;
-      usual.calls.clear();
-      general.calls.clear();
+      ASSERT_TRUE(pair.advance_alike(tick, [](const std::vector<RecordedCall>&) {}));
     }
-    EXPECT_EQ(usual.driver.stats().rollbacks, general.driver.stats().rollbacks);
-    EXPECT_EQ(usual.driver.stats().frames_resimulated, general.driver.stats().frames_resimulated);
-    EXPECT_EQ(usual.game.hash(), general.game.hash());
+    pair.expect_same_counts();
     rollbacks += usual.driver.stats().rollbacks;
   }
   EXPECT_GT(rollbacks, 1500u);
