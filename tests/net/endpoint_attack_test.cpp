@@ -31,6 +31,12 @@ using test::EndpointPair;
 constexpr uint64_t kFrameUs = 16667;
 
 uint64_t dropped(const Endpoint& e, DropReason r) { return e.stats().dropped[size_t(r)]; }
+// Every datagram `e` dropped, whatever the reason.
+uint64_t all_dropped(const Endpoint& e) {
+  uint64_t all = 0;
+  for (uint64_t x : e.stats().dropped) all += x;
+  return all;
+}
 
 EndpointConfig config(uint64_t seed, bool key, bool aes = true, uint8_t key_byte = 0x5A) {
   EndpointConfig c = test::default_config(seed);
@@ -498,11 +504,7 @@ TEST(EndpointAttack, UsualInputsDatagramsAtTheFastPathsEdgesAreCountedDrops) {
   Endpoint& a = insider.a;
   const uint32_t b_nonce = insider.b_nonce;
   uint8_t* const d = insider.d;
-  auto all_drops = [&] {
-    uint64_t all = 0;
-    for (uint64_t x : a.stats().dropped) all += x;
-    return all;
-  };
+  auto all_drops = [&] { return all_dropped(a); };
   // A usual body (no status, no rider) from `start`, its real blobs (B's), then `mutate`d and
   // sealed under `with_key`.
   auto build = [&](Frame start, Frame ack, int frames, uint16_t blob_size, uint64_t with_key,
@@ -604,11 +606,7 @@ TEST(EndpointAttack, UsualInputsDatagramsTakenInOnePassMatchTheGeneralPath) {
   ASSERT_TRUE(stream(pair, 300, nullptr));
   Insider insider(pair);
   Endpoint& a = insider.a;
-  auto all_drops = [&] {
-    uint64_t all = 0;
-    for (uint64_t x : a.stats().dropped) all += x;
-    return all;
-  };
+  auto all_drops = [&] { return all_dropped(a); };
   // A's inputs run far ahead, so that B's acknowledgement of them (start - 1) is always usual: a
   // one-byte delta from the start frame.
   for (Frame f = a.last_sent_frame() + 1; f <= 900; ++f) {
@@ -759,11 +757,7 @@ TEST(EndpointAttack, UsualFourByteInputsDatagramsHoldExactlyThePeersInputs) {
   ASSERT_TRUE(pair.run_handshake());
   Insider insider(pair);
   Endpoint& a = insider.a;
-  auto all_drops = [&] {
-    uint64_t all = 0;
-    for (uint64_t x : a.stats().dropped) all += x;
-    return all;
-  };
+  auto all_drops = [&] { return all_dropped(a); };
   // A's inputs run far ahead, so that B's acknowledgement of them (start - 1) is usual.
   for (Frame f = a.last_sent_frame() + 1; f <= 3000; ++f) {
     const uint8_t mine[4] = {uint8_t(f), uint8_t(f >> 8), 0, 1};
@@ -882,11 +876,7 @@ TEST(EndpointAttack, AKeyedEndpointTakesNoUnsealedInputsDatagram) {
   blob_for(1, last, reference);
   blob_for(1, last + 1, blob);
   blob[0] ^= 0x40;  // what the insider would have A believe
-  auto all_drops = [&] {
-    uint64_t all = 0;
-    for (uint64_t x : a.stats().dropped) all += x;
-    return all;
-  };
+  auto all_drops = [&] { return all_dropped(a); };
   const uint64_t before = all_drops();
   for (uint32_t k = 0; k < 64; ++k) {
     detail::Header h;

@@ -127,20 +127,8 @@ TEST(SendPasses, SkippingPassesSendWhatTheFullPassesSend) {
   size_t decisions = 0;
   for (uint32_t seed = 1; seed <= 8; ++seed) {
     const Played full = play(seed, true), skipping = play(seed, false);
-    ASSERT_TRUE(full.finished) << "seed " << seed;
-    ASSERT_TRUE(skipping.finished) << "seed " << seed;
-    ASSERT_EQ(skipping.sent.size(), full.sent.size());
-    for (size_t m = 0; m < full.sent.size(); ++m) {
-      ASSERT_GT(full.sent[m].size(), 100u) << "seed " << seed << " machine " << m;
-      ASSERT_EQ(skipping.sent[m].size(), full.sent[m].size()) << "seed " << seed << " machine " << m;
-      for (size_t i = 0; i < full.sent[m].size(); ++i)
-        ASSERT_TRUE(skipping.sent[m][i] == full.sent[m][i])
-            << "seed " << seed << " machine " << m << " datagram " << i << " at " << full.sent[m][i].at_us;
-      datagrams += full.sent[m].size();
-    }
-    EXPECT_EQ(skipping.confirmed, full.confirmed) << "seed " << seed;
-    EXPECT_EQ(skipping.stalls, full.stalls) << "seed " << seed;
-    EXPECT_EQ(skipping.decisions, full.decisions) << "seed " << seed;
+    expect_same_play(full, skipping, seed, &datagrams);
+    if (::testing::Test::HasFatalFailure()) return;
     for (uint64_t s : full.stalls) stalls += s;
     decisions += full.decisions;
   }
