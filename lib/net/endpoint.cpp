@@ -188,6 +188,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   checksums_due_since_ = 0;
   incoming_checksum_head_ = incoming_checksum_count_ = 0;
   stats_ = EndpointStats{};
+  refresh_quiet();  // not running: false
   initialized_ = true;
   return Result::ok;
 }
@@ -502,7 +503,10 @@ RETCON_RECEIVE_INLINE void Endpoint::on_accepted(uint32_t sequence, uint64_t now
   if (now_us >= last_received_at_ + quiet_gap_us_) {
     // The peer speaks again after a silence (a blackout): what it may be stalled on goes out at
     // the next poll, not at the next (slowed) resend.
-    if (running() && peer_silent(now_us)) spoke_again_ = true;
+    if (running() && peer_silent(now_us)) {
+      spoke_again_ = true;
+      not_quiet();
+    }
     if (running()) silences_.on_received(last_received_at_, now_us);
   }
   last_received_at_ = now_us;
@@ -516,11 +520,13 @@ RETCON_RECEIVE_INLINE void Endpoint::on_accepted(uint32_t sequence, uint64_t now
 void Endpoint::handle_request(const Message& m, bool from_peer, uint64_t now_us) noexcept {
   if (from_peer) {
     peer_reply_due_ = true;
+    not_quiet();
     peer_reply_challenge_ = m.handshake.challenge;
   } else if (remote_nonce_ == 0) {
     // Anyone may send requests from the peer's address: answer a few, remember nothing else.
     if (stranger_count_ < kStrangerReplies) {
       stranger_challenges_[stranger_count_++] = m.handshake.challenge;
+      not_quiet();
     } else {
       stranger_challenges_[rng_.up_to(kStrangerReplies - 1)] = m.handshake.challenge;
     }
@@ -645,6 +651,7 @@ bool Endpoint::handle_report(const QualityReport& report, uint64_t now_us, bool 
   remote_report_at_ = now_us;
   remote_estimate_.on_report(report.local_frame, last_received_, now_us, frame_us_, input_patience_us());
   probe_.on_report(report.id, now_us);
+  not_quiet();  // a reply is due (a rider)
   return true;
 }
 
@@ -954,6 +961,7 @@ Result Endpoint::send_checksum(Frame frame, uint64_t checksum) {
   }
   if (outgoing_checksum_count_ == 0) checksums_due_since_ = now_;
   outgoing_checksums_[outgoing_checksum_count_++] = ChecksumReport{frame, checksum};
+  not_quiet();  // a rider waits
   return Result::ok;
 }
 
@@ -992,6 +1000,7 @@ void Endpoint::send_disconnect() noexcept {
   set_state(EndpointState::disconnected);
   polled_.valid = false;  // out of running (polled_at)
   peer_reply_due_ = false;
+  refresh_quiet();
   disconnect_notices_left_ = kDisconnectNotices;
 }
 
@@ -1027,7 +1036,7 @@ Result Endpoint::send(Transport& transport, const PeerAddress& to, size_t length
   if (length == 0) return Result::internal_error;
   ++stats_.datagrams_sent;
   stats_.bytes_sent += length;
-  sent_anything_ = true;
+  note_sent();
   last_sent_at_ = now_;  // any datagram is a sign of life: it resets the keep-alive timer
   if (transport.send(to, datagram_, length) != Result::ok) {
     ++stats_.send_failures;
@@ -1055,7 +1064,7 @@ inline Result Endpoint::send_data(Transport& transport, const PeerAddress& to, s
   }
   ++stats_.datagrams_sent;
   stats_.bytes_sent += length;
-  sent_anything_ = true;
+  note_sent();
   last_sent_at_ = now_;
   if (transport.send(to, datagram_, length) != Result::ok) {
     ++stats_.send_failures;
@@ -1195,7 +1204,7 @@ inline void Endpoint::send_inputs_now(uint64_t now_us, Transport& transport, con
   } else {
     note(result, send_inputs(transport, to));
   }
-  spoke_again_ = false;
+  note_spoke();
   inputs_dirty_ = false;
   ack_due_ = false;  // the inputs datagram carries our acknowledgement
   last_inputs_sent_at_ = now_us;
@@ -1255,7 +1264,7 @@ inline void Endpoint::send_inputs_due(uint64_t now_us, Transport& transport, con
     }
     if (!send) send = config_.send_blob_size > 0 && riders_late();
   } else {
-    spoke_again_ = false;
+    note_spoke();
     // A player is disconnected and no frame is on its way: the status alone must still travel,
     // since peers may be waiting at their prediction limit for exactly that news (to agree on
     // the player's cut). Repeated as a resend, since the datagram may be lost.
@@ -1332,6 +1341,7 @@ void Endpoint::take_riders(Riders* riders, uint64_t now_us) noexcept {
     std::memmove(outgoing_checksums_, outgoing_checksums_ + n, sizeof(ChecksumReport) * (outgoing_checksum_count_ - n));
   outgoing_checksum_count_ -= n;
   if (outgoing_checksum_count_ > 0) checksums_due_since_ = now_us;
+  refresh_quiet();
 }
 
 Result Endpoint::send_riders_alone(Transport& transport, const PeerAddress& to, uint64_t now_us) {
@@ -1356,6 +1366,7 @@ Result Endpoint::send_riders_alone(Transport& transport, const PeerAddress& to, 
     note(result, send_message(transport, to, m));
   }
   outgoing_checksum_count_ = 0;
+  refresh_quiet();
   return result;
 }
 
@@ -1398,6 +1409,7 @@ Result Endpoint::poll_full(uint64_t now_us, Transport& transport, const PeerAddr
   if (state_ == EndpointState::disconnected) {
     if (peer_reply_due_) {  // after a shape rejection, so the peer sees it too
       peer_reply_due_ = false;
+      refresh_quiet();
       note(result, send_reply(transport, to, peer_reply_challenge_));
     }
     for (; disconnect_notices_left_ > 0; --disconnect_notices_left_) {
@@ -1453,6 +1465,7 @@ Result Endpoint::poll_full(uint64_t now_us, Transport& transport, const PeerAddr
     note(result, send_reply(transport, to, stranger_challenges_[i]));
   }
   stranger_count_ = 0;
+  refresh_quiet();  // no reply owed now
   if (state_ == EndpointState::synchronizing && now_us >= next_handshake_at_) {
     Message m;
     m.header = next_header(MessageType::handshake_request);
@@ -1465,6 +1478,7 @@ Result Endpoint::poll_full(uint64_t now_us, Transport& transport, const PeerAddr
   if (running()) {
     if (now_us >= next_quality_at_ && !report_due_) {
       report_due_ = true;
+      not_quiet();  // a rider waits
       report_due_since_ = now_us;
       next_quality_at_ = now_us + config_.quality_interval_us;
     }

@@ -327,6 +327,17 @@ class Endpoint {
            size_t(config_.receive_blob_size) - 1 < kMaxBlobSize;
   }
   bool usual_receive() const noexcept { return usual_receive_; }
+  // Whether quiet_at may answer "nothing to do" at all, from the connection's state: running, no
+  // handshake reply owed (the peer's or strangers'), the peer not just back from a silence, no
+  // player disconnected, no rider waiting, something sent already (else a keep-alive is due).
+  // quiet_allowed() is the byte kept of it (refresh_quiet), public with quiet_allowed_now() for
+  // the test that compares them after every call. The sequence limit is not in it (next_sequence_
+  // moves with every datagram): quiet_at asks that apart.
+  bool quiet_allowed_now() const noexcept {
+    return state_ == EndpointState::running && !peer_reply_due_ && stranger_count_ == 0 && !spoke_again_ &&
+           !any_disconnected_ && !riders_waiting() && sent_anything_;
+  }
+  bool quiet_allowed() const noexcept { return quiet_allowed_; }
   void pause_receive() noexcept {
     receive_paused_ = true;
     refresh_usual_receive();
@@ -345,6 +356,7 @@ class Endpoint {
       any |= status[i].disconnected;
     }
     any_disconnected_ = any;
+    refresh_quiet();
     // Every entry the inputs datagrams carry, those beyond `count` included (kept from before).
     uint32_t sent = 0;
     for (uint32_t i = 0; i < config_.shape.num_players && i < uint32_t(kMaxPlayers); ++i)
@@ -486,9 +498,30 @@ class Endpoint {
   // usual_receive_ from what it stands for: called wherever one of those changes (set_state for
   // the state).
   void refresh_usual_receive() noexcept { usual_receive_ = usual_receive_now(); }
+  // quiet_allowed_ from what it stands for: called wherever one of those changes (set_state for
+  // the state). Where a change surely makes it false (a reply owed, a rider queued, the peer
+  // back from a silence) it is simply cleared (not_quiet). The two written with every datagram
+  // (sent_anything_, spoke_again_) are written only when they change (note_sent, note_spoke).
+  void refresh_quiet() noexcept { quiet_allowed_ = quiet_allowed_now(); }
+  void not_quiet() noexcept { quiet_allowed_ = false; }
   void set_state(EndpointState state) noexcept {
     state_ = state;
     refresh_usual_receive();
+    refresh_quiet();
+  }
+  // A datagram went out: sent_anything_ is set once per connection (the first one).
+  void note_sent() noexcept {
+    if (!sent_anything_) {
+      sent_anything_ = true;
+      refresh_quiet();
+    }
+  }
+  // An inputs datagram answers the peer that spoke again after a silence (spoke_again_ cleared).
+  void note_spoke() noexcept {
+    if (spoke_again_) {
+      spoke_again_ = false;
+      refresh_quiet();
+    }
   }
   // False when the message was dropped (and counted).
   bool handle(const Message& message, uint64_t now_us);
@@ -634,9 +667,8 @@ class Endpoint {
   __attribute__((always_inline))
 #endif
   bool quiet_at(uint64_t now_us, Urgency& urgency) noexcept {
-    if (state_ != EndpointState::running || peer_reply_due_ || stranger_count_ != 0 || spoke_again_ ||
-        any_disconnected_ || riders_waiting() || !sent_anything_ || next_sequence_ >= kLastSequence)
-      return false;
+    // One kept byte for the connection's state (quiet_allowed_now), the sequence limit apart.
+    if (!quiet_allowed_ || next_sequence_ >= kLastSequence) return false;
     // The timers that only ever move later while the connection runs (the silence limits from
     // the last datagram or request heard, the next quality report, the keep-alive from the last
     // datagram sent): their earliest, as last worked out, is a bound before which none is due,
@@ -747,6 +779,9 @@ class Endpoint {
   // (0: work it out at the next poll; init() clears it for a new connection).
   uint64_t timers_due_at_ = 0;
   bool sent_anything_ = false;
+  // Every test of quiet_at on the connection's state, in one byte (quiet_allowed_now): asked by
+  // every poll of every endpoint. Kept by refresh_quiet, not_quiet, note_sent and note_spoke.
+  bool quiet_allowed_ = false;
   int disconnect_notices_left_ = 0;
 
   // Outgoing inputs: frames [max(last_acked_, 0), last_sent_] live in the ring; the acked

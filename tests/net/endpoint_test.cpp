@@ -421,6 +421,139 @@ TEST(Endpoint, UsualReceiveByteIsTheConnectionsStateAfterEveryCall) {
   EXPECT_EQ(shapes.a().endpoint.reject_reason(), detail::RejectReason::shape);
 }
 
+// quiet_at asks one kept byte (Endpoint::quiet_allowed) for the connection's state instead of
+// its seven tests (running, no reply owed to the peer or strangers, the peer not back from a
+// silence, no player disconnected, no rider waiting, something sent): after every call of
+// random runs (handshakes with strangers' requests, datagrams lost, duplicated, reordered and
+// replayed, blackouts, inputs, checksums, reports, players disconnected and back, urgency and
+// stalls, the polls of every kind, a notice, a re-init) the byte is what the state says now.
+TEST(Endpoint, QuietByteIsTheConnectionsStateAfterEveryCall) {
+  uint64_t checks = 0, quiet = 0, loud_running = 0;
+  for (uint64_t seed = 0; seed < 24; ++seed) {
+    std::mt19937_64 rng(seed * 7919 + 5);
+    EndpointConfig ca = default_config(seed * 2 + 101), cb = default_config(seed * 2 + 102);
+    ca.notify_delay_us = cb.notify_delay_us = 300000;
+    ca.disconnect_timeout_us = cb.disconnect_timeout_us = seed % 3 == 0 ? 1200000 : 4000000;
+    ca.quality_interval_us = cb.quality_interval_us = 100000 + 50000 * (seed % 4);
+    EndpointPair pair(ca, cb, seed + 1);
+    LinkProfile link;
+    link.latency_us = 5000 + rng() % 30000;
+    link.jitter_us = rng() % 8000;
+    link.loss = double(rng() % 20) / 100;
+    link.duplicate = double(rng() % 5) / 100;
+    link.reorder = double(rng() % 5) / 100;
+    link.blackouts = {{800000 + rng() % 400000, 1300000 + rng() % 500000}};
+    if (seed % 2 == 0) link.blackouts.push_back({2500000, 2500000 + 300000 + rng() % 1500000});
+    pair.set_link(link);
+    EndpointPair::Side* sides[2] = {&pair.a(), &pair.b()};
+    for (EndpointPair::Side* s : sides) s->recorder->recording = true;
+    auto agrees = [&](const char* when) {
+      for (EndpointPair::Side* s : sides) {
+        const Endpoint& e = s->endpoint;
+        EXPECT_EQ(e.quiet_allowed(), e.quiet_allowed_now()) << when << " at " << pair.now << " seed " << seed;
+        ++checks;
+        quiet += e.quiet_allowed();
+        loud_running += e.running() && !e.quiet_allowed();
+      }
+    };
+    agrees("init");
+    pair.start();
+    agrees("start");
+    Frame next_frame[2] = {0, 0};
+    uint64_t next_frame_at = pair.now;
+    uint8_t blob[2] = {0, 0};
+    uint8_t buffer[2048];
+    detail::ConnectStatus status[2] = {};
+    const uint64_t end = 5000000 + rng() % 2000000;
+    const uint64_t notice_at = seed % 3 == 1 ? 3000000 + rng() % 1000000 : ~uint64_t(0);
+    while (pair.now < end) {
+      pair.now += 1000 + (rng() % 4 == 0 ? rng() % 3000 : 0);
+      for (EndpointPair::Side* s : sides) s->sim->set_time(pair.now);
+      const bool frame_time = pair.now >= next_frame_at;
+      if (frame_time) next_frame_at += kFrameUs;
+      for (int i = 0; i < 2; ++i) {
+        EndpointPair::Side& s = *sides[i];
+        EndpointPair::Side& other = *sides[1 - i];
+        Endpoint& e = s.endpoint;
+        PeerAddress from;
+        size_t length = 0;
+        while (s.sim->receive(&from, buffer, sizeof buffer, &length)) {
+          if (from != s.remote) continue;
+          e.on_datagram(buffer, length, pair.now);
+          agrees("datagram");
+        }
+        // An old datagram of the peer again (a handshake request: a reply owed), or a stranger's
+        // request while the handshake runs.
+        if (rng() % 40 == 0 && !other.recorder->sent.empty()) {
+          const auto& old = other.recorder->sent[rng() % other.recorder->sent.size()];
+          e.on_datagram(old.data(), old.size(), pair.now);
+          agrees("replayed");
+        }
+        if (rng() % 60 == 0) {
+          detail::Message m;
+          m.header.type = detail::MessageType::handshake_request;
+          m.header.nonce = 5000 + uint32_t(rng() % 100);
+          m.handshake = {rng(), {2, 2, 60}, 1, false, 2, 2};
+          const size_t n = detail::encode_message(m, buffer, sizeof buffer);
+          e.on_datagram(buffer, n, pair.now);
+          agrees("stranger");
+        }
+        if (frame_time && e.running()) {
+          if (rng() % 3 == 0) blob[0] = uint8_t(rng());
+          (void)e.send_input(next_frame[i]++, blob);
+          agrees("input");
+          e.set_local_frame(next_frame[i] - 1, int32_t(rng() % 5) - 2);
+          agrees("local frame");
+        }
+        if (rng() % 30 == 0) {
+          (void)e.send_checksum(next_frame[i] > 0 ? next_frame[i] - 1 : 0, rng());
+          agrees("checksum");
+        }
+        if (rng() % 200 == 0) {
+          status[rng() % 2] = detail::ConnectStatus{rng() % 2 == 0, next_frame[i] - 1};
+          e.set_local_connect_status(status, 2);
+          agrees("status");
+        }
+        if (rng() % 10 == 0) {
+          e.set_urgent(rng() % 2 == 0, rng() % 3 == 0);
+          agrees("urgency");
+        }
+        switch (rng() % 3) {
+          case 0:
+            (void)e.poll(pair.now, *s.recorder, s.remote);
+            break;
+          case 1:
+            (void)e.poll(pair.now, *s.recorder, s.remote, [&] { return rng() % 2 == 0; });
+            break;
+          default:
+            if (e.polled_at(pair.now)) (void)e.poll_polled_again(pair.now, *s.recorder, s.remote);
+            else (void)e.poll_again(pair.now, *s.recorder, s.remote);
+        }
+        agrees("poll");
+        if (rng() % 4 == 0) {
+          (void)e.poll_again(pair.now, *s.recorder, s.remote);
+          agrees("poll again");
+        }
+        Frame f;
+        const uint8_t* p;
+        while (e.pop_input(&f, &p)) {}
+        if (i == 0 && pair.now >= notice_at) {
+          e.send_disconnect();
+          agrees("notice");
+        }
+      }
+    }
+    for (EndpointPair::Side* s : sides) {
+      ASSERT_EQ(s->endpoint.init(default_config(seed + 900)), Result::ok);
+      agrees("re-init");
+      EXPECT_FALSE(s->endpoint.quiet_allowed());
+    }
+  }
+  // Both answers were seen often while running.
+  EXPECT_GT(quiet, checks / 10);
+  EXPECT_GT(loud_running, checks / 100);
+}
+
 TEST(Endpoint, DisconnectNoticeReachesPeer) {
   EndpointPair pair(default_config(15), default_config(16));
   pair.start();
