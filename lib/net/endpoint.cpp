@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "net/data_checksum.h"
+#include "net/usual_riders.h"
 
 namespace retcon::detail {
 
@@ -370,7 +371,7 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   Riders* const riders = flags != 0 ? &received_.inputs.riders : nullptr;
   if (riders != nullptr) {
     const uint8_t* after = p;  // a copy: `p` itself stays in a register
-    if (!read_usual_riders(&after, end, flags, first, riders))
+    if (!take_usual_riders(&after, end, flags, first, riders))
       return on_inputs_datagram(data, length, sequence, now_us);
     p = after;
   }

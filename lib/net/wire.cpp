@@ -159,6 +159,7 @@ constexpr unsigned kChecksumCountShift = 3;   // bits 3-5: checksum reports ridi
 constexpr uint8_t kFlagSilence = 0x40;        // a silence note rides
 constexpr uint8_t kKnownInputsFlags = 0x7F;
 static_assert(kMaxRiddenChecksums == 7, "bits 3-5 of the flags count them");
+static_assert(kFlagReport == 0x02 && kFlagReply == 0x04, "take_usual_riders (wire.h) spells them");
 
 // Which riders an inputs datagram carries (InputsWriter and write_riding_inputs alike): riders
 // whose values the wire cannot hold are left out (the endpoint never makes them), and the

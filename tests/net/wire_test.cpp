@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "net/wire.h"
+#include "net/usual_riders.h"
 
 namespace retcon::detail {
 namespace {
@@ -1496,6 +1497,92 @@ TEST(Wire, UsualStartFrameIsTheVarintOfAtMostThreeBytes) {
       EXPECT_EQ(got, v);
     }
   }
+}
+
+}  // namespace
+}  // namespace retcon::detail
+
+namespace retcon::detail {
+namespace {
+
+// take_usual_riders (the receive fast path's) against read_usual_riders alone: the same verdict,
+// the same position after, the same riders written, on usual riders of every width and on
+// garbled, cut and random ones, with every flags byte now and then.
+TEST(Wire, UsualRidersFastPathIsTheGeneralReader) {
+  std::mt19937 rng(1411);
+  auto varint = [](std::vector<uint8_t>& out, uint32_t v) {
+    uint8_t buf[5];
+    out.insert(out.end(), buf, put_varint(buf, v));
+  };
+  auto zigzag = [](int32_t v) { return (uint32_t(v) << 1) ^ uint32_t(v >> 31); };
+  // A value of 1..5 varint bytes, small ones most often.
+  auto value = [&rng]() -> uint32_t {
+    const uint32_t kind = uint32_t(rng() % 6), r = uint32_t(rng());
+    switch (kind) {
+      case 0: return r % 0x80;
+      case 1: return r % 0x4000;
+      case 2: return r % 0x200000;
+      case 3: return kMaxReplyHoldUs - 2 + r % 5;
+      case 4: return r;
+      default: return r % 8;
+    }
+  };
+  auto same = [](const Riders& a, const Riders& b) {
+    bool checksums = a.checksum_count == b.checksum_count;
+    for (size_t i = 0; i < kMaxRiddenChecksums; ++i) checksums = checksums && a.checksums[i] == b.checksums[i];
+    return a.has_report == b.has_report && a.report == b.report && a.has_reply == b.has_reply &&
+           a.reply == b.reply && checksums && a.has_silence == b.has_silence && a.silence == b.silence;
+  };
+  int fast = 0, accepted = 0, rejected = 0;
+  for (int round = 0; round < 200000; ++round) {
+    const uint32_t kind = rng() % 8;
+    const uint8_t flags = kind < 3 ? 0x02 : kind < 6 ? 0x04 : kind == 6 ? uint8_t(0x06) : uint8_t(rng());
+    const Frame start = rng() % 4 == 0 ? Frame(rng() % 16) : Frame(rng() % (1u << 21));
+    std::vector<uint8_t> bytes;
+    if ((flags & 0x02) != 0) {
+      bytes.push_back(uint8_t(rng()));
+      varint(bytes, rng() % 2 == 0 ? zigzag(int32_t(rng() % 200) - 100) : value());
+      varint(bytes, rng() % 2 == 0 ? zigzag(int32_t(rng() % 20) - 10) : value());
+    }
+    if ((flags & 0x04) != 0) {
+      bytes.push_back(uint8_t(rng()));
+      varint(bytes, value());
+    }
+    for (uint32_t extra = uint32_t(rng() % 6); extra > 0; --extra) bytes.push_back(uint8_t(rng()));  // the payload
+    if (bytes.empty()) bytes.push_back(uint8_t(rng()));
+    switch (rng() % 8) {
+      case 0: bytes[rng() % bytes.size()] = uint8_t(rng()); break;  // garbled
+      case 1: bytes.resize(rng() % (bytes.size() + 1)); break;      // cut
+      case 2:
+        for (uint8_t& b : bytes) b = uint8_t(rng());  // noise
+        break;
+      case 3: bytes[rng() % bytes.size()] ^= 0x80; break;  // a varint's length changed
+      default: break;
+    }
+    const std::vector<uint8_t> exact(bytes);  // exact size: ASan catches reads past it
+    const uint8_t* const begin = exact.data();
+    const uint8_t* const end = begin + exact.size();
+    Riders general, fast_riders;
+    general.checksums[0] = fast_riders.checksums[0] = ChecksumReport{7, 9};  // left as they were
+    general.reply = fast_riders.reply = QualityReply{3, 4};
+    const uint8_t* general_at = begin;
+    const uint8_t* fast_at = begin;
+    const bool general_ok = read_usual_riders(&general_at, end, flags, start, &general);
+    const bool fast_ok = take_usual_riders(&fast_at, end, flags, start, &fast_riders);
+    ASSERT_EQ(fast_ok, general_ok) << "round " << round;
+    if (general_ok) {
+      ASSERT_EQ(fast_at, general_at) << "round " << round;
+      ASSERT_TRUE(same(fast_riders, general)) << "round " << round;
+      ++accepted;
+      fast += (flags == 0x02 || flags == 0x04);
+    } else {
+      ++rejected;
+    }
+  }
+  // Both verdicts, on the riders the fast path takes too.
+  EXPECT_GT(accepted, 40000);
+  EXPECT_GT(rejected, 20000);
+  EXPECT_GT(fast, 40000);
 }
 
 }  // namespace
