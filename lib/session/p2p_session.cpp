@@ -178,10 +178,15 @@ class P2PSessionImpl final : public P2PSession {
   Result advance();
   Result disconnect(PlayerIndex player);
   void receive_datagrams();
-  void handle_endpoint_events(Peer& peer);
-  void drop_peer(Peer& peer, bool tell_peer);
-  void agree_on_disconnects();
-  void announce_agreed_cuts();
+  // [[gnu::noinline]] below: what poll_once calls only when something is off the usual match
+  // (an event or channel message waiting, a handshake open, a cut, a rejoin, spectators, desync
+  // detection, a delay change, a stall) stays out of line, each behind its one-line test. Inlined,
+  // those bodies made poll_once too big for GCC to keep the usual path in registers and to take
+  // poll's send pass in (p2p 2 64: -30 instructions per peer-frame, 8 peers -31).
+  [[gnu::noinline]] void handle_endpoint_events(Peer& peer);
+  [[gnu::noinline]] void drop_peer(Peer& peer, bool tell_peer);
+  [[gnu::noinline]] void agree_on_disconnects();
+  [[gnu::noinline]] void announce_agreed_cuts();
   // Hands the inputs received from a player peer to the driver. Inline as far as "nothing new
   // since the last drain" (the driver holds the newest frame received: about two polls in five at
   // 2 peers; a driver's frame is never below kNullFrame, so a peer that sent nothing yet is one of
@@ -225,7 +230,7 @@ class P2PSessionImpl final : public P2PSession {
         idle &= sent_to_peer_[i] >= ready && sent_to_peer_[i] <= last_local_sent_;
     return idle;
   }
-  void send_local_inputs_all();
+  [[gnu::noinline]] void send_local_inputs_all();
   template <bool kUsual>
   void send_ready_inputs(Frame ready);
   // What send_ready_inputs learns over the player peers (send_ready_to), for its bookkeeping
@@ -245,8 +250,8 @@ class P2PSessionImpl final : public P2PSession {
   }
   void advance_sends();
   void keep_status_frames();  // the players' last frames, kept once a player is gone
-  void stream_to_spectators();
-  void exchange_checksums();
+  [[gnu::noinline]] void stream_to_spectators();
+  [[gnu::noinline]] void exchange_checksums();
   void compare_reports(Peer& peer);
   void update_time_sync();
   // Inline for the usual tick of a running peer: nothing arrived from it since the last one
@@ -291,10 +296,25 @@ class P2PSessionImpl final : public P2PSession {
   template <bool kNewNote>
   void judge_lateness_as(Peer& peer, uint32_t i);
   void report_late_inputs(Peer& peer, int32_t worst);
-  void update_running();
-  void watch_progress();
-  void watch_handshakes();
-  void check_anyone_left();
+  // A rejoining machine runs once the state is loaded (take_rejoin_state).
+  void update_running() {
+    if (running_ || failed_ || rejoining_) return;
+    start_running_when_ready();
+  }
+  [[gnu::noinline]] void start_running_when_ready();
+  // Liveness in frames: the stall episode's watch every poll, the rest (watch_stall) only while
+  // the prediction window blocks us. Each player peer's progress (its stream's newest frame and
+  // when it moved) was observed in this poll already, with its lateness (poll_once).
+  void watch_progress() {
+    if (driver_.window_full()) {
+      watch_stall(stall_.update(true, now_, notify_delay_us_));
+    } else {
+      stall_.update(false, now_, notify_delay_us_);
+    }
+  }
+  [[gnu::noinline]] void watch_stall(bool tell);
+  [[gnu::noinline]] void watch_handshakes();
+  [[gnu::noinline]] void check_anyone_left();
   bool reports_any_cut(const Endpoint& endpoint) const;
   PlayerIndex awaited_player() const;
   uint64_t silence_of(PlayerIndex player) const;
@@ -308,8 +328,9 @@ class P2PSessionImpl final : public P2PSession {
     }
     send_due_either_pass<false>(again);
   }
-  // poll_once's send_due(): its usual pass is the quiet probe (send_due_poll_pass). Left to GCC
-  // (it keeps it out of poll_once): forced inline, p2p 2 64 measured +16.
+  // poll_once's send_due(): its usual pass is the quiet probe (send_due_poll_pass). Left to GCC,
+  // which takes it into poll_once since the routines off the usual match are out of line (forced
+  // inline while they were in, p2p 2 64 measured +16).
   void send_due_at_poll() {
     if (unusual_passes_) [[unlikely]] {
       send_due_unusual(false);
@@ -460,7 +481,7 @@ class P2PSessionImpl final : public P2PSession {
   __attribute__((noinline))
 #endif
   void tell_local_frame(Peer& peer);
-  void route_channel_messages(Peer& peer);
+  [[gnu::noinline]] void route_channel_messages(Peer& peer);
   void route_waiting_messages(Peer& peer);
   void on_player_channel_event(Peer& peer, const ChannelEvent& e);
   Result stamp_decision(const void* bytes, size_t size, Frame frame, Frame* earliest);
@@ -468,28 +489,31 @@ class P2PSessionImpl final : public P2PSession {
   Result pick_delay(const AdaptiveDelayRule& rule, DelayChoice* out);
   bool schedule_delay(const DelayChange& change);
   Frame hold_for_delays(uint32_t i);
-  void apply_due_delays();
-  void auto_delay_at_start();
+  [[gnu::noinline]] void apply_due_delays();
+  [[gnu::noinline]] void auto_delay_at_start();
   bool deciding_machine() const;
   void retire_decisions(Frame confirmed);  // `confirmed`: the driver's confirmed frame
   void emit_peer_event(EventType type, const Peer& peer, const char* message, int32_t count = 0, int32_t total = 0);
   void lower_window(const Peer& peer, uint32_t theirs);
   // ---- rejoin (session/rejoin.h)
-  bool rejoin_stranger(const PeerAddress& from, const uint8_t* data, size_t length);
+  [[gnu::noinline]] bool rejoin_stranger(const PeerAddress& from, const uint8_t* data, size_t length);
   void answer_stranger(const PeerAddress& from, const Handshake& request, size_t length, int32_t peer, bool refused);
   Result answer(PlayerIndex player, bool accept);
   bool on_rejoin_message(Peer& peer, const uint8_t* body, size_t size);
   void on_rejoin_notice(Peer& peer, const uint8_t* body, size_t size);
-  void serve_rejoin(uint32_t asker);
+  [[gnu::noinline]] void serve_rejoin(uint32_t asker);
   void relay_rejoin_notices(const Peer& gone);
   void apply_rejoin(Peer& peer, PlayerIndex player, Frame state_frame, Frame live_at, bool host);
   void resend_local_inputs(Peer& peer, Frame from);
   void resend_own_messages(uint32_t i);
-  void rejoin_connect();
+  [[gnu::noinline]] void rejoin_connect();
   void take_rejoin_state(Peer& host);
   void rejoin_catch_up();
   void rejoin_failed(const char* why);
-  void tell_rejoined();
+  void tell_rejoined() {
+    if (rejoin_untold_) tell_rejoined_players();  // the usual frame: nobody came back
+  }
+  [[gnu::noinline]] void tell_rejoined_players();
   void tell_spectators_rejoin(PlayerIndex player, Frame cut, Frame state_frame, Frame live_at);
   bool spectator_knows_rejoins(uint32_t i, Peer& spectator, Frame f);
   const ConnectStatus* status_for_spectator(uint32_t i);
@@ -1073,9 +1097,7 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
 // The match starts once every peer is synchronized or gone, provided at least one synchronized
 // peer is left to play with: a peer that never synchronized is never "dropped" into a match
 // that then runs alone (with nobody left, check_anyone_left() says so instead).
-void P2PSessionImpl::update_running() {
-  // A rejoining machine runs once the state is loaded (take_rejoin_state).
-  if (running_ || failed_ || rejoining_) return;
+void P2PSessionImpl::start_running_when_ready() {
   bool anyone = false;
   for (uint32_t i = 0; i < num_player_peers_; ++i) {
     const Peer& peer = peers_[i];
@@ -1201,13 +1223,8 @@ void P2PSessionImpl::watch_handshakes() {
 // Liveness in frames (see stall_watch.h). While the prediction window blocks us, the game is
 // told once per episode after the notify delay (prediction_limit, naming whom we wait for),
 // and the awaited peer is dropped once its input stream has not moved for the disconnect
-// timeout, whether or not it still sends keep-alives.
-void P2PSessionImpl::watch_progress() {
-  // Each player peer's progress (its stream's newest frame and when it moved) was observed in
-  // this poll already, with its lateness (poll_once).
-  const bool blocked = driver_.window_full();
-  const bool tell = stall_.update(blocked, now_, notify_delay_us_);
-  if (!blocked) return;
+// timeout, whether or not it still sends keep-alives. `tell`: the stall watch's answer.
+void P2PSessionImpl::watch_stall(bool tell) {
   const PlayerIndex awaited = awaited_player();
   if (awaited < 0) return;
   if (tell) {
@@ -2777,8 +2794,7 @@ void P2PSessionImpl::rejoin_failed(const char* why) {
 }
 
 // player_rejoined once the player's input of its live frame is confirmed here.
-void P2PSessionImpl::tell_rejoined() {
-  if (!rejoin_untold_) return;  // the usual frame: nobody came back
+void P2PSessionImpl::tell_rejoined_players() {
   rejoin_untold_ = false;
   for (uint32_t p = 0; p < num_players_; ++p) {
     const Frame at = rejoined_at_[p];
