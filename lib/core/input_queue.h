@@ -164,6 +164,19 @@ class InputQueue {
     if (frame > last_predicted_) last_predicted_ = frame;
     copy_input(row + column_, last_input_, input_size_);
   }
+  // predict_in_row for the driver's live frame, the newest frame simulated so far: no frame
+  // after it was predicted (predictions are made for frames as they are simulated, a rollback's
+  // up to the live frame's predecessor), so `frame` is the newest prediction without a compare.
+  // kSize: the input size when the caller knows it, 0: input_size_.
+  template <uint32_t kSize>
+  void predict_live(Frame frame, uint8_t* row) noexcept {
+    last_predicted_ = frame;
+    if constexpr (kSize != 0) {
+      std::memcpy(row + column_, last_input_, kSize);
+    } else {
+      copy_input(row + column_, last_input_, input_size_);
+    }
+  }
 
   // The carry-forward prediction (no Predictor) of every frame in [from, to), all after
   // last_confirmed(): what predict(f, Predictor{}) leaves for each f, in one pass (a rollback's

@@ -28,6 +28,7 @@ Result RollbackDriver::init(const SessionConfig& config, int32_t history, SaveMo
   save_mode_ = save_mode == SaveMode::automatic ? SaveMode::every_frame : save_mode;
   saves_needed_ = save_mode != SaveMode::automatic || history_ > 0;
   saves_every_frame_ = saves_needed_ && save_mode_ != SaveMode::sparse;
+  usual_frames_ = saves_every_frame_ && predictor_.predict == nullptr;
 
   // Remote inputs can run ahead of frame_ by both sides' delays plus the window; rollbacks and
   // sync tests read back up to `history_` frames. Twice both, plus slack, never wraps a needed
@@ -304,7 +305,13 @@ void RollbackDriver::compute_horizons() const noexcept {
   // window_full() compares it with the window in use, not the configured one: a lowered window
   // holds the simulation closer to the confirmed frame (the bound a late disconnect cut relies on).
   unknown_ = unknown;
+  room_below_ = room_below(unknown);
   confirmed_known_ = unknown_known_ = kExact;
+}
+
+bool RollbackDriver::window_full_at_bound() const noexcept {
+  if (unknown_known_ != kExact) compute_horizons();  // a lower bound without room, or unknown
+  return full_at(unknown_);
 }
 
 void RollbackDriver::update_absence() noexcept {
@@ -322,6 +329,7 @@ void RollbackDriver::update_absence() noexcept {
       awaited_[awaited_count_++] = &p.queue;
       frame_status_[i] = InputStatus::confirmed;  // for good: see plain_inputs()
     } else {
+      other_queues_[others_count_] = &players_[i].queue;
       others_[others_count_++] = uint8_t(i);
     }
   }
@@ -499,6 +507,35 @@ __attribute__((always_inline)) inline void RollbackDriver::step_frame(Frame fram
     step_absent(frame, flags);
 }
 
+__attribute__((always_inline)) inline void RollbackDriver::step_live(Frame frame) noexcept {
+  if (frame < plain_from_ || frame > plain_to_) [[unlikely]] return step_absent(frame, kAdvanceNone);
+  uint8_t* const row = frame_row(frame);
+  if (const uint32_t others = others_count_; others != 0) {
+    if (input_size_ == 4) {  // a pad: the prediction's copy without the size's switch
+      predict_live<4>(frame, others, row);
+    } else {
+      predict_live<0>(frame, others, row);
+    }
+  }
+  run_frame(frame, row, kAdvanceNone);
+}
+
+template <uint32_t kSize>
+__attribute__((always_inline)) inline void RollbackDriver::predict_live(Frame frame, uint32_t others,
+                                                                        uint8_t* row) noexcept {
+  uint32_t k = 0;
+  do {  // others >= 1
+    InputQueue& q = *other_queues_[k];
+    const uint32_t i = others_[k];
+    if (frame <= q.last_confirmed()) {
+      frame_status_[i] = InputStatus::confirmed;
+    } else {
+      frame_status_[i] = InputStatus::predicted;
+      q.predict_live<kSize>(frame, row);
+    }
+  } while (++k < others);
+}
+
 // A sync test's frames (every player local): with nobody else and nobody absent, the frame's
 // row and the game's call, nothing to mark (the local players' statuses stay confirmed, see
 // plain_inputs); anything else takes step_frame out of line (step_other).
@@ -639,6 +676,26 @@ Result RollbackDriver::finish_rollback(Frame target, Result outcome) noexcept {
 
 Result RollbackDriver::advance() noexcept {
   if (Result r = check_local_inputs(); r != Result::ok) return r;
+  if (!usual_frames_) [[unlikely]] return advance_other();
+  // The usual frame: every frame saved (no sparse saving to move up, no probes), the
+  // carry-forward prediction.
+  if (first_incorrect_ != kNullFrame) {
+    if (Result r = rollback(); r != Result::ok) return r;
+  }
+  if (window_full()) {
+    ++stats_.frames_stalled;
+    return Result::prediction_limit;
+  }
+  // The game's callbacks cannot move frame_ (the sessions refuse calls from inside them): kept
+  // across the save.
+  const Frame frame = frame_;
+  if (Result r = save_slot(frame); r != Result::ok) return r;
+  step_live(frame);
+  finish_frame();
+  return Result::ok;
+}
+
+Result RollbackDriver::advance_other() noexcept {
   if (first_incorrect_ != kNullFrame) {
     if (Result r = rollback(); r != Result::ok) return r;
   } else if (save_mode_ == SaveMode::sparse && saves_needed_ && last_saved_ != kNullFrame &&

@@ -172,10 +172,10 @@ class RollbackDriver {
   }
   // The simulation is `window_` frames past the oldest unknown remote input: advance() refuses.
   bool window_full() const noexcept {
-    // A lower bound of the first unknown input that leaves room leaves room: no rescan.
-    if (unknown_known_ == kExact || (unknown_known_ == kLowerBound && !full_at(unknown_))) return full_at(unknown_);
-    compute_horizons();
-    return full_at(unknown_);
+    // Below room_below_ (the first unknown input, or a lower bound of it, plus the window) there
+    // is room: one compare, no rescan.
+    if (frame_ < room_below_) [[likely]] return false;
+    return window_full_at_bound();
   }
   Result save(Frame frame) noexcept { return save_frame(frame); }  // live state -> ring slot of `frame`
   // live state -> caller's buffer
@@ -241,7 +241,8 @@ class RollbackDriver {
   // next advances are refused (prediction_limit) until the confirmed frame catches up.
   Result set_prediction_window(int32_t frames) noexcept {
     if (frames < 0 || frames > max_prediction_) return Result::invalid_argument;
-    window_ = frames;  // window_full() reads it directly
+    window_ = frames;
+    if (unknown_known_ != kUnknown) room_below_ = room_below(unknown_);  // the bound it answers by
     return Result::ok;
   }
   int32_t prediction_window() const noexcept { return window_; }
@@ -276,6 +277,12 @@ class RollbackDriver {
   // nobody is absent at `frame` (inline), the game's call, and the whole step when someone is
   // absent (out of line; its statuses in absent_status_).
   const uint8_t* plain_inputs(Frame frame) noexcept;
+  // advance()'s live frame (`frame`: frame_) when usual_frames_: step_frame(frame,
+  // kAdvanceNone) with the others' statuses and predictions written by predict_live (its input
+  // size a constant for a pad's 4 bytes, 0: any), their queues reached through other_queues_.
+  void step_live(Frame frame) noexcept;
+  template <uint32_t kSize>
+  void predict_live(Frame frame, uint32_t others, uint8_t* row) noexcept;  // others: others_count_
   const uint8_t* custom_plain_inputs(Frame frame) noexcept;  // with the game's predictor
   // The walk over the other players of plain_inputs and custom_plain_inputs: each
   // one's status at `frame`, confirmed or predicted (the prediction written into its slot, by
@@ -328,6 +335,7 @@ class RollbackDriver {
   [[gnu::cold, gnu::noinline]] Result save_failed(SavedState& out, Frame frame, size_t used) noexcept;
 
   Result rollback() noexcept;
+  Result advance_other() noexcept;  // advance() when not usual_frames_ (out of line)
   Result finish_rollback(Frame target, Result outcome) noexcept;  // its counts
   void init_queues();
   // The horizons (confirmed_frame(), window_full()) are asked several times per frame (every
@@ -340,6 +348,7 @@ class RollbackDriver {
   enum Known : uint8_t { kExact = 0, kLowerBound = 1, kUnknown = 3 };  // |= kLowerBound keeps kUnknown
   void changed() noexcept {
     confirmed_known_ = unknown_known_ = kUnknown;
+    room_below_ = kNoRoomKnown;
     fits_below_ = kNullFrame;  // the oldest needed frame may have gone down
   }
   // `p`'s newest confirmed input rose from `last`: the minimums move only if it held one.
@@ -357,6 +366,13 @@ class RollbackDriver {
   // which with window_ >= 0 also says unknown <= frame_: one difference (frame_ >= 0 and
   // window_ <= max_prediction: it cannot overflow).
   bool full_at(Frame unknown) const noexcept { return unknown <= frame_ - window_; }
+  // The frame from which full_at(unknown) holds: frames before it have room (unknown + window_,
+  // kFrameMax for no unknown input, where it saturates).
+  Frame room_below(Frame unknown) const noexcept {
+    return Frame(std::min<int64_t>(int64_t(unknown) + window_, std::numeric_limits<Frame>::max()));
+  }
+  // window_full() from frame_ >= room_below_: full if unknown_ is exact, else rescanned.
+  bool window_full_at_bound() const noexcept;
   void compute_horizons() const noexcept;
   // The frames step() may take every input from the queues without asking absent() per player:
   // after every rejoin gap, up to the earliest disconnect cut (kept by update_absence(), with
@@ -426,7 +442,10 @@ class RollbackDriver {
   int32_t extra_input_frames_ = 0;
   SaveMode save_mode_ = SaveMode::every_frame;
   bool saves_needed_ = true;
-  bool saves_every_frame_ = true;  // saves_needed_ and not sparse: advance()'s one test
+  bool saves_every_frame_ = true;  // saves_needed_ and not sparse
+  // saves_every_frame_ and the carry-forward prediction: advance()'s one test for its usual
+  // frame (save, step_live).
+  bool usual_frames_ = true;
   Frame frame_ = 0;
   Frame start_frame_ = 0;  // the first frame simulated here (start_from)
   Frame first_incorrect_ = kNullFrame;
@@ -436,6 +455,10 @@ class RollbackDriver {
   mutable Frame inputs_confirmed_ = kNullFrame;
   mutable Frame unknown_ = kNullFrame;
   mutable Known confirmed_known_ = kUnknown, unknown_known_ = kUnknown;
+  // room_below(unknown_) while unknown_known_ is not kUnknown (exact or a lower bound: frames
+  // before it have room either way), else kNoRoomKnown (window_full() asks the long way).
+  static constexpr Frame kNoRoomKnown = std::numeric_limits<Frame>::min();
+  mutable Frame room_below_ = kNoRoomKnown;
   mutable Frame fits_below_ = kNullFrame;  // see fits_window()
   // The queues of the local players not disconnected, whose input every frame needs (kept by
   // update_absence()).
@@ -443,6 +466,7 @@ class RollbackDriver {
   uint32_t awaited_count_ = 0;
   // The other players (remote, or cut), whose statuses plain_inputs() writes per frame.
   std::array<uint8_t, kMaxPlayers> others_{};
+  std::array<InputQueue*, kMaxPlayers> other_queues_{};  // &players_[others_[k]].queue
   uint32_t others_count_ = 0;
   int32_t min_local_delay_ = INT32_MAX;  // see min_local_delay()
   Frame plain_from_ = 0, plain_to_ = 0;  // see update_absence()

@@ -1004,13 +1004,29 @@ struct RecordingDriver {
   std::vector<RecordedCall> calls;
   uint32_t queued = 1;
 };
+// How the general driver is kept off the usual paths: a decision source that may always have
+// something (the general re-run of a rollback, the live frame's decisions test), or the game's
+// own predictor doing the carry-forward (every frame the general way: advance_other and
+// step_frame live, the general re-run, predictions written by the game's predictor).
+enum class GeneralBy { decisions, predictor };
 struct UsualAndGeneral {
   RecordingDriver usual, general;
   detail::DecisionSource never;
-  // Both drivers with `players` players of `size`-byte inputs, the first `locals` local.
-  ::testing::AssertionResult init(uint32_t players, uint32_t size, uint32_t locals) {
+  // Both drivers with `players` players of `size`-byte inputs, the first `locals` local;
+  // `checkpoints`: their depth (0: none), as a P2P session keeps them.
+  ::testing::AssertionResult init(uint32_t players, uint32_t size, uint32_t locals,
+                                  GeneralBy by = GeneralBy::decisions, int32_t checkpoints = 0) {
     for (RecordingDriver* r : {&usual, &general}) {
       SessionConfig c = sized_config(players, size, 8);
+      if (r == &general && by == GeneralBy::predictor) {
+        c.predictor.predict = [](void*, PlayerIndex, Frame, const uint8_t* last, uint8_t* out, size_t n) {
+          if (last != nullptr) {
+            std::memcpy(out, last, n);
+          } else {
+            std::memset(out, 0, n);
+          }
+        };
+      }
       c.callbacks = bind_game(r->game);
       save_and_load_through_game(c, r);
       c.callbacks.advance_frame = [](void* u, Frame f, const FrameInputs* in, uint32_t flags) {
@@ -1022,9 +1038,12 @@ struct UsualAndGeneral {
         self->game.advance_frame(f, *in, flags);
       };
       if (r->driver.init(c, 8, SaveMode::every_frame) != Result::ok) return ::testing::AssertionFailure() << "init";
+      if (checkpoints > 0 && r->driver.enable_checkpoints(checkpoints) != Result::ok)
+        return ::testing::AssertionFailure() << "checkpoints";
       for (uint32_t p = 0; p < players; ++p) r->driver.set_local(PlayerIndex(p), p < locals);
       r->calls.reserve(4096);
     }
+    if (by == GeneralBy::predictor) return ::testing::AssertionSuccess();
     never.user = &general;
     never.queued = &general.queued;
     never.for_frame = [](void*, Frame, const Decision**) -> uint32_t { return 0; };
@@ -1189,6 +1208,191 @@ TEST(RollbackDriver, UsualRollbackKeepsStandingPredictionsAsTheGeneralReRunWrite
   }
   EXPECT_GT(rollbacks, 1500u);
   EXPECT_GT(rejoins, 30u);
+}
+
+// advance()'s usual frame (every frame saved, the carry-forward prediction: the save, then
+// step_live, whose predict_live writes the others' statuses and predictions, a pad's 4 bytes
+// with the size a constant) against the general frame (advance_other and step_frame, with the
+// game's predictor doing the carry-forward: GeneralBy::predictor), in matches of 2..8 players,
+// one to three local, inputs of 4, 1, 2, 8 and 3 bytes, with checkpoints or without. Remote
+// inputs arrive in runs of random lateness, some ahead of the live frame, and go quiet for a
+// while; the window in use is lowered and raised (frames refused); a local input goes missing
+// now and then; one remote player is cut (the cut agreed at once or later) and rejoins (its
+// gap's frames step absent). Every result, every call the game gets and every count must be the
+// same.
+TEST(RollbackDriver, UsualFramesHandTheGameWhatTheGeneralFramesDo) {
+  std::mt19937 rng(37);
+  uint64_t predicted = 0, confirmed = 0, stalls = 0, absent = 0, missing = 0, rejoins = 0;
+  for (int match = 0; match < 60; ++match) {
+    const uint32_t players = 2 + uint32_t(match) % 7;
+    const uint32_t locals = 1 + uint32_t(match / 7) % std::min<uint32_t>(3, players - 1);
+    const uint32_t size = std::array<uint32_t, 5>{4, 1, 2, 8, 3}[size_t(match) % 5];
+    SCOPED_TRACE(testing::Message() << "players " << players << " local " << locals << " size " << size);
+    UsualAndGeneral pair;
+    ASSERT_TRUE(pair.init(players, size, locals, GeneralBy::predictor, match % 2 ? 24 : 0));
+    RecordingDriver& usual = pair.usual;
+    RecordingDriver& general = pair.general;
+    InputHistory inputs(players, size, 3, rng);
+    std::vector<Frame> next(players, 0);
+    std::vector<int> quiet(players, 0);
+    const uint32_t cut = players - 1;  // remote: cut at tick 60, back from tick 100 on
+    const bool agreed_late = match % 3 == 0;
+    for (int tick = 0; tick < 180; ++tick) {
+      const Frame now = usual.driver.frame();
+      ASSERT_EQ(now, general.driver.frame());
+      if (rng() % 25 == 0) {
+        const int32_t window = int32_t(rng() % 9);
+        for (RecordingDriver* r : {&usual, &general}) ASSERT_EQ(r->driver.set_prediction_window(window), Result::ok);
+      }
+      for (uint32_t p = 0; p < locals; ++p) {
+        if (rng() % 20 == 0) continue;  // missing this tick (unless given before a refusal)
+        for (RecordingDriver* r : {&usual, &general}) {
+          const Result a = r->driver.add_local_input(PlayerIndex(p), inputs.of(p, now), size);
+          ASSERT_TRUE(a == Result::ok || a == Result::input_already_added);
+        }
+      }
+      if (tick == 60) {
+        const Frame after = next[cut] - 1;
+        for (RecordingDriver* r : {&usual, &general})
+          ASSERT_EQ(r->driver.disconnect_player(PlayerIndex(cut), after, !agreed_late), Result::ok);
+      }
+      if (tick == 70 && agreed_late) {
+        for (RecordingDriver* r : {&usual, &general}) r->driver.agree_disconnect(PlayerIndex(cut));
+      }
+      if (tick == 100) {
+        const Frame at = std::max(usual.driver.confirmed_frame() + 1, usual.driver.frame() - 2);
+        const Result a = usual.driver.rejoin_player(PlayerIndex(cut), at);
+        ASSERT_EQ(a, general.driver.rejoin_player(PlayerIndex(cut), at));
+        if (a == Result::ok) {
+          next[cut] = at;
+          ++rejoins;
+        }
+      }
+      for (uint32_t p = locals; p < players; ++p) {
+        if (p == cut && tick >= 60 && tick < 100) continue;
+        if (quiet[p] > 0) {
+          --quiet[p];
+          continue;
+        }
+        if (rng() % 8 == 0) quiet[p] = 1 + int(rng() % 5);
+        // A run of 0..5 frames, up to two frames ahead of the one about to run.
+        const Frame last = std::min<Frame>(now + 2, next[p] + Frame(rng() % 6));
+        for (; next[p] < last; ++next[p]) {
+          const Result a = usual.driver.add_remote_input(PlayerIndex(p), next[p], inputs.of(p, next[p]));
+          ASSERT_EQ(a, general.driver.add_remote_input(PlayerIndex(p), next[p], inputs.of(p, next[p])));
+          if (a != Result::ok) break;
+        }
+      }
+      const Result a = usual.driver.advance(), b = general.driver.advance();
+      ASSERT_EQ(a, b) << "tick " << tick;
+      stalls += a == Result::prediction_limit;
+      missing += a == Result::missing_local_input;
+      ASSERT_TRUE(usual.calls == general.calls) << "tick " << tick;
+      for (const RecordedCall& call : usual.calls) {
+        if (call.flags & kAdvanceResimulating) continue;
+        predicted += std::count(call.status.begin(), call.status.end(), InputStatus::predicted) > 0;
+        confirmed += std::count(call.status.begin() + locals, call.status.end(), InputStatus::confirmed) > 0;
+        absent += std::count(call.status.begin(), call.status.end(), InputStatus::disconnected) > 0;
+      }
+      usual.calls.clear();
+      general.calls.clear();
+    }
+    pair.expect_same_counts();
+  }
+  EXPECT_GT(predicted, 3000u) << "live frames predicting someone";
+  EXPECT_GT(confirmed, 1000u) << "live frames with another player's input known";
+  EXPECT_GT(stalls, 200u);
+  EXPECT_GT(absent, 500u) << "live frames with the cut player absent";
+  EXPECT_GT(missing, 100u);
+  EXPECT_GT(rejoins, 40u);
+}
+
+// window_full() as compute_horizons would answer from scratch (the first unknown remote input,
+// a cut that may still move counting as its frame, a settled one not at all, against the
+// window in use), whatever the driver kept: random drivers (2..5 players, one or two local)
+// take random calls (local and remote inputs, one by one or in runs, lowered and raised
+// windows, cuts agreed at once or later, rejoins, advances), and after random ones of them
+// window_full() is asked and compared, as is every advance's refusal.
+bool window_full_from_scratch(const detail::RollbackDriver& d) {
+  int64_t unknown = INT32_MAX;
+  for (uint32_t i = 0; i < d.num_players(); ++i) {
+    const PlayerIndex p = PlayerIndex(i);
+    if (d.is_local(p)) continue;
+    Frame after = kNullFrame;
+    const Frame last = d.last_confirmed(p);
+    if (d.is_disconnected(p, &after) && last >= after) {
+      if (!d.cut_agreed(p)) unknown = std::min<int64_t>(unknown, int64_t(after) + 1);
+      continue;
+    }
+    unknown = std::min<int64_t>(unknown, int64_t(last) + 1);
+  }
+  return unknown <= int64_t(d.frame()) - d.prediction_window();
+}
+
+TEST(RollbackDriver, WindowFullIsTheFromScratchAnswerAfterAnyCalls) {
+  std::mt19937 rng(41);
+  uint64_t full = 0, room = 0, refused = 0;
+  for (int run = 0; run < 300; ++run) {
+    const uint32_t players = 2 + uint32_t(run) % 4;
+    const uint32_t locals = 1 + uint32_t(run / 4) % 2;
+    DriverHarness h;
+    ASSERT_EQ(h.init(players, locals, 1, 8), Result::ok);
+    detail::RollbackDriver& d = h.driver;
+    std::vector<Frame> next(players, 0);
+    for (int step = 0; step < 120; ++step) {
+      const uint32_t p = uint32_t(rng() % players);
+      const PlayerIndex player = PlayerIndex(p);
+      const uint8_t v = uint8_t(rng() % 3);
+      switch (rng() % 10) {
+        case 0:
+          ASSERT_EQ(d.set_prediction_window(int32_t(rng() % 9)), Result::ok);
+          break;
+        case 1:
+          if (!d.is_local(player) && rng() % 4 == 0) {
+            const Frame after = std::max<Frame>(d.last_confirmed(player) - Frame(rng() % 3), d.confirmed_frame());
+            (void)d.disconnect_player(player, after, rng() % 2 == 0);
+          } else if (d.is_disconnected(player) && !d.cut_agreed(player)) {
+            d.agree_disconnect(player);
+          } else if (d.is_disconnected(player) && rng() % 2 == 0) {
+            const Frame at = std::max(d.confirmed_frame() + 1, d.frame() - Frame(rng() % 3));
+            if (d.rejoin_player(player, at) == Result::ok) next[p] = at;
+          }
+          break;
+        case 2: case 3: case 4: {
+          if (d.is_local(player)) break;
+          std::vector<uint8_t> run_inputs(1 + rng() % 4, v);
+          const Frame frame = next[p];
+          if (rng() % 2 == 0 &&
+              d.accept_remote_run(player, frame, run_inputs.data(), 1, uint32_t(run_inputs.size())) != 0) {
+            next[p] += Frame(run_inputs.size());
+            break;
+          }
+          for (uint8_t& x : run_inputs) {
+            if (d.add_remote_input(player, next[p], &x) != Result::ok) break;
+            next[p] = d.last_confirmed(player) + 1;
+          }
+          break;
+        }
+        default: {
+          for (uint32_t l = 0; l < locals; ++l) (void)d.add_local_input(PlayerIndex(l), &v, 1);
+          const bool expect_full = window_full_from_scratch(d);
+          const Result r = d.advance();
+          ASSERT_TRUE(r == Result::ok || r == Result::prediction_limit) << step;
+          ASSERT_EQ(r == Result::prediction_limit, expect_full) << "run " << run << " step " << step;
+          refused += r == Result::prediction_limit;
+          break;
+        }
+      }
+      if (rng() % 3 == 0) {
+        const bool expect = window_full_from_scratch(d);
+        ASSERT_EQ(d.window_full(), expect) << "run " << run << " step " << step;
+        (expect ? full : room) += 1;
+      }
+    }
+  }
+  EXPECT_GT(full, 500u);
+  EXPECT_GT(room, 2000u);
+  EXPECT_GT(refused, 500u);
 }
 
 }  // namespace
