@@ -157,6 +157,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   receive_ring_.assign(size_t(config.receive_window_frames) * config.receive_blob_size, 0);
   last_received_ = kNullFrame;
   next_pop_ = 0;
+  pop_index_ = 0;
   in_base_ = 0;
   receive_paused_ = false;
   ack_due_ = false;
@@ -383,9 +384,7 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   const Frame last = last_received_;
   const Frame window = Frame(config_.receive_window_frames);
   const size_t blob = kBlob != 0 ? kBlob : config_.receive_blob_size;
-  if (ack < kNullFrame || ack > last_sent_ || end_frame <= last || end_frame > next_pop_ + window - 1 ||
-      first > last + 1 || (first != in_base_ && (first - 1 < in_base_ || first - 1 <= last - window)) ||
-      !replay_window_.fresh(sequence))
+  if (!usual_frames_fit(ack, first, end_frame, last, window) || !replay_window_.fresh(sequence))
     return on_inputs_datagram(data, length, sequence, now_us);
   // The payload: exactly `count` blobs of our size (measure_payload's walk), noting where the first
   // new frame starts when the datagram repeats frames we hold. Before the checksum (either failing
@@ -863,6 +862,7 @@ void Endpoint::restart_incoming_at(Frame frame) noexcept {
   in_base_ = frame;
   last_received_ = frame - 1;
   next_pop_ = frame;
+  pop_index_ = config_.receive_window_frames != 0 ? uint32_t(frame) % config_.receive_window_frames : 0;
   receive_paused_ = false;
   refresh_usual_receive();
   start_expansion();

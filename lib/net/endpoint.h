@@ -12,6 +12,7 @@
 // input_ack. Loss costs nothing but a later datagram; no per-packet retransmit state exists.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -297,23 +298,36 @@ class Endpoint {
     *frame = next_pop_;
     *blob = received_input(next_pop_);
     ++next_pop_;
+    if (++pop_index_ == config_.receive_window_frames) pop_index_ = 0;
     return true;
   }
   // The frames pop_input would hand next, as one run of the receive ring: their count (up to the
-  // newest frame held or the ring's end; 0 when none, or when pop_input would hand a null blob),
-  // the first one's frame and blob (the others' follow, receive_blob_size bytes apart).
-  // pop_inputs(n) then pops the first n of them. Both inline: the session drains every poll.
+  // newest frame held or the ring's end; 0 when none), the first one's frame and blob (the
+  // others' follow, receive_blob_size bytes apart). pop_inputs(n) then pops the first n of them.
+  // Both inline: the session drains every poll. Every frame from next_pop_ to last_received_ is
+  // held (received_input is not null for any): the stream starts with both at in_base_
+  // (restart_incoming_at, init), next_pop_ only rises and never past last_received_ + 1, and a
+  // frame is stored only below next_pop_ + receive_window_frames (take_usual_inputs,
+  // handle_inputs). So only "anything held?" is asked, and the ring index is kept (pop_index_).
   uint32_t peek_inputs(Frame* frame, const uint8_t** blob) const noexcept {
     const Frame next = next_pop_;
-    const uint32_t window = config_.receive_window_frames;
-    if (next > last_received_ || next < in_base_ || next <= last_received_ - Frame(window)) return 0;
-    const uint32_t index = uint32_t(next) % window;
+    if (next > last_received_) return 0;
+    const uint32_t index = pop_index_;
     *frame = next;
     *blob = receive_ring_.data() + size_t(index) * config_.receive_blob_size;
     const uint32_t held = uint32_t(last_received_ - next) + 1;
-    return held < window - index ? held : window - index;
+    const uint32_t to_end = config_.receive_window_frames - index;
+    return held < to_end ? held : to_end;
   }
-  void pop_inputs(uint32_t count) noexcept { next_pop_ += Frame(count); }
+  void pop_inputs(uint32_t count) noexcept {
+    next_pop_ += Frame(count);
+    pop_index_ += count;  // at most the run to the ring's end (peek_inputs)
+    if (pop_index_ >= config_.receive_window_frames) pop_index_ -= config_.receive_window_frames;
+  }
+  // The ring index of the next frame to pop (next_pop_ modulo the window), kept by the pops;
+  // public for the test that compares it after every call.
+  uint32_t pop_index() const noexcept { return pop_index_; }
+  Frame next_pop() const noexcept { return next_pop_; }
   // State transfer, receiving side: pause_receive() before asking for a state (no frame is
   // stored or acknowledged, so the peer's old stream never moves past frame 0), then
   // restart_incoming_at(frame) when the peer says where its new stream starts (or at 0 to take
@@ -327,6 +341,26 @@ class Endpoint {
            size_t(config_.receive_blob_size) - 1 < kMaxBlobSize;
   }
   bool usual_receive() const noexcept { return usual_receive_; }
+  // take_usual_inputs' tests of a datagram's frames (ack, first..end_frame: from a varint of at
+  // most three bytes and a count below 128, far from the ends of the range), `last` and `window`
+  // being last_received_ and the receive window: an acknowledgement we can have (kNullFrame ..
+  // last_sent_), something new inside the window (last < end_frame <= next_pop_ + window - 1),
+  // and the first new frame's reference held with no gap before it (first <= last + 1, and first
+  // is the stream's first frame or first - 1 >= in_base_ and first - 1 > last - window).
+  // usual_frames_fit_general asks it test by test. usual_frames_fit asks each pair of bounds in
+  // one unsigned compare, on the receive ring's invariants (in_base_ - 1 <= last <= next_pop_ +
+  // window - 1, see peek_inputs): with them, first == in_base_ is always at most last + 1.
+  // Public for the test that compares the two.
+  bool usual_frames_fit(Frame ack, Frame first, Frame end_frame, Frame last, Frame window) const noexcept {
+    const uint32_t lowest = uint32_t(std::max(in_base_, last - window + 1));  // first - 1 at least
+    return uint32_t(ack) - uint32_t(kNullFrame) <= uint32_t(last_sent_) - uint32_t(kNullFrame) &&
+           uint32_t(end_frame) - uint32_t(last) - 1u < uint32_t(next_pop_) + uint32_t(window) - 1u - uint32_t(last) &&
+           (first == in_base_ || uint32_t(first) - 1u - lowest < uint32_t(last) + 1u - lowest);
+  }
+  bool usual_frames_fit_general(Frame ack, Frame first, Frame end_frame, Frame last, Frame window) const noexcept {
+    return !(ack < kNullFrame || ack > last_sent_ || end_frame <= last || end_frame > next_pop_ + window - 1 ||
+             first > last + 1 || (first != in_base_ && (first - 1 < in_base_ || first - 1 <= last - window)));
+  }
   // Whether quiet_at may answer "nothing to do" at all, from the connection's state: running, no
   // handshake reply owed (the peer's or strangers'), the peer not just back from a silence, no
   // player disconnected, no rider waiting, something sent already (else a keep-alive is due).
@@ -818,6 +852,7 @@ class Endpoint {
   std::vector<uint8_t> receive_ring_;
   Frame last_received_ = kNullFrame;
   Frame next_pop_ = 0;
+  uint32_t pop_index_ = 0;       // uint32_t(next_pop_) % receive_window_frames (peek_inputs)
   Frame in_base_ = 0;            // the first frame of the incoming stream (restart_incoming_at)
   bool receive_paused_ = false;  // frames are neither stored nor acknowledged (pause_receive)
   // Every test of take_usual_inputs that holds for a whole connection, in one byte (the others

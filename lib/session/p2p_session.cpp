@@ -1396,11 +1396,13 @@ bool P2PSessionImpl::drain_runs(Peer& peer, Frame next) {
   for (;;) {
     const Frame want = driver_.last_confirmed(player) + 1;
     if (want > next) return true;
-    Frame frame;
-    const uint8_t* blob;
+    // The run starts at the endpoint's next frame: where it is not `want` (after a cut or a
+    // rejoin), or there is none, the driver takes nothing (its next frame is `want`, and it takes
+    // no empty run) and drain_frames decides, as it would have.
+    Frame frame = kNullFrame;
+    const uint8_t* blob = nullptr;
     const uint32_t held = peer.endpoint.peek_inputs(&frame, &blob);
-    if (held == 0 || frame != want || driver_.accept_remote_run(player, want, blob, input_size_, held) == 0)
-      return false;
+    if (driver_.accept_remote_run(player, frame, blob, input_size_, held) == 0) return false;
     peer.endpoint.pop_inputs(held);
     // Taken up to the newest frame (the usual drain): the next look would find want > next.
     if (Frame(held) > next - want) return true;

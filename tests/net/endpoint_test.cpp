@@ -1774,3 +1774,145 @@ TEST(Endpoint, EveryInputsDatagramIsTheOneInputsWriterBuildsFrameByFrame) {
 
 }  // namespace
 }  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+using detail::Endpoint;
+using detail::EndpointConfig;
+
+// The receive ring's kept values against what they stand for, after every step of random runs
+// (loss, duplicates, reordering, a blackout, every blob size and small windows, pops of random
+// runs and of single frames, pauses and restarts of the incoming stream): pop_index() is the
+// next frame's ring index, peek_inputs answers from it what the ring holds (received_input), and
+// usual_frames_fit (take_usual_inputs' bounds in unsigned compares) decides as the test-by-test
+// usual_frames_fit_general for datagram frames around every edge of the state. And the outcome:
+// every frame popped is the one the peer sent, in order.
+TEST(Endpoint, KeptPopIndexAndFrameBoundsAreTheGeneralOnesAfterEveryCall) {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
+    std::mt19937 rng(uint32_t(seed * 7919));
+    const uint16_t blob = uint16_t(1 + rng() % 8);
+    const uint32_t windows[] = {2, 3, 5, 8, 13, 64, 256};
+    EndpointConfig ca = default_config(seed * 2), cb = default_config(seed * 2 + 1);
+    for (EndpointConfig* c : {&ca, &cb}) {
+      c->shape = {2, blob, 60};
+      c->send_blob_size = c->receive_blob_size = blob;
+      c->receive_window_frames = windows[rng() % 7];
+    }
+    EndpointPair pair(ca, cb, seed);
+    LinkProfile link;
+    link.latency_us = 5000 + rng() % 30000;
+    link.jitter_us = rng() % 8000;
+    link.loss = double(rng() % 20) / 100;
+    link.duplicate = double(rng() % 15) / 100;
+    link.reorder = double(rng() % 15) / 100;
+    link.blackouts = {{1500000, 1500000 + rng() % 400000}};
+    pair.set_link(link);
+    pair.start();
+    ASSERT_TRUE(pair.run_handshake()) << "seed " << seed;
+    Endpoint& a = pair.a().endpoint;
+    Endpoint& b = pair.b().endpoint;
+    const uint32_t window = ca.receive_window_frames;
+    Frame sent = 0, popped = a.next_pop() - 1;
+    uint64_t next_frame_at = pair.now;
+    bool paused = false, restarted = false;
+    std::vector<uint8_t> inputs;  // every frame b sent, `blob` bytes each
+    // A popped run holds the frames b sent (until a restart: the test's restart is not paired
+    // with the sender's, so the frames after it are expanded against another reference).
+    auto check = [&](Frame f, const uint8_t* p, uint32_t n) {
+      for (uint32_t k = 0; !restarted && k < n; ++k)
+        ASSERT_EQ(std::memcmp(p + size_t(k) * blob, &inputs[size_t(f + Frame(k)) * blob], blob), 0)
+            << "seed " << seed << " frame " << f + Frame(k);
+    };
+    auto agrees = [&](const char* when) {
+      ASSERT_EQ(a.pop_index(), uint32_t(a.next_pop()) % window) << when << " seed " << seed;
+      Frame frame = kNullFrame;
+      const uint8_t* ring = nullptr;
+      const uint32_t count = a.peek_inputs(&frame, &ring);
+      const Frame next = a.next_pop(), last = a.last_received_frame();
+      if (next > last) {
+        ASSERT_EQ(count, 0u) << when << " seed " << seed;
+      } else {
+        ASSERT_EQ(frame, next) << when;
+        ASSERT_EQ(count, std::min<uint32_t>(uint32_t(last - next) + 1, window - uint32_t(next) % window)) << when;
+        for (uint32_t k = 0; k < count; ++k)
+          ASSERT_EQ(ring + size_t(k) * blob, a.received_input(next + Frame(k))) << when << " frame " << next + Frame(k);
+      }
+      // Datagram frames around every bound of the state: the acknowledgement, the first frame
+      // and the last one.
+      const Frame w = Frame(window);
+      const Frame firsts[] = {0, 1, a.next_pop() - 1, a.next_pop(), last - w - 1, last - w, last - w + 1, last - w + 2,
+                              last - 1, last, last + 1, last + 2, Frame(rng() % uint32_t(last + 3))};
+      for (Frame first : firsts) {
+        if (first < 0) continue;
+        for (int k = 0; k < 6; ++k) {
+          const Frame count_edges[] = {1, 2, 127, last - first + 1, last - first + 2, a.next_pop() + w - first,
+                                       a.next_pop() + w - first - 1, a.next_pop() + w - first + 1};
+          const Frame frames = count_edges[(k + rng()) % 8];
+          if (frames < 1 || frames > 127) continue;
+          const Frame ack = k == 0   ? kNullFrame - 1
+                            : k == 1 ? a.last_sent_frame() + 1
+                            : k == 2 ? a.last_sent_frame()
+                                     : first - 64 + Frame(rng() % 128);
+          const Frame end = first + frames - 1;
+          ASSERT_EQ(a.usual_frames_fit(ack, first, end, last, w), a.usual_frames_fit_general(ack, first, end, last, w))
+              << when << " seed " << seed << " ack " << ack << " first " << first << " end " << end << " last " << last
+              << " next_pop " << a.next_pop();
+        }
+      }
+    };
+    agrees("running");
+    while (pair.now < 4000000) {
+      if (pair.now >= next_frame_at) {
+        uint8_t mine[8];
+        for (uint16_t i = 0; i < blob; ++i) mine[i] = uint8_t((sent / (1 + i)) * (7 + i) + (rng() % 4 == 0 ? i : 0));
+        mine[0] = uint8_t(sent / 3);
+        if (b.send_input(sent, mine) == Result::ok) {
+          inputs.insert(inputs.end(), mine, mine + blob);
+          ++sent;
+        }
+        next_frame_at += kFrameUs;
+      }
+      pair.step(1000);
+      agrees("step");
+      // Pops: none for a while (the window fills), a random part of the run, or frame by frame.
+      const uint32_t how = rng() % 8;
+      if (how == 0) {
+        Frame f;
+        const uint8_t* p;
+        while (a.pop_input(&f, &p)) {
+          ASSERT_EQ(f, popped + 1);
+          check(f, p, 1);
+          popped = f;
+        }
+      } else if (how < 5) {
+        Frame f = kNullFrame;
+        const uint8_t* p = nullptr;
+        const uint32_t held = a.peek_inputs(&f, &p);
+        if (held != 0) {
+          const uint32_t n = 1 + uint32_t(rng() % held);
+          ASSERT_EQ(f, popped + 1);
+          check(f, p, n);
+          a.pop_inputs(n);
+          popped = f + Frame(n) - 1;
+        }
+      }
+      agrees("popped");
+      if (!paused && rng() % 700 == 0) {
+        paused = true;
+        a.pause_receive();
+        agrees("paused");
+      } else if (paused && rng() % 40 == 0) {
+        paused = false;
+        restarted = true;
+        a.restart_incoming_at(a.last_received_frame() + 1);
+        popped = a.next_pop() - 1;
+        agrees("restarted");
+      }
+    }
+    EXPECT_GT(a.last_received_frame(), Frame(50)) << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace retcon::test
