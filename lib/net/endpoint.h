@@ -183,8 +183,9 @@ class Endpoint {
   // poll() in two steps, for an owner that has work of its own only when something may be due
   // (the session's pass: what a quality report carries, its channel, its flush). poll_quietly:
   // true when the poll at `now_us` has nothing to do (quiet_at; it took its mark and is done;
-  // nothing is sent, no report is due: report_may_go is false). Otherwise false, having
-  // changed nothing a poll reads: poll_loudly is then the rest of poll().
+  // nothing is sent, no report falls due; one may wait to ride, riders_wait, and then only with
+  // quiet_allowed() false). Otherwise false, having changed nothing a poll reads: poll_loudly is
+  // then the rest of poll().
   template <class Urgency>
 #if defined(__GNUC__)
   __attribute__((always_inline))
@@ -372,6 +373,17 @@ class Endpoint {
            !any_disconnected_ && !riders_waiting() && sent_anything_;
   }
   bool quiet_allowed() const noexcept { return quiet_allowed_; }
+  // The connection's state quiet but for riders waiting (a report, a reply, checksums), none of
+  // which waited its patience out at `now_us`: poll_full sends none of them before (send_inputs_due
+  // adds them to a resend only once late, send_riders_due sends them alone only then), so
+  // quiet_at's other questions decide as for an endpoint without riders. After a quiet answer
+  // with the byte false, a report may be waiting: its owner tells it what it carries
+  // (set_local_frame) as before a loud poll.
+  bool riders_wait(uint64_t now_us) const noexcept {
+    return state_ == EndpointState::running && !peer_reply_due_ && stranger_count_ == 0 && !spoke_again_ &&
+           !any_disconnected_ && sent_anything_ && riders_waiting() &&
+           now_us < riders_waiting_since() + rider_patience_us();
+  }
   void pause_receive() noexcept {
     receive_paused_ = true;
     refresh_usual_receive();
@@ -702,7 +714,10 @@ class Endpoint {
 #endif
   bool quiet_at(uint64_t now_us, Urgency& urgency) noexcept {
     // One kept byte for the connection's state (quiet_allowed_now), the sequence limit apart.
-    if (!quiet_allowed_ || next_sequence_ >= kLastSequence) return false;
+    // Riders waiting (not in the byte) leave the rest of the questions to decide until their
+    // patience runs out (riders_wait).
+    if (!quiet_allowed_ && !riders_wait(now_us)) return false;
+    if (next_sequence_ >= kLastSequence) return false;
     // The timers that only ever move later while the connection runs (the silence limits from
     // the last datagram or request heard, the next quality report, the keep-alive from the last
     // datagram sent): their earliest, as last worked out, is a bound before which none is due,

@@ -406,8 +406,15 @@ class P2PSessionImpl final : public P2PSession {
     peer.endpoint.set_stalled(!kSpectator && stalled_);
     auto urgency = urgency_of<kSpectator>(peer);
     if (!peer.endpoint.poll_quietly(now_, urgency)) return PeerStop::endpoint;
+    if (!peer.endpoint.quiet_allowed()) [[unlikely]] tell_riding_report(peer);
     if (peer.dropped || peer.channel.poll_idle(now_)) return PeerStop::quiet;
     return PeerStop::channel;
+  }
+  // A quiet endpoint with riders waiting (Endpoint::riders_wait): a report among them carries
+  // our frame as told at this poll, as a loud poll would have told it first (it rides on the
+  // inputs datagram advance_frame's pass sends right after, at the same frame and time).
+  void tell_riding_report(Peer& peer) {
+    if (peer.endpoint.report_may_go(now_)) tell_local_frame(peer);
   }
   // The rest of poll's usual pass, from peer `i` where quiet_peer stopped (`stop`).
   template <bool kCuts>
@@ -2945,6 +2952,7 @@ inline bool P2PSessionImpl::poll_peer(Peer& peer) {
   // Most polls find nothing due (the endpoint sends nothing, no report falls due) and an idle
   // channel: nothing sent, nothing to tell.
   if (peer.endpoint.poll_quietly(now_, urgency)) {
+    if (!peer.endpoint.quiet_allowed()) [[unlikely]] tell_riding_report(peer);
     if (peer.dropped || peer.channel.poll_idle(now_)) return false;
     peer.poll_channel(now_, *transport_);
     return peer.endpoint.datagrams_sent() != sent_before;

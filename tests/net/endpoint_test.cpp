@@ -554,6 +554,107 @@ TEST(Endpoint, QuietByteIsTheConnectionsStateAfterEveryCall) {
   EXPECT_GT(loud_running, checks / 100);
 }
 
+// quiet_at leaves riders waiting (a report, a reply, checksums) to its other questions until
+// their patience runs out (Endpoint::riders_wait): poll_full sends none of them before. Two pairs
+// in lockstep over random runs, one polled through the probe (poll) and one through the general
+// path (poll_loudly: poll_full every time), with quality reports every 2-5 frames, replies,
+// checksums, frames paused (riders then go alone: a late reply, report or checksum), loss,
+// jitter, a blackout, urgency and stalls: both send the same datagrams, byte for byte, at the
+// same times, and agree on what each poll leaves (polled_at, quiet_allowed).
+TEST(Endpoint, QuietProbeWithRidersWaitingPollsAsTheGeneralPath) {
+  uint64_t datagrams = 0, riders_alone = 0, riding_polls = 0;
+  for (uint64_t seed = 0; seed < 16; ++seed) {
+    std::mt19937_64 rng(seed * 104729 + 11);
+    EndpointConfig ca = default_config(seed * 2 + 301), cb = default_config(seed * 2 + 302);
+    ca.notify_delay_us = cb.notify_delay_us = 300000;
+    ca.disconnect_timeout_us = cb.disconnect_timeout_us = 4000000;
+    ca.quality_interval_us = cb.quality_interval_us = 2 * kFrameUs + kFrameUs * (seed % 4);
+    ca.input_batch_frames = cb.input_batch_frames = 1 + uint32_t(seed % 3);
+    LinkProfile link;
+    link.latency_us = 5000 + rng() % 30000;
+    link.jitter_us = rng() % 6000;
+    link.loss = double(rng() % 10) / 100;
+    link.reorder = double(rng() % 4) / 100;
+    link.blackouts = {{900000 + rng() % 300000, 1200000 + rng() % 300000}};
+    EndpointPair probe(ca, cb, seed + 1), general(ca, cb, seed + 1);
+    EndpointPair* pairs[2] = {&probe, &general};
+    for (EndpointPair* pair : pairs) {
+      pair->set_link(link);
+      pair->a().recorder->recording = pair->b().recorder->recording = true;
+      pair->start();
+    }
+    Frame next_frame[2][2] = {};  // [pair][side]
+    uint64_t next_frame_at = 0, now = 0;
+    uint8_t blob[2] = {0, 0};
+    uint8_t buffer[2048];
+    const uint64_t end = 3000000 + rng() % 1000000;
+    while (now < end) {
+      now += 1000 + (rng() % 4 == 0 ? rng() % 3000 : 0);
+      // Frames stop now and then (a game waiting): riders then wait past their patience.
+      const bool paused = (now / 250000) % 3 == 2;
+      const bool frame_time = now >= next_frame_at;
+      if (frame_time) next_frame_at += kFrameUs;
+      for (int i = 0; i < 2; ++i) {
+        // Every random draw once for both pairs.
+        if (rng() % 3 == 0) blob[0] = uint8_t(rng());
+        const int32_t advantage = int32_t(rng() % 5) - 2;
+        const bool checksum = rng() % 25 == 0;
+        const uint64_t checksum_value = rng();
+        const bool stalled = rng() % 5 == 0;
+        const bool urgent = rng() % 4 == 0;
+        const bool sending = frame_time && !paused;
+        for (int k = 0; k < 2; ++k) {
+          EndpointPair& pair = *pairs[k];
+          pair.now = now;
+          EndpointPair::Side& s = i == 0 ? pair.a() : pair.b();
+          s.sim->set_time(now);
+          Endpoint& e = s.endpoint;
+          PeerAddress from;
+          size_t length = 0;
+          while (s.sim->receive(&from, buffer, sizeof buffer, &length))
+            if (from == s.remote) e.on_datagram(buffer, length, now);
+          Frame& frame = next_frame[k][i];
+          if (sending && e.running()) {
+            (void)e.send_input(frame, blob);
+            e.set_local_frame(frame++, advantage);
+          }
+          if (checksum && e.running()) (void)e.send_checksum(frame, checksum_value);
+          e.set_stalled(stalled);
+          if (k == 0) {
+            riding_polls += e.running() && !e.quiet_allowed() && e.riders_wait(now);
+            (void)e.poll(now, *s.recorder, s.remote, [urgent] { return urgent; });
+          } else {
+            (void)e.poll_loudly(now, *s.recorder, s.remote, [urgent] { return urgent; });
+          }
+          Frame f;
+          const uint8_t* p;
+          while (e.pop_input(&f, &p)) {}
+        }
+        const EndpointPair::Side& p = i == 0 ? probe.a() : probe.b();
+        const EndpointPair::Side& g = i == 0 ? general.a() : general.b();
+        ASSERT_EQ(p.recorder->sent.size(), g.recorder->sent.size()) << "seed " << seed << " side " << i << " at " << now;
+        if (!p.recorder->sent.empty()) {
+          ASSERT_EQ(p.recorder->sent.back(), g.recorder->sent.back()) << "seed " << seed << " side " << i << " at " << now;
+        }
+        EXPECT_EQ(p.endpoint.polled_at(now), g.endpoint.polled_at(now)) << "seed " << seed << " at " << now;
+        EXPECT_EQ(p.endpoint.quiet_allowed(), g.endpoint.quiet_allowed()) << "seed " << seed << " at " << now;
+      }
+    }
+    for (EndpointPair::Side* s : {&probe.a(), &probe.b()}) {
+      datagrams += s->recorder->sent.size();
+      for (const auto& d : s->recorder->sent) {
+        const auto type = detail::MessageType(d[3]);
+        riders_alone += type == detail::MessageType::quality_report || type == detail::MessageType::quality_reply ||
+                        type == detail::MessageType::checksum_report;
+      }
+    }
+  }
+  // The runs did what they are here for: riders waited through quiet polls, and went alone.
+  EXPECT_GT(datagrams, 5000u);
+  EXPECT_GT(riding_polls, 20000u);
+  EXPECT_GT(riders_alone, 500u);
+}
+
 TEST(Endpoint, DisconnectNoticeReachesPeer) {
   EndpointPair pair(default_config(15), default_config(16));
   pair.start();
