@@ -1477,12 +1477,7 @@ Result Endpoint::poll_full(uint64_t now_us, Transport& transport, const PeerAddr
     next_handshake_at_ = now_us + config_.handshake_retry_us;
   }
   if (running()) {
-    if (now_us >= next_quality_at_ && !report_due_) {
-      report_due_ = true;
-      not_quiet();  // a rider waits
-      report_due_since_ = now_us;
-      next_quality_at_ = now_us + config_.quality_interval_us;
-    }
+    if (now_us >= next_quality_at_ && !report_due_) report_falls_due(now_us);
     send_inputs_due</*kAgain=*/false>(now_us, transport, to, result);
     send_riders_due(now_us, transport, to, result);
     if (!sent_anything_ || now_us >= last_sent_at_ + config_.keepalive_interval_us) {

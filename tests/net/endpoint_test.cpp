@@ -555,7 +555,8 @@ TEST(Endpoint, QuietByteIsTheConnectionsStateAfterEveryCall) {
 }
 
 // quiet_at leaves riders waiting (a report, a reply, checksums) to its other questions until
-// their patience runs out (Endpoint::riders_wait): poll_full sends none of them before. Two pairs
+// their patience runs out (Endpoint::riders_wait): poll_full sends none of them before; and a
+// report that falls due it makes due as poll_full does (report_rides), then it rides. Two pairs
 // in lockstep over random runs, one polled through the probe (poll) and one through the general
 // path (poll_loudly: poll_full every time), with quality reports every 2-5 frames, replies,
 // checksums, frames paused (riders then go alone: a late reply, report or checksum), loss,
