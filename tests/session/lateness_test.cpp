@@ -655,6 +655,58 @@ TEST(LatenessMonitor, AnyTimesAndRoundTripsJudgeAsTheReference) {
   EXPECT_GT(late_frames, 100) << "runs with frames judged late";
 }
 
+// observe() takes the terms of the last call as they are while the round trip, jitter and frame
+// length stay those its terms were worked out of (LatenessMonitor::steady_). Round trips and
+// jitters that come back to earlier values (three of each, so a value often returns after
+// another, when the smaller of the current and the last is not the current), frame lengths
+// that change and are 0 now and then, arrivals up to three frames late and holds: judged as
+// the reference on every tick, and right after each judgement the monitor is quiet for the
+// same values (it kept the round trip it was given).
+TEST(LatenessMonitor, RoundTripsThatComeBackJudgeAsTheReference) {
+  std::mt19937 gen(1117);
+  auto rng = [&gen] { return uint32_t(gen()); };
+  const uint64_t rtts[] = {30000, 40000, 52000}, jitters[] = {2000, 9000, 30000};
+  const uint64_t frames[] = {kTick, kTick, kTick, kTick / 2, 0};
+  int returns = 0, late_runs = 0;
+  for (int run = 0; run < 60; ++run) {
+    LocalTimeline timeline;
+    LatenessMonitor monitor;
+    ReferenceJudge reference;
+    LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, rtts[0], jitters[0], kTick, 8, 0, {}, {}};
+    uint64_t now = 1000000, last_rtt = rtts[0];
+    Frame newest = kNullFrame;
+    for (Frame f = 0; f < 600; ++f) {
+      timeline.on_frame(f, now);
+      timeline.on_sent(f, now);
+      link.last_local_sent = f;
+      const bool holding = (f / 100) % 2 == 1 && f % 100 < 10 + Frame(run % 20);
+      if (!holding && rng() % 100 < 60) {
+        ++link.datagrams_received;
+        newest = std::max<Frame>(newest, f - 2 + Frame(rng() % 3));
+        link.acked_by_peer = std::max<Frame>(link.acked_by_peer, f - 3 - Frame(rng() % 2));
+        if (rng() % 3 == 0) link.rtt_us = rtts[rng() % 3];
+        if (rng() % 3 == 0) link.jitter_us = jitters[rng() % 3];
+        if (link.rtt_us > last_rtt) ++returns;  // the next different round trip is judged with this one's
+        last_rtt = link.rtt_us;
+      }
+      if (rng() % 50 == 0) link.frame_us = frames[rng() % 5];
+      timeline.on_confirmed(std::min(newest, f), now);
+      const uint64_t at = now + rng() % (3 * kTick);
+      judge_both(reference, monitor, newest, at, link, timeline);
+      ASSERT_FALSE(::testing::Test::HasFatalFailure()) << "run " << run << " frame " << f;
+      if (link.frame_us != 0) {
+        ASSERT_TRUE(monitor.quiet(newest, link.datagrams_received, link.acked_by_peer, link.rtt_us, link.jitter_us,
+                                  link.told.arrived_at_us))
+            << "run " << run << " frame " << f;
+      }
+      now += kTick;
+    }
+    if (monitor.numbers().max_frames > 0) ++late_runs;
+  }
+  EXPECT_GT(returns, 1500);
+  EXPECT_GT(late_runs, 40) << "the holds must be judged late for the comparison to mean much";
+}
+
 // The same delay during a two-way outage (the peer did not hear our inputs either) is explained.
 TEST(LatenessMonitor, ATwoWayOutageIsExplained) {
   HeldFrames held;
