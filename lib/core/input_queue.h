@@ -120,6 +120,25 @@ class InputQueue {
     return frame <= last_predicted_ && a != b;
   }
 
+  // The input of a frame not simulated yet (a local player's, taken for the live frame or
+  // after it) of a size small_input_size() takes, stored as add_confirmed_small stores it,
+  // without its comparison with a prediction: only a frame already simulated can need a
+  // rollback (RollbackDriver::note_mispredicted). No call to memcpy, as add_confirmed_small.
+  void add_ahead_small(Frame frame, const uint8_t* input) noexcept {
+    uint8_t* dst = slot(frame);
+    if (input_size_ == 4) {  // a pad first, as copy_input
+      std::memcpy(dst, input, 4);
+    } else if (input_size_ == 8) {
+      std::memcpy(dst, input, 8);
+    } else if (input_size_ == 2) {
+      std::memcpy(dst, input, 2);
+    } else {  // 1
+      *dst = *input;
+    }
+    last_confirmed_ = frame;
+    last_input_ = dst;
+  }
+
   // A queue that starts at `frame` (a transferred state): every frame before it counts as
   // confirmed, with zeros as the last input (a spectator never predicts from it).
   void start_at(Frame frame) noexcept {

@@ -163,10 +163,10 @@ Result RollbackDriver::add_local_input(PlayerIndex player, const void* input, si
   // The usual input: the frame right after the previous one (the delay did not change).
   if (last + 1 != target || target >= fits_below_) [[unlikely]]
     return add_local_checked(player, last, target, static_cast<const uint8_t*>(input));
-  const bool mispredicted = p.queue.add_confirmed_small(target, static_cast<const uint8_t*>(input));
+  // The frame is the live one or later (the delay is never negative): nothing to roll back.
+  p.queue.add_ahead_small(target, static_cast<const uint8_t*>(input));
   // input_rose() for a connected local player (it never holds the first unknown remote input).
   if (last <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
-  if (mispredicted) note_mispredicted(target);
   return Result::ok;
 }
 
@@ -275,16 +275,19 @@ Result RollbackDriver::rejoin_player(PlayerIndex player, Frame at) noexcept {
 // ---------------------------------------------------------------- queries
 
 void RollbackDriver::compute_horizons() const noexcept {
+  if (two_connected_) [[likely]] return pair_horizons();
   Frame confirmed = kFrameMax;
   Frame unknown = kFrameMax;  // first frame with an unknown remote input (local ones are never predicted)
   if (!any_cut_) {
-    // Nobody disconnected (the usual match): every player counts with its newest input.
-    for (uint32_t i = 0; i < num_players_; ++i) {
-      const Player& p = players_[i];
-      const Frame last = p.queue.last_confirmed();
-      confirmed = std::min(confirmed, last);
-      if (!p.local) unknown = std::min(unknown, last + 1);
-    }
+    // Nobody disconnected (the usual match): every player counts with its newest input, and
+    // the kept lists hold them apart (awaited_: the local players, other_queues_: the remote
+    // ones), so neither walk asks who is local.
+    Frame remote = kFrameMax;
+    for (uint32_t k = 0; k < others_count_; ++k) remote = std::min(remote, other_queues_[k]->last_confirmed());
+    Frame local = kFrameMax;
+    for (uint32_t k = 0; k < awaited_count_; ++k) local = std::min(local, awaited_[k]->last_confirmed());
+    confirmed = std::min(remote, local);
+    if (remote != kFrameMax) unknown = remote + 1;  // (a newest input is never kFrameMax)
   } else {
     for (uint32_t i = 0; i < num_players_; ++i) {
       const Player& p = players_[i];
@@ -304,6 +307,19 @@ void RollbackDriver::compute_horizons() const noexcept {
   inputs_confirmed_ = confirmed;
   // window_full() compares it with the window in use, not the configured one: a lowered window
   // holds the simulation closer to the confirmed frame (the bound a late disconnect cut relies on).
+  unknown_ = unknown;
+  room_below_ = room_below(unknown);
+  confirmed_known_ = unknown_known_ = kExact;
+}
+
+// compute_horizons for two players, neither disconnected: each one's newest input, without
+// the loop (a two-player match asks after every poll that took inputs).
+void RollbackDriver::pair_horizons() const noexcept {
+  const Player& a = players_[0];
+  const Player& b = players_[1];
+  const Frame first = a.queue.last_confirmed(), second = b.queue.last_confirmed();
+  inputs_confirmed_ = std::min(first, second);
+  const Frame unknown = std::min(a.local ? kFrameMax : first + 1, b.local ? kFrameMax : second + 1);
   unknown_ = unknown;
   room_below_ = room_below(unknown);
   confirmed_known_ = unknown_known_ = kExact;
@@ -333,6 +349,7 @@ void RollbackDriver::update_absence() noexcept {
       others_[others_count_++] = uint8_t(i);
     }
   }
+  two_connected_ = num_players_ == 2 && !any_cut_;
   for (uint32_t i = 0; i < kMaxPlayers; ++i) {
     Player& p = players_[i];
     p.usual_local = i < num_players_ && p.local && !p.disconnected && small_inputs_;

@@ -374,6 +374,7 @@ class RollbackDriver {
   // window_full() from frame_ >= room_below_: full if unknown_ is exact, else rescanned.
   bool window_full_at_bound() const noexcept;
   void compute_horizons() const noexcept;
+  void pair_horizons() const noexcept;  // compute_horizons when two_connected_
   // The frames step() may take every input from the queues without asking absent() per player:
   // after every rejoin gap, up to the earliest disconnect cut (kept by update_absence(), with
   // the other lists that change with a player's status).
@@ -471,6 +472,7 @@ class RollbackDriver {
   int32_t min_local_delay_ = INT32_MAX;  // see min_local_delay()
   Frame plain_from_ = 0, plain_to_ = 0;  // see update_absence()
   bool any_cut_ = false;                  // a player is disconnected (update_absence())
+  bool two_connected_ = false;            // two players, neither disconnected (update_absence())
   uint64_t memory_budget_ = 0;
   uint64_t committed_bytes_ = 0;
   int32_t probe_interval_ = 0;
