@@ -72,6 +72,7 @@ void Endpoint::log(LogLevel level, const char* format, ...) const noexcept {
 Result Endpoint::init(const EndpointConfig& config) {
   config_ = config;
   initialized_ = false;
+  refresh_usual_queue();  // false until init succeeds
   const char* bad = nullptr;
   const SessionShape& s = config.shape;
   if (s.num_players < 1 || s.num_players > uint32_t(kMaxPlayers)) bad = "shape.num_players";
@@ -192,6 +193,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   stats_ = EndpointStats{};
   refresh_quiet();  // not running: false
   initialized_ = true;
+  refresh_usual_queue();
   return Result::ok;
 }
 

@@ -247,8 +247,7 @@ class Endpoint {
   // checks and the same effect as send_input_general, which takes every other case.
   __attribute__((always_inline)) Result send_input(Frame frame, const uint8_t* blob) {
     const size_t size = config_.send_blob_size;
-    if (size - 4 > 4 || blob == nullptr || !initialized_ || state_ == EndpointState::disconnected ||
-        frame != last_sent_ + 1 || frame <= out_base_ || frame == std::numeric_limits<Frame>::max() ||
+    if (!usual_queue_ || blob == nullptr || frame != last_sent_ + 1 || frame <= out_base_ || frame == std::numeric_limits<Frame>::max() ||
         prepared_.next() != frame)
       return send_input_general(frame, blob);
     const Frame oldest_kept = last_acked_ - 1 > out_base_ ? last_acked_ - 1 : out_base_;
@@ -385,6 +384,14 @@ class Endpoint {
            !any_disconnected_ && sent_anything_ && riders_waiting() &&
            now_us < riders_waiting_since() + rider_patience_us();
   }
+  // Whether send_input may queue a frame inline at all, from the endpoint's set-up and state:
+  // initialized, not disconnected, inputs of 4 to 8 bytes. usual_queue() is the byte kept of it
+  // (init and set_state refresh it), public with usual_queue_now() for the test that compares
+  // them after every call.
+  bool usual_queue_now() const noexcept {
+    return initialized_ && state_ != EndpointState::disconnected && size_t(config_.send_blob_size) - 4 <= 4;
+  }
+  bool usual_queue() const noexcept { return usual_queue_; }
   void pause_receive() noexcept {
     receive_paused_ = true;
     refresh_usual_receive();
@@ -567,11 +574,13 @@ class Endpoint {
     report_due_since_ = now_us;
     next_quality_at_ = now_us + config_.quality_interval_us;
   }
+  void refresh_usual_queue() noexcept { usual_queue_ = usual_queue_now(); }
   void not_quiet() noexcept { quiet_allowed_ = false; }
   void set_state(EndpointState state) noexcept {
     state_ = state;
     refresh_usual_receive();
     refresh_quiet();
+    refresh_usual_queue();
   }
   // A datagram went out: sent_anything_ is set once per connection (the first one).
   void note_sent() noexcept {
@@ -892,6 +901,8 @@ class Endpoint {
   // are the datagram's own): our verified peer (its nonce and shape known), no key, synchronizing
   // or running, receiving, a blob size the usual path expands. Kept by refresh_usual_receive.
   bool usual_receive_ = false;
+  // send_input's checks of the set-up and the state in one byte (usual_queue_now): every frame asks.
+  bool usual_queue_ = false;
   bool ack_due_ = false;
   uint64_t ack_due_since_ = 0;
   std::vector<uint8_t> zeros_;    // the reference before frame 0

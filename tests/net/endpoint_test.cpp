@@ -1874,6 +1874,59 @@ TEST(Endpoint, EveryInputsDatagramIsTheOneInputsWriterBuildsFrameByFrame) {
   }
 }
 
+// send_input asks one kept byte (Endpoint::usual_queue) for its checks of the set-up and the
+// state (initialized, not disconnected, inputs of 4 to 8 bytes) before it queues a frame inline:
+// after every call (a fresh endpoint, init, the handshake, inputs, a notice, a failed init after
+// a good one, init again), for inputs of 1 to 10 bytes, the byte is what those say now, and
+// send_input answers as the general path does (wrong_state once disconnected or after a failed
+// init, ok again after a good one).
+TEST(Endpoint, UsualQueueByteIsTheEndpointsStateAfterEveryCall) {
+  uint64_t usual = 0;
+  for (uint16_t size = 1; size <= 10; ++size) {
+    EndpointConfig ca = default_config(size * 2 + 201), cb = default_config(size * 2 + 202);
+    ca.shape.input_size = cb.shape.input_size = size;
+    ca.send_blob_size = ca.receive_blob_size = cb.send_blob_size = cb.receive_blob_size = size;
+    auto agrees = [&](const Endpoint& e, const char* when) {
+      EXPECT_EQ(e.usual_queue(), e.usual_queue_now()) << when << " size " << size;
+      usual += e.usual_queue();
+    };
+    Endpoint fresh;
+    agrees(fresh, "fresh");
+    EndpointPair pair(ca, cb);
+    for (Endpoint* e : {&pair.a().endpoint, &pair.b().endpoint}) agrees(*e, "init");
+    pair.start();
+    for (Endpoint* e : {&pair.a().endpoint, &pair.b().endpoint}) agrees(*e, "start");
+    ASSERT_TRUE(pair.run_handshake());
+    std::vector<uint8_t> blob(size, 0);
+    Endpoint& a = pair.a().endpoint;
+    for (Frame f = 0; f < 40; ++f) {
+      blob[0] = uint8_t(f / 3);
+      EXPECT_EQ(a.send_input(f, blob.data()), Result::ok) << "size " << size;
+      agrees(a, "input");
+      pair.step(kFrameUs);
+      agrees(a, "step");
+    }
+    EXPECT_EQ(a.usual_queue(), size >= 4 && size <= 8);
+    Endpoint& b = pair.b().endpoint;
+    b.send_disconnect();
+    agrees(b, "notice");
+    EXPECT_FALSE(b.usual_queue());
+    EXPECT_EQ(b.send_input(0, blob.data()), Result::wrong_state);
+    // A failed init after a good one, while running: not initialized, so nothing is queued.
+    EndpointConfig bad = ca;
+    bad.shape.num_players = 0;
+    EXPECT_NE(a.init(bad), Result::ok);
+    agrees(a, "failed init");
+    EXPECT_FALSE(a.usual_queue());
+    EXPECT_EQ(a.send_input(40, blob.data()), Result::wrong_state);
+    ASSERT_EQ(a.init(ca), Result::ok);
+    agrees(a, "init again");
+    EXPECT_EQ(a.send_input(0, blob.data()), Result::ok);
+    agrees(a, "input after init");
+  }
+  EXPECT_GT(usual, 0u);
+}
+
 }  // namespace
 }  // namespace retcon::test
 
