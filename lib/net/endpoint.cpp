@@ -73,6 +73,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   config_ = config;
   initialized_ = false;
   refresh_usual_queue();  // false until init succeeds
+  refresh_estimate_terms();  // the patience reads config_ (a failed init keeps the new config_)
   const char* bad = nullptr;
   const SessionShape& s = config.shape;
   if (s.num_players < 1 || s.num_players > uint32_t(kMaxPlayers)) bad = "shape.num_players";
@@ -182,6 +183,7 @@ Result Endpoint::init(const EndpointConfig& config) {
   silences_.reset();
   have_rtt_ = false;
   srtt_us_ = jitter_us_ = 0;
+  refresh_estimate_terms();  // (config_ and frame_us_ are set above)
   remote_frame_ = kNullFrame;
   remote_advantage_ = 0;
   remote_report_at_ = 0;
@@ -832,10 +834,12 @@ void Endpoint::handle_rtt_sample(uint64_t rtt_us) noexcept {
     have_rtt_ = true;
     srtt_us_ = rtt_us;
     jitter_us_ = rtt_us / 2;
+    refresh_estimate_terms();
     return;
   }
   jitter_us_ = smooth(jitter_us_, distance(srtt_us_, rtt_us), 4);
   srtt_us_ = smooth(srtt_us_, rtt_us, 8);
+  refresh_estimate_terms();
 }
 
 // ---------------------------------------------------------------------------------------------

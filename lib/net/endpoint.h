@@ -481,8 +481,19 @@ class Endpoint {
   // The peer's frame now, from what it did: its newest input minus its input delay, plus the
   // one-way trip while its inputs flow (see RemoteFrameEstimator). kNullFrame before a report.
   // Inline: the session asks every send pass and every frame.
+  // Its terms that change only with the round trip are kept (estimate_terms_, refreshed by init
+  // and every round-trip sample).
   Frame estimated_remote_frame(uint64_t now_us) const noexcept {
+    return remote_estimate_.estimate_reaching(last_received_, now_us, estimate_terms_.reach_us,
+                                              estimate_terms_.patience_us, frame_us_);
+  }
+  // The same from the round trip as it is now, and whether the kept terms are what it gives
+  // (the test compares them after every call).
+  Frame estimated_remote_frame_now(uint64_t now_us) const noexcept {
     return remote_estimate_.estimate(last_received_, now_us, srtt_us_ / 2, input_patience_us(), frame_us_);
+  }
+  bool estimate_terms_current() const noexcept {
+    return estimate_terms_.reach_us == srtt_us_ / 2 + frame_us_ / 2 && estimate_terms_.patience_us == input_patience_us();
   }
 
   // --- checksum reports (unreliable: sent once; a lost one only skips one comparison).
@@ -928,6 +939,15 @@ class Endpoint {
   bool have_rtt_ = false;
   uint64_t srtt_us_ = 0;
   uint64_t jitter_us_ = 0;
+  // estimated_remote_frame's terms from the round trip (refresh_estimate_terms): the one-way trip
+  // plus half a frame, and input_patience_us().
+  struct EstimateTerms {
+    uint64_t reach_us = 0;
+    uint64_t patience_us = 0;
+  } estimate_terms_;
+  void refresh_estimate_terms() noexcept {
+    estimate_terms_ = EstimateTerms{srtt_us_ / 2 + frame_us_ / 2, input_patience_us()};
+  }
   Frame remote_frame_ = kNullFrame;
   int32_t remote_advantage_ = 0;
   uint64_t remote_report_at_ = 0;

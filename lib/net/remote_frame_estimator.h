@@ -54,12 +54,18 @@ class RemoteFrameEstimator {
   // pause before the peer counts as stalled (a batch, a loss, the jitter).
   Frame estimate(Frame newest_input, uint64_t now_us, uint64_t one_way_us, uint64_t patience_us,
                  uint64_t frame_us) const noexcept {
+    return estimate_reaching(newest_input, now_us, one_way_us + frame_us / 2, patience_us, frame_us);
+  }
+  // estimate() with `reach_us` = one_way_us + frame_us / 2 (the trip and the rounding), which
+  // change only with the round trip: the endpoint keeps it, and asks this every frame.
+  Frame estimate_reaching(Frame newest_input, uint64_t now_us, uint64_t reach_us, uint64_t patience_us,
+                          uint64_t frame_us) const noexcept {
     // Not ready: before a report (kNullFrame) or before a lead (what the peer said).
     if (!ready_) [[unlikely]] return reported_;
     if (newest_input == kNullFrame || frame_us == 0) [[unlikely]] return reported_;  // what it said
     int64_t frame = int64_t(newest_input) - int64_t(lead_);
     const uint64_t since = now_us > progress_at_us_ ? now_us - progress_at_us_ : 0;
-    if (since <= patience_us) frame += int64_t((since + one_way_us + frame_us / 2) / frame_us);
+    if (since <= patience_us) frame += int64_t((since + reach_us) / frame_us);
     return clamp_frame(frame);
   }
   // std::clamp(frame, 0, INT32_MAX): a frame in range (always, but for a lying peer) in one

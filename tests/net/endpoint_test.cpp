@@ -1927,6 +1927,82 @@ TEST(Endpoint, UsualQueueByteIsTheEndpointsStateAfterEveryCall) {
   EXPECT_GT(usual, 0u);
 }
 
+// estimated_remote_frame (every frame, per peer, for time sync) keeps its terms that change only
+// with the round trip (the one-way trip plus half a frame, the input patience): after every call
+// of random runs (lossy, jittery links, so the round trip and its jitter move; quality reports;
+// a re-init) the kept terms are what the round trip gives now, and the estimate at several times
+// from now on is the one worked out from the round trip as it is.
+TEST(Endpoint, KeptEstimateTermsEstimateAsTheRoundTripNow) {
+  uint64_t checks = 0, estimates = 0;
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    std::mt19937_64 rng(seed * 104729 + 3);
+    EndpointConfig ca = default_config(seed * 2 + 301), cb = default_config(seed * 2 + 302);
+    ca.quality_interval_us = cb.quality_interval_us = 50000 + 50000 * (seed % 3);
+    ca.input_batch_frames = cb.input_batch_frames = uint32_t(1 + seed % 3);
+    EndpointPair pair(ca, cb, seed + 1);
+    LinkProfile link;
+    link.latency_us = 5000 + rng() % 40000;
+    link.jitter_us = rng() % 15000;
+    link.loss = double(rng() % 15) / 100;
+    pair.set_link(link);
+    EndpointPair::Side* sides[2] = {&pair.a(), &pair.b()};
+    auto agrees = [&](const char* when) {
+      for (EndpointPair::Side* s : sides) {
+        const Endpoint& e = s->endpoint;
+        EXPECT_TRUE(e.estimate_terms_current()) << when << " at " << pair.now << " seed " << seed;
+        for (uint64_t later : {uint64_t{0}, uint64_t{1}, uint64_t{4999}, uint64_t{8333}, uint64_t{16666}, uint64_t{47000}}) {
+          const Frame kept = e.estimated_remote_frame(pair.now + later);
+          EXPECT_EQ(kept, e.estimated_remote_frame_now(pair.now + later)) << when << " at " << pair.now << " seed " << seed;
+          estimates += kept != kNullFrame;
+        }
+        ++checks;
+      }
+    };
+    agrees("init");
+    pair.start();
+    agrees("start");
+    Frame next_frame[2] = {0, 0};
+    uint64_t next_frame_at = pair.now;
+    uint8_t blob[2] = {0, 0};
+    uint8_t buffer[2048];
+    const uint64_t end = 3000000 + rng() % 1000000;
+    while (pair.now < end) {
+      pair.now += 1000 + (rng() % 4 == 0 ? rng() % 3000 : 0);
+      for (EndpointPair::Side* s : sides) s->sim->set_time(pair.now);
+      const bool frame_time = pair.now >= next_frame_at;
+      if (frame_time) next_frame_at += kFrameUs;
+      for (int i = 0; i < 2; ++i) {
+        EndpointPair::Side& s = *sides[i];
+        Endpoint& e = s.endpoint;
+        PeerAddress from;
+        size_t length = 0;
+        while (s.sim->receive(&from, buffer, sizeof buffer, &length)) {
+          if (from != s.remote) continue;
+          e.on_datagram(buffer, length, pair.now);
+          agrees("datagram");
+        }
+        if (frame_time && e.running()) {
+          if (rng() % 3 == 0) blob[0] = uint8_t(rng());
+          (void)e.send_input(next_frame[i]++, blob);
+          e.set_local_frame(next_frame[i] - 1, int32_t(rng() % 5) - 2);
+          agrees("input");
+        }
+        (void)e.poll(pair.now, *s.recorder, s.remote);
+        agrees("poll");
+        Frame f;
+        const uint8_t* p;
+        while (e.pop_input(&f, &p)) {}
+      }
+    }
+    for (EndpointPair::Side* s : sides) {
+      ASSERT_EQ(s->endpoint.init(default_config(seed + 400)), Result::ok);
+      agrees("re-init");
+    }
+  }
+  EXPECT_GT(checks, 10000u);
+  EXPECT_GT(estimates, 1000u);
+}
+
 }  // namespace
 }  // namespace retcon::test
 
