@@ -335,7 +335,7 @@ class LatenessMonitor {
     // The usual frame started well after every outage known (this peer's two-way ones and the
     // other links'): the outage checks of lateness_us cannot move its due time, and it is
     // judged without them, one compare instead of theirs (clear_of_outages says when exactly).
-    const uint64_t clear_after = clear_of_outages(rtt, trip, timeline);
+    const uint64_t clear_after = clear_of_outages(timeline);
     // When an input of ours is due back acknowledged, after it went out (lateness_us): the sum
     // wraps as the per-frame one did.
     const uint64_t ack_within = terms_.ack_within;
@@ -484,14 +484,13 @@ class LatenessMonitor {
   // frames take the full checks, as before). Without any outage (end 0) every frame is clear;
   // the bound is then rtt + slack, and the few frames that start before it take the full
   // checks, which find nothing: one bound without a branch for the usual call.
-  // `trip`: rtt_us + slack as it wrapped.
-  uint64_t clear_of_outages(uint64_t rtt_us, uint64_t trip, const LocalTimeline& timeline) const noexcept {
+  uint64_t clear_of_outages(const LocalTimeline& timeline) const noexcept {
     const uint64_t end = std::max(deaf_to_us_, timeline.latest_outage_end());
     // end + rtt + slack without wrapping (the sum of the three fits exactly when neither of
-    // two additions in a row wraps, in either order). Both asked, not one after the other.
-    const uint64_t sum = end + trip;
-    const bool wraps = (trip < rtt_us) | (sum < end);
-    return wraps ? UINT64_MAX : sum;
+    // two additions in a row wraps, in either order). rtt + slack's is the terms' (clear_trip:
+    // UINT64_MAX when it wraps, and end + UINT64_MAX wraps but for end 0, which is UINT64_MAX).
+    const uint64_t sum = end + terms_.clear_trip;
+    return sum < end ? UINT64_MAX : sum;
   }
 
   // The peer's note: it heard nothing from us for gap_us, until ago_us before it sent the
@@ -564,6 +563,7 @@ class LatenessMonitor {
     uint64_t trip = 0;        // rtt + slack (wraps as the sums it stands for did)
     uint64_t ack_within = 0;  // trip + 3 frames: when an input of ours is due back acknowledged
     int32_t allowance = 0;    // 1 + 2 x jitter in whole frames
+    uint64_t clear_trip = 0;  // rtt + slack, UINT64_MAX if that wraps (clear_of_outages)
     static Terms of(uint64_t rtt, uint64_t jitter, uint64_t frame_us) noexcept {
       Terms t{rtt, jitter, frame_us};
       t.one_way = rtt / 2;
@@ -571,6 +571,7 @@ class LatenessMonitor {
       t.trip = rtt + t.slack;
       t.ack_within = t.trip + 3 * frame_us;
       t.allowance = int32_t(1 + 2 * jitter / frame_us);
+      t.clear_trip = t.trip < rtt ? UINT64_MAX : t.trip;
       return t;
     }
   };

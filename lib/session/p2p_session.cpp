@@ -2057,7 +2057,8 @@ inline void P2PSessionImpl::judge_lateness_as(Peer& peer, uint32_t i) {
   const int32_t worst = peer.lateness.observe(peer.endpoint.last_received_frame(), now_, link, timeline_);
   const LatenessMonitor::Gap outage = peer.lateness.last_outage();
   if (outage.to_us != outage_end) timeline_.on_outage(link.peer, outage.from_us, outage.to_us);
-  if (peer.lateness.should_report(worst, late_input_threshold_, now_)) report_late_inputs(peer, worst);
+  // (No frame late, the usual call: no report is due, whatever the threshold.)
+  if (worst > 0 && peer.lateness.should_report(worst, late_input_threshold_, now_)) report_late_inputs(peer, worst);
 }
 
 void P2PSessionImpl::judge_lateness_usual(Peer& peer, uint32_t i) { judge_lateness_as<false>(peer, i); }

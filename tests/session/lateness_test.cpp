@@ -655,6 +655,29 @@ TEST(LatenessMonitor, AnyTimesAndRoundTripsJudgeAsTheReference) {
   EXPECT_GT(late_frames, 100) << "runs with frames judged late";
 }
 
+// A round trip and slack whose sum wraps (rtt_us + slack past UINT64_MAX) make no frame clear of
+// the outage checks (clear_of_outages' terms_.clear_trip): another link's outage ending a slack
+// before frames 25..34 started still moves their due times, as the reference finds asking for
+// every frame. The frames arrive 30 frames after their start and one way, so the excuse shows
+// in the histogram.
+TEST(LatenessMonitor, ARoundTripAndSlackThatWrapMakeNoFrameClearOfTheOutages) {
+  LocalTimeline timeline;
+  LatenessMonitor monitor;
+  ReferenceJudge reference;
+  // rtt + slack wraps to a frame less a microsecond: a bound that would make frames clear.
+  const uint64_t rtt = UINT64_MAX - 10 * kTick, jitter = 5 * kTick, slack = 2 * jitter + kTick;
+  LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, rtt, jitter, kTick, 100, 0, {}, {}};
+  const auto start = [](Frame f) { return 1000000 + uint64_t(f) * kTick; };
+  timeline.on_outage(1, 1000, start(35) - slack);
+  for (Frame f = 0; f < 40; ++f) {
+    timeline.on_frame(f, start(f));
+    ++link.datagrams_received;
+    judge_both(reference, monitor, f, start(f) + rtt / 2 + 30 * kTick, link, timeline);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure()) << "frame " << f;
+  }
+  EXPECT_GT(monitor.numbers().histogram[3], 0u) << "frames excused in part by the outage";
+}
+
 // observe() takes the terms of the last call as they are while the round trip, jitter and frame
 // length stay those its terms were worked out of (LatenessMonitor::steady_). Round trips and
 // jitters that come back to earlier values (three of each, so a value often returns after
