@@ -432,7 +432,7 @@ __attribute__((always_inline)) inline Frame RollbackDriver::predict_others(Frame
   Frame until = end;
   for (uint32_t k = 0; k < others_count_; ++k) {
     const uint32_t i = others_[k];
-    InputQueue& q = players_[i].queue;
+    InputQueue& q = *other_queues_[k];
     const Frame last = q.last_confirmed();
     // A player with no input confirmed since its predictions were last written holds them
     // still (usually most of the others when several play): nothing to write.
@@ -453,7 +453,7 @@ __attribute__((always_inline)) inline Frame RollbackDriver::mark_others_from(Fra
   Frame until = end;
   for (uint32_t k = 0; k < others_count_; ++k) {
     const uint32_t i = others_[k];
-    const Frame last = players_[i].queue.last_confirmed();
+    const Frame last = other_queues_[k]->last_confirmed();
     if (frame <= last) {
       frame_status_[i] = InputStatus::confirmed;
       until = std::min(until, last + 1);  // last < end - 1 when it bounds: no overflow
