@@ -138,7 +138,9 @@ void check(const Side& s, const Side& peer, bool integrity, uint32_t num_players
 void remember(Side& s, uint32_t num_players) {
   s.last_received = s.endpoint.last_received_frame();
   s.last_acked = s.endpoint.last_acked_frame();
-  for (uint32_t p = 0; p < num_players; ++p) s.remote[p] = s.endpoint.remote_connect_status(PlayerIndex(p));
+  // Bounded by the array as well: GCC 12 at -O3 cannot see that num_players <= kMaxPlayers.
+  for (uint32_t p = 0; p < num_players && p < kMaxPlayers; ++p)
+    s.remote[p] = s.endpoint.remote_connect_status(PlayerIndex(p));
   s.was_disconnected = s.endpoint.state() == EndpointState::disconnected;
 }
 

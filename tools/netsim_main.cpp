@@ -119,7 +119,11 @@ bool parse(int argc, char** argv, Options* o) {
 
 std::string name_of(const FighterMatch& m, size_t i) {
   const int players = m.options().players;
-  return int(i) < players ? "p" + std::to_string(i) : "spec" + std::to_string(int(i) - players);
+  // Appended rather than "p" + std::to_string(...): GCC 12 at -O3 warns (-Wrestrict) on that
+  // operator+ inside libstdc++, a known false positive that -Werror turns into a failure.
+  std::string name = int(i) < players ? "p" : "spec";
+  name += std::to_string(int(i) < players ? int(i) : int(i) - players);
+  return name;
 }
 
 void progress(const FighterMatch& m, bool done) {
