@@ -1050,6 +1050,17 @@ struct UsualAndGeneral {
     general.driver.set_decision_source(never);
     return ::testing::AssertionSuccess();
   }
+  // Both take `player` back two frames behind (never at or before the confirmed frame), with
+  // the same result; on success its next input is for that frame.
+  void rejoin_alike(PlayerIndex player, Frame& next, uint64_t& rejoins) {
+    const Frame at = std::max(usual.driver.confirmed_frame() + 1, usual.driver.frame() - 2);
+    const Result a = usual.driver.rejoin_player(player, at);
+    ASSERT_EQ(a, general.driver.rejoin_player(player, at));
+    if (a == Result::ok) {
+      next = at;
+      ++rejoins;
+    }
+  }
   // Both advance: the same result and the same calls (`check` sees the usual one's before
   // they are cleared).
   template <class Check>
@@ -1179,13 +1190,7 @@ TEST(RollbackDriver, UsualRollbackKeepsStandingPredictionsAsTheGeneralReRunWrite
         ASSERT_EQ(usual.driver.disconnect_player(PlayerIndex(cut), after), general.driver.disconnect_player(PlayerIndex(cut), after));
       }
       if (tick == 100) {
-        const Frame at = std::max(usual.driver.confirmed_frame() + 1, usual.driver.frame() - 2);
-        const Result a = usual.driver.rejoin_player(PlayerIndex(cut), at);
-        ASSERT_EQ(a, general.driver.rejoin_player(PlayerIndex(cut), at));
-        if (a == Result::ok) {
-          next[cut] = at;
-          ++rejoins;
-        }
+        ASSERT_NO_FATAL_FAILURE(pair.rejoin_alike(PlayerIndex(cut), next[cut], rejoins));
       }
       for (uint32_t p = 1; p < players; ++p) {
         if (p == cut && tick >= 60 && tick < 100) continue;
@@ -1260,13 +1265,7 @@ TEST(RollbackDriver, UsualFramesHandTheGameWhatTheGeneralFramesDo) {
         for (RecordingDriver* r : {&usual, &general}) r->driver.agree_disconnect(PlayerIndex(cut));
       }
       if (tick == 100) {
-        const Frame at = std::max(usual.driver.confirmed_frame() + 1, usual.driver.frame() - 2);
-        const Result a = usual.driver.rejoin_player(PlayerIndex(cut), at);
-        ASSERT_EQ(a, general.driver.rejoin_player(PlayerIndex(cut), at));
-        if (a == Result::ok) {
-          next[cut] = at;
-          ++rejoins;
-        }
+        ASSERT_NO_FATAL_FAILURE(pair.rejoin_alike(PlayerIndex(cut), next[cut], rejoins));
       }
       for (uint32_t p = locals; p < players; ++p) {
         if (p == cut && tick >= 60 && tick < 100) continue;

@@ -421,6 +421,30 @@ TEST(Endpoint, UsualReceiveByteIsTheConnectionsStateAfterEveryCall) {
   EXPECT_EQ(shapes.a().endpoint.reject_reason(), detail::RejectReason::shape);
 }
 
+// The clock of a random run over `pair`: 1 ms on, now and then up to 3 ms more, both simulators
+// told. True when a frame is due (next_frame_at then moves one frame on).
+bool random_run_step(EndpointPair& pair, std::mt19937_64& rng, uint64_t& next_frame_at) {
+  pair.now += 1000 + (rng() % 4 == 0 ? rng() % 3000 : 0);
+  pair.a().sim->set_time(pair.now);
+  pair.b().sim->set_time(pair.now);
+  if (pair.now < next_frame_at) return false;
+  next_frame_at += kFrameUs;
+  return true;
+}
+
+// Every datagram waiting for `s` from its peer into its endpoint, `after` called after each.
+template <class After>
+void deliver_from_peer(EndpointPair::Side& s, uint64_t now, After&& after) {
+  uint8_t buffer[2048];
+  PeerAddress from;
+  size_t length = 0;
+  while (s.sim->receive(&from, buffer, sizeof buffer, &length)) {
+    if (from != s.remote) continue;
+    s.endpoint.on_datagram(buffer, length, now);
+    after();
+  }
+}
+
 // quiet_at asks one kept byte (Endpoint::quiet_allowed) for the connection's state instead of
 // its seven tests (running, no reply owed to the peer or strangers, the peer not back from a
 // silence, no player disconnected, no rider waiting, something sent): after every call of
@@ -467,21 +491,12 @@ TEST(Endpoint, QuietByteIsTheConnectionsStateAfterEveryCall) {
     const uint64_t end = 5000000 + rng() % 2000000;
     const uint64_t notice_at = seed % 3 == 1 ? 3000000 + rng() % 1000000 : ~uint64_t(0);
     while (pair.now < end) {
-      pair.now += 1000 + (rng() % 4 == 0 ? rng() % 3000 : 0);
-      for (EndpointPair::Side* s : sides) s->sim->set_time(pair.now);
-      const bool frame_time = pair.now >= next_frame_at;
-      if (frame_time) next_frame_at += kFrameUs;
+      const bool frame_time = random_run_step(pair, rng, next_frame_at);
       for (int i = 0; i < 2; ++i) {
         EndpointPair::Side& s = *sides[i];
         EndpointPair::Side& other = *sides[1 - i];
         Endpoint& e = s.endpoint;
-        PeerAddress from;
-        size_t length = 0;
-        while (s.sim->receive(&from, buffer, sizeof buffer, &length)) {
-          if (from != s.remote) continue;
-          e.on_datagram(buffer, length, pair.now);
-          agrees("datagram");
-        }
+        deliver_from_peer(s, pair.now, [&] { agrees("datagram"); });
         // An old datagram of the peer again (a handshake request: a reply owed), or a stranger's
         // request while the handshake runs.
         if (rng() % 40 == 0 && !other.recorder->sent.empty()) {
@@ -587,7 +602,6 @@ TEST(Endpoint, QuietProbeWithRidersWaitingPollsAsTheGeneralPath) {
     Frame next_frame[2][2] = {};  // [pair][side]
     uint64_t next_frame_at = 0, now = 0;
     uint8_t blob[2] = {0, 0};
-    uint8_t buffer[2048];
     const uint64_t end = 3000000 + rng() % 1000000;
     while (now < end) {
       now += 1000 + (rng() % 4 == 0 ? rng() % 3000 : 0);
@@ -610,10 +624,7 @@ TEST(Endpoint, QuietProbeWithRidersWaitingPollsAsTheGeneralPath) {
           EndpointPair::Side& s = i == 0 ? pair.a() : pair.b();
           s.sim->set_time(now);
           Endpoint& e = s.endpoint;
-          PeerAddress from;
-          size_t length = 0;
-          while (s.sim->receive(&from, buffer, sizeof buffer, &length))
-            if (from == s.remote) e.on_datagram(buffer, length, now);
+          deliver_from_peer(s, now, [] {});
           Frame& frame = next_frame[k][i];
           if (sending && e.running()) {
             (void)e.send_input(frame, blob);
@@ -1964,23 +1975,13 @@ TEST(Endpoint, KeptEstimateTermsEstimateAsTheRoundTripNow) {
     Frame next_frame[2] = {0, 0};
     uint64_t next_frame_at = pair.now;
     uint8_t blob[2] = {0, 0};
-    uint8_t buffer[2048];
     const uint64_t end = 3000000 + rng() % 1000000;
     while (pair.now < end) {
-      pair.now += 1000 + (rng() % 4 == 0 ? rng() % 3000 : 0);
-      for (EndpointPair::Side* s : sides) s->sim->set_time(pair.now);
-      const bool frame_time = pair.now >= next_frame_at;
-      if (frame_time) next_frame_at += kFrameUs;
+      const bool frame_time = random_run_step(pair, rng, next_frame_at);
       for (int i = 0; i < 2; ++i) {
         EndpointPair::Side& s = *sides[i];
         Endpoint& e = s.endpoint;
-        PeerAddress from;
-        size_t length = 0;
-        while (s.sim->receive(&from, buffer, sizeof buffer, &length)) {
-          if (from != s.remote) continue;
-          e.on_datagram(buffer, length, pair.now);
-          agrees("datagram");
-        }
+        deliver_from_peer(s, pair.now, [&] { agrees("datagram"); });
         if (frame_time && e.running()) {
           if (rng() % 3 == 0) blob[0] = uint8_t(rng());
           (void)e.send_input(next_frame[i]++, blob);
