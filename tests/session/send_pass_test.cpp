@@ -26,8 +26,23 @@ struct Sent {
   bool operator==(const Sent& o) const { return at_us == o.at_us && to == o.to && bytes == o.bytes; }
 };
 
+// What a game sees of an event, and of a peer's lateness (the judge reads when our inputs of
+// each frame first went out: the send passes keep that timeline).
+struct Seen {
+  EventType type;
+  PlayerIndex player;
+  Frame frame;
+  int32_t count, total;
+  bool operator==(const Seen& o) const {
+    return type == o.type && player == o.player && frame == o.frame && count == o.count && total == o.total;
+  }
+};
+
 struct Played {
   std::vector<std::vector<Sent>> sent;  // per machine, in sending order
+  std::vector<std::vector<Seen>> events;  // per machine
+  std::vector<int32_t> lateness;          // per machine and player: the worst seen (0 for its own)
+  size_t late_events = 0;
   std::vector<Frame> confirmed;
   std::vector<uint64_t> stalls;
   size_t decisions = 0;
@@ -37,9 +52,11 @@ struct Played {
 // One random match: 2 or 3 player machines (sometimes a spectator), latency, jitter, loss,
 // reordering and a blackout (the machines stall at their prediction windows), small windows,
 // input delay, timed decisions over the reliable channel, checksum reports, quality reports
-// every half second, machines that poll again and retry a refused frame in the same tick.
+// every half second, machines that poll again and retry a refused frame in the same tick; in
+// `lag_every`-th match (0: none) machine 1 holds what it sends for a while (a lag switch, its
+// inputs judged late by the others).
 // `machines`, `spectators`: that many instead of the random draw (0: drawn).
-Played play(uint32_t seed, bool full, uint32_t machines = 0, uint32_t spectators = 0) {
+Played play(uint32_t seed, bool full, uint32_t machines = 0, uint32_t spectators = 0, uint32_t lag_every = 0) {
   detail::set_full_send_passes_for_tests(full);
   std::mt19937 rng(seed);
   MatchOptions o;
@@ -66,6 +83,9 @@ Played play(uint32_t seed, bool full, uint32_t machines = 0, uint32_t spectators
   match.on_send = [&](uint32_t m, const PeerAddress& to, const uint8_t* data, size_t length) {
     out.sent[m].push_back({match.now(), to, std::vector<uint8_t>(data, data + length)});
   };
+  std::mt19937 lag(seed * 13 + 5);  // its own draws: the matches above stay as they were
+  const bool lag_switch = lag_every != 0 && seed % lag_every == 0;
+  const uint64_t lag_from = 2000000 + lag() % 1500000, lag_to = lag_from + 400000 + lag() % 800000;
   std::mt19937 decide(seed * 7 + 1);
   match.before_input = [&](uint32_t m) {
     if (decide() % 23 != 0) return;
@@ -76,11 +96,26 @@ Played play(uint32_t seed, bool full, uint32_t machines = 0, uint32_t spectators
     if (match.send_decision(m, at + Frame(decide() % 4), bytes) == Result::ok) ++out.decisions;
   };
   EXPECT_TRUE(match.build());
+  if (lag_switch) {
+    LinkProfile held = o.link;
+    held.blackouts = {o.link.blackouts[0], BlackoutWindow{lag_from, lag_to}};
+    match.machine(1).sim->set_outgoing(held);
+  }
   out.finished = match.run(6000);
   for (int i = 0; i < 90; ++i) match.tick();
+  out.events.resize(match.size());
   for (uint32_t m = 0; m < match.size(); ++m) {
     out.confirmed.push_back(match.machine(m).session->confirmed_frame());
     out.stalls.push_back(match.machine(m).stalls);
+    for (const Event& e : match.machine(m).game.events) {
+      out.events[m].push_back({e.type, e.player, e.frame, e.count, e.total});
+      out.late_events += e.type == EventType::late_inputs;
+    }
+    for (uint32_t p = 0; m < o.machines && p < o.machines; ++p) {
+      PeerStats s{};
+      const bool remote = match.machine(m).session->peer_stats(PlayerIndex(p), &s) == Result::ok;
+      out.lateness.push_back(remote ? s.lateness_max_frames : 0);
+    }
   }
   EXPECT_EQ(match.errors(), 0u) << "seed " << seed;
   expect_agree_with_reference(match, o.frames, true);
@@ -104,6 +139,8 @@ void expect_same_play(const Played& full, const Played& skipping, uint32_t seed,
   EXPECT_EQ(skipping.confirmed, full.confirmed) << "seed " << seed;
   EXPECT_EQ(skipping.stalls, full.stalls) << "seed " << seed;
   EXPECT_EQ(skipping.decisions, full.decisions) << "seed " << seed;
+  EXPECT_TRUE(skipping.events == full.events) << "seed " << seed;
+  EXPECT_EQ(skipping.lateness, full.lateness) << "seed " << seed;
 }
 
 // poll's usual pass asks every peer whether it is quiet first (send_due_poll_pass) and hands the
@@ -124,7 +161,7 @@ TEST(SendPasses, PollsQuietProbeHandsOverAtAnyPeer) {
 
 TEST(SendPasses, SkippingPassesSendWhatTheFullPassesSend) {
   uint64_t stalls = 0, datagrams = 0;
-  size_t decisions = 0;
+  size_t decisions = 0, late = 0;
   for (uint32_t seed = 1; seed <= 8; ++seed) {
     const Played full = play(seed, true), skipping = play(seed, false);
     expect_same_play(full, skipping, seed, &datagrams);
@@ -132,10 +169,21 @@ TEST(SendPasses, SkippingPassesSendWhatTheFullPassesSend) {
     for (uint64_t s : full.stalls) stalls += s;
     decisions += full.decisions;
   }
-  // The matches did what they are here for: frames refused at the window, decisions sent.
+  // Two machines, one of them a lag switch now and then: advance_sends' one-peer step (the
+  // usual frame of a two-player match) against the full passes, the judge's verdicts included.
+  for (uint32_t seed = 31; seed <= 38; ++seed) {
+    const Played full = play(seed, true, 2, 0, 2), skipping = play(seed, false, 2, 0, 2);
+    expect_same_play(full, skipping, seed, &datagrams);
+    if (::testing::Test::HasFatalFailure()) return;
+    decisions += full.decisions;
+    late += full.late_events;
+  }
+  // The matches did what they are here for: frames refused at the window, decisions sent,
+  // inputs judged late.
   EXPECT_GT(stalls, 20u);
   EXPECT_GT(decisions, 20u);
   EXPECT_GT(datagrams, 5000u);
+  EXPECT_GE(late, 3u);
 }
 
 // A match in which a player machine crashes and comes back (rejoin_connect, apply_rejoin,
