@@ -95,6 +95,42 @@ class RollbackDriver {
       if (p.queue.add_confirmed_small(frame + Frame(i), inputs)) note_mispredicted(frame + Frame(i));
     return count;
   }
+  // The session's drain of a peer in one call: every input of a remote player from its next
+  // frame (last_confirmed(player) + 1) to `last`, `inputs` `stride` bytes apart, taken as
+  // add_remote_input would take them one by one when it would take them all (the player remote,
+  // connected, small inputs, `last` new and inside the window): true. Anything else: nothing
+  // taken, false (the caller goes frame by frame). `player` is one of the players.
+  // One window test and one horizons update for the run, whatever its length: with two
+  // connected players the horizons are made exact here (pair_horizons' answer from the two
+  // newest inputs, one of them `last`), so the confirmed frame the session asks next costs no
+  // recomputation; with more, the lower-bound flags of input_rose.
+  bool take_remote_run(PlayerIndex player, Frame last, const uint8_t* inputs, size_t stride) noexcept {
+    Player& p = players_[player];
+    const Frame before = p.queue.last_confirmed();
+    if (!p.usual_remote || last >= fits_below_ || last <= before) return false;
+    if (two_connected_) {
+      const Player& other = players_[player ^ 1];  // two players: 0 and 1
+      const Frame theirs = other.queue.last_confirmed();
+      inputs_confirmed_ = std::min(last, theirs);
+      const Frame unknown = other.local ? last + 1 : std::min(last, theirs) + 1;
+      unknown_ = unknown;
+      room_below_ = room_below(unknown);
+      confirmed_known_ = unknown_known_ = kExact;
+    } else {
+      // input_rose() for a connected remote player, once: the run's first predecessor is its lowest.
+      if (before <= inputs_confirmed_) confirmed_known_ = Known(confirmed_known_ | kLowerBound);
+      if (before + 1 <= unknown_) unknown_known_ = Known(unknown_known_ | kLowerBound);
+    }
+    Frame frame = before + 1;
+    if (input_size_ == 4) {  // a pad's input: its size known once for the run
+      for (; frame <= last; ++frame, inputs += stride)
+        if (p.queue.add_confirmed_pad(frame, inputs)) note_mispredicted(frame);
+      return true;
+    }
+    for (; frame <= last; ++frame, inputs += stride)
+      if (p.queue.add_confirmed_small(frame, inputs)) note_mispredicted(frame);
+    return true;
+  }
   Result set_input_delay(PlayerIndex player, int32_t frames) noexcept;
   int32_t input_delay(PlayerIndex player) const noexcept { return players_[player].delay; }
   // The smallest input delay of the local players (INT32_MAX with none): a P2P session's send

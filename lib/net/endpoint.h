@@ -324,6 +324,19 @@ class Endpoint {
     pop_index_ += count;  // at most the run to the ring's end (peek_inputs)
     if (pop_index_ >= config_.receive_window_frames) pop_index_ -= config_.receive_window_frames;
   }
+  // The session's one-call drain: the blob of `first` when the frames first..last are held as
+  // one run of the receive ring that starts at the next frame to pop (first is next_pop(), last
+  // at most the newest frame received, the run not past the ring's end), else null; the others'
+  // blobs follow, receive_blob_size bytes apart, and pop_inputs(last - first + 1) pops them.
+  // The caller knows the count already (the driver's next frame to the newest received), so
+  // this asks only whether the ring holds them so. Frames first..last_received_ are all held
+  // (see peek_inputs), and last - first is below the window there: an unsigned compare.
+  const uint8_t* held_run(Frame first, Frame last) const noexcept {
+    if (first != next_pop_ || last > last_received_) return nullptr;
+    // last < first wraps to a huge count: refused too.
+    if (uint32_t(last - first) >= config_.receive_window_frames - pop_index_) return nullptr;
+    return receive_ring_.data() + size_t(pop_index_) * config_.receive_blob_size;
+  }
   // The ring index of the next frame to pop (next_pop_ modulo the window), kept by the pops;
   // public for the test that compares it after every call.
   uint32_t pop_index() const noexcept { return pop_index_; }

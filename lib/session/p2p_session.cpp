@@ -24,6 +24,7 @@
 #include "session/driver_session.h"
 #include "session/network_security.h"
 #include "session/handshake_mismatch.h"
+#include "session/input_drain.h"
 #include "session/peer.h"
 #include "session/rejoin.h"
 #include "session/send_pass_switch.h"
@@ -190,7 +191,8 @@ class P2PSessionImpl final : public P2PSession {
   // Hands the inputs received from a player peer to the driver. Inline as far as "nothing new
   // since the last drain" (the driver holds the newest frame received: about two polls in five at
   // 2 peers; a driver's frame is never below kNullFrame, so a peer that sent nothing yet is one of
-  // them); the rest out of line, where the driver's accept_remote_run is inline.
+  // them); the rest out of line, where the usual drain is one call each to the endpoint and the
+  // driver, both inline.
   void drain_inputs(Peer& peer) {
     const Frame next = peer.endpoint.last_received_frame();
     if (peer.player_count != 0 && driver_.last_confirmed(peer.players[0]) < next) drain_new_inputs(peer, next);
@@ -199,7 +201,10 @@ class P2PSessionImpl final : public P2PSession {
   __attribute__((noinline))
 #endif
   void drain_new_inputs(Peer& peer, Frame next);
-  bool drain_runs(Peer& peer, Frame next);
+#if defined(__GNUC__)
+  __attribute__((noinline))
+#endif
+  void drain_runs(Peer& peer, Frame next);
 #if defined(__GNUC__)
   __attribute__((noinline))
 #endif
@@ -1393,44 +1398,22 @@ Result P2PSessionImpl::disconnect(PlayerIndex player) {
 }
 
 // `next`: the newest frame received, which does not move while we pop (only a datagram moves it).
+// The usual peer (one player, the frames new to the driver held as one run of the receive ring,
+// all inside the window): one call each to the endpoint and the driver (session/input_drain.h).
 void P2PSessionImpl::drain_new_inputs(Peer& peer, Frame next) {
-  if (peer.player_count != 1 || !drain_runs(peer, next)) drain_frames(peer, next);
+  if (peer.player_count == 1 && drain_held_run(peer.endpoint, driver_, peer.players[0], next, input_size_)) return;
+  drain_runs(peer, next);
 }
 
-// The usual peer (one player): the frames held, a run of the receive ring at a time (two when it
-// wraps), into the driver in one call when it takes them all as it would one by one. False where
-// the driver or the ring would not (drain_frames goes on from there, frame by frame).
-bool P2PSessionImpl::drain_runs(Peer& peer, Frame next) {
-  const PlayerIndex player = peer.players[0];
-  for (;;) {
-    const Frame want = driver_.last_confirmed(player) + 1;
-    if (want > next) return true;
-    // The run starts at the endpoint's next frame: where it is not `want` (after a cut or a
-    // rejoin), or there is none, the driver takes nothing (its next frame is `want`, and it takes
-    // no empty run) and drain_frames decides, as it would have.
-    Frame frame = kNullFrame;
-    const uint8_t* blob = nullptr;
-    const uint32_t held = peer.endpoint.peek_inputs(&frame, &blob);
-    if (driver_.accept_remote_run(player, frame, blob, input_size_, held) == 0) return false;
-    peer.endpoint.pop_inputs(held);
-    // Taken up to the newest frame (the usual drain): the next look would find want > next.
-    if (Frame(held) > next - want) return true;
-  }
+// The rest: a one-player peer's ring runs (two when the run wraps past the ring's end), then
+// frame by frame where the driver or the ring would not take a run.
+void P2PSessionImpl::drain_runs(Peer& peer, Frame next) {
+  if (peer.player_count != 1 || !drain_ring_runs(peer.endpoint, driver_, peer.players[0], next, input_size_))
+    drain_frames(peer, next);
 }
 
 void P2PSessionImpl::drain_frames(Peer& peer, Frame next) {
-  const PlayerIndex first = peer.players[0];
-  for (;;) {
-    // Peek at the next frame first: the driver takes it only in order and inside its window.
-    const Frame want = driver_.last_confirmed(first) + 1;
-    if (want > next || !driver_.can_accept(first, want)) return;
-    Frame frame;
-    const uint8_t* blob;
-    if (!peer.endpoint.pop_input(&frame, &blob)) return;
-    driver_.add_remote_input(first, frame, blob);
-    for (uint32_t k = 1; k < peer.player_count; ++k)
-      driver_.add_remote_input(peer.players[k], frame, blob + size_t(k) * input_size_);
-  }
+  drain_frame_by_frame(peer.endpoint, driver_, peer.players.data(), peer.player_count, input_size_, next);
 }
 
 void P2PSessionImpl::send_local_inputs_all() {

@@ -80,3 +80,6 @@ if(NOT WIN32)
     ENVIRONMENT "RC_PARAMS=seed=1")
   gtest_discover_tests(session_rejoin_property_test DISCOVERY_TIMEOUT 300 TEST_SUFFIX .random_seed)
 endif()
+# The P2P session's drain of received inputs: the one-call drain and the ring runs against the
+# frame-by-frame drain, through real endpoints.
+retcon_add_test(session_input_drain_test ${CMAKE_CURRENT_LIST_DIR}/input_drain_test.cpp)
