@@ -27,6 +27,7 @@
 #include "session/input_drain.h"
 #include "session/peer.h"
 #include "session/rejoin.h"
+#include "session/poll_path_switch.h"
 #include "session/send_pass_switch.h"
 #include "session/stranger_replies.h"
 #include "session/snapshot_server.h"
@@ -41,6 +42,8 @@ namespace {
 // so a test that flips it affects only the sessions it creates next and no pass reads shared
 // memory; atomic, so sessions created on other threads meanwhile read it without a race.
 std::atomic<bool> full_send_passes_for_tests{false};
+// session/poll_path_switch.h, read as full_send_passes_for_tests is.
+std::atomic<bool> general_polls_for_tests{false};
 
 constexpr uint32_t kMaxPeers = kMaxPlayers - 1 + kMaxSpectators;
 // Input delay (both sides together) that disconnect agreement can reach back over.
@@ -96,13 +99,31 @@ class P2PSessionImpl final : public P2PSession {
   Result set_input_delay(PlayerIndex player, int32_t frames) override {
     return guarded_call(guard_, [&] { return driver_.set_input_delay(player, frames); });
   }
-  Result poll(uint64_t now_us) override { return guarded_call(guard_, [&] { return poll_once(now_us); }); }
+  // guarded_call written out: through its lambda GCC called poll_once out of line.
+  Result poll(uint64_t now_us) override {
+    if (guard_.busy()) return Result::wrong_state;
+    CallGuard::Scope scope(guard_);
+    return poll_once(now_us);
+  }
   Frame current_frame() const override { return driver_.frame(); }
   Frame confirmed_frame() const override { return driver_.confirmed_frame(); }
   SessionStats stats() const override { return driver_stats(driver_); }
 
   // ---- P2PSession
   bool running() const override { return running_; }
+  // Tests only (poll_path_switch.h): the usual poll's byte never says usual where it is not,
+  // asked as poll_unusual's tests ask it, one by one in their order (not through usual_poll_now).
+  bool usual_poll_holds() const noexcept {
+    if (!usual_poll_) return true;
+    if (general_polls_ || !started_ || handshakes_open_ || cuts_active_) return false;
+    if (!running_ || failed_) return false;  // update_running, the running block, the result
+    if (rejoin_phase_ != RejoinPhase::off && rejoin_phase_ != RejoinPhase::playing) return false;
+    if ((auto_delay_ && !auto_delay_done_) || pending_delay_count_ != 0) return false;
+    if (num_spectators_ != 0 || desync_.enabled() || desync_states_.enabled()) return false;
+    if (rejoin_askers_ != 0 || rejoin_untold_ || unusual_passes_) return false;
+    return true;
+  }
+  bool usual_poll_byte() const noexcept { return usual_poll_; }
   Result peer_stats(PlayerIndex player, PeerStats* out) const override {
     if (out == nullptr) return Result::invalid_argument;
     const Peer* peer = peer_of(player);
@@ -175,7 +196,62 @@ class P2PSessionImpl final : public P2PSession {
     return nullptr;
   }
 
+  // Always inline: the one call is poll()'s (its guard around it); left to GCC, the usual poll's
+  // shorter body made it a call of its own (p2p 2 64: +9 instructions per poll).
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   Result poll_once(uint64_t now_us);
+  // The usual poll: started, running, no handshake open, nobody cut, no rejoin under way, no
+  // automatic delay still to pick, no delay change pending, no spectators, no desync detection,
+  // the usual send pass. poll_once then runs only the routines the usual match needs, without
+  // a dozen tests (p2p 2 64: ~35 instructions per poll). usual_poll_ is the byte kept of it:
+  // worked out at the end of every poll that was not the usual one (poll_unusual), and cleared
+  // wherever one of those conditions stops holding between (unusual_poll); one that starts to
+  // hold waits for the next unusual poll. A test only (usual_poll_holds_for_tests) asks whether
+  // the byte ever says usual where the state is not. Of the clears, the cut's (activate_cuts)
+  // and a delay change's (schedule_delay) decide; the rejoin paths' and a failed handshake's
+  // find the byte cleared already today (every rejoin follows a cut, cuts_active_ is sticky, and
+  // a handshake fails only while one is open): they stay so that loosening either cannot leave
+  // a stale byte.
+  bool usual_poll_now() const noexcept {
+    return !general_polls_ && started_ && running_ && !failed_ && !handshakes_open_ && !unusual_passes_ &&
+           !cuts_active_ && (rejoin_phase_ == RejoinPhase::off || rejoin_phase_ == RejoinPhase::playing) &&
+           !(auto_delay_ && !auto_delay_done_) && pending_delay_count_ == 0 && rejoin_askers_ == 0 &&
+           !rejoin_untold_ && num_spectators_ == 0 && !desync_.enabled() && !desync_states_.enabled();
+  }
+  void unusual_poll() noexcept { usual_poll_ = false; }
+  [[gnu::noinline]] Result poll_unusual();
+  Result finish_running_poll();
+  Result finish_unusual_poll();
+  // poll's steps that the usual poll and poll_unusual share, in their order: every player
+  // peer's inputs to the driver; our frame and the confirmed frame marked on the timeline (the
+  // confirmed frame returned); the lateness of what arrived and (for watch_progress) when each
+  // player peer's input stream last moved.
+  void drain_all_inputs() {
+    for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
+  }
+  Frame mark_frames() {
+    // The frame is usually the one advance_frame marked already (the driver's frame never goes
+    // back, so the newest mark is that frame's own): the lookup only when it moved otherwise.
+    if (driver_.frame() != timeline_.newest_started()) timeline_.on_frame(driver_.frame(), now_);
+    // Asked once for the timeline and retire_decisions: nothing between them adds an input or
+    // cuts a player (drain_inputs above, advance and the disconnect agreement do), so it stays.
+    const Frame confirmed = driver_.confirmed_frame();
+    timeline_.on_confirmed(confirmed, now_);
+    return confirmed;
+  }
+  void watch_all_lateness() {
+    // One pass over the player peers: the lateness of what arrived, and (for watch_progress)
+    // when each one's input stream last moved. Neither changes what the other reads, and
+    // nothing between here and watch_progress moves a stream or drops a player peer.
+    for (uint32_t i = 0; i < num_player_peers_; ++i) {
+      Peer& peer = peers_[i];
+      if (peer.dropped) continue;
+      watch_lateness(peer, i);
+      peer.progress.observe(peer.endpoint.last_received_frame(), now_);
+    }
+  }
   Result advance();
   Result disconnect(PlayerIndex player);
   void receive_datagrams();
@@ -576,7 +652,10 @@ class P2PSessionImpl final : public P2PSession {
   // cuts_active_ || full_send_passes_: send_due's one test of whether its pass is the usual
   // one. Kept in step wherever either is set (both only ever become true).
   bool unusual_passes_ = false;
-  void activate_cuts() noexcept { cuts_active_ = unusual_passes_ = true; }
+  void activate_cuts() noexcept {
+    cuts_active_ = unusual_passes_ = true;
+    unusual_poll();
+  }
   bool handshakes_open_ = true;
   // A stranger reply went out since the last flush (answer_stranger): the next send pass
   // flushes even if it sends nothing itself (send_due).
@@ -620,6 +699,8 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t frame_us_ = 16667;
   bool stalled_ = false;  // the last advance_frame was refused
   bool full_send_passes_ = false;  // tests only: send_pass_switch.h, as it was at init
+  bool general_polls_ = false;      // tests only: poll_path_switch.h, as it was at init
+  bool usual_poll_ = false;         // see usual_poll_now
   int32_t disconnect_settle_frames_ = 0;
   uint64_t dropped_unknown_address_ = 0;
   uint64_t checksums_compared_ = 0;
@@ -741,6 +822,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   transport_ = c.network.transport;
   full_send_passes_ = full_send_passes_for_tests.load(std::memory_order_relaxed);
   unusual_passes_ = full_send_passes_ || cuts_active_;
+  general_polls_ = general_polls_for_tests.load(std::memory_order_relaxed);
 
   // Desync detection needs saved states of confirmed frames, even in lockstep.
   SaveMode mode = s.save_mode;
@@ -894,7 +976,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
 
 // ---------------------------------------------------------------- per tick
 
-Result P2PSessionImpl::poll_once(uint64_t now_us) {
+inline Result P2PSessionImpl::poll_once(uint64_t now_us) {
   if (now_us > now_) now_ = now_us;
   advice_.on_time(now_);  // a tick without advancing is a frame waited
   if (!started_) {
@@ -921,6 +1003,28 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
       if (peers_[i].endpoint.has_event()) handle_endpoint_events(peers_[i]);
     for (uint32_t i = 0; i < num_peers_; ++i) route_channel_messages(peers_[i]);
   }
+  // The usual poll (usual_poll_, asked after the events, which may end it): what poll_unusual
+  // does when each of its tests finds the usual match, without the tests.
+  if (!usual_poll_) [[unlikely]] return poll_unusual();
+  drain_all_inputs();
+  const Frame confirmed = mark_frames();
+  watch_all_lateness();
+  send_local_inputs();
+  // retire_decisions without spectators or desync detection: the decisions alone.
+  decisions_.retire(confirmed - disconnect_settle_frames_ - kDisconnectDelayAllowance, confirmed);
+  if (driver_.window_full()) [[unlikely]] {
+    watch_stall(stall_.update(true, now_, notify_delay_us_));
+    if (!usual_poll_) return finish_running_poll();  // a peer dropped: the rest as poll_unusual's
+  } else {
+    stall_.update(false, now_, notify_delay_us_);
+  }
+  send_due_poll_pass<false>();
+  return Result::ok;
+}
+
+// poll_once's rest when the poll is not the usual one (usual_poll_): every routine behind its
+// test. Worked out again at its end (usual_poll_now).
+Result P2PSessionImpl::poll_unusual() {
   if (handshakes_open_) watch_handshakes();
   // Before running too: a synchronized peer may tell us that a third machine, which we are
   // still handshaking with, is gone (it died mid-handshake), and we start without it.
@@ -930,40 +1034,38 @@ Result P2PSessionImpl::poll_once(uint64_t now_us) {
   if (cuts_active_) announce_agreed_cuts();
   if (rejoin_phase_ != RejoinPhase::off && rejoin_phase_ != RejoinPhase::playing) rejoin_connect();
   if (running_) {
-    for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
+    drain_all_inputs();
     // The routines below that are off in the usual match (no automatic delay, no delay change
     // pending, no spectators, no desync detection) are not even called: each check is the
     // routine's own first line.
     if (auto_delay_ && !auto_delay_done_) auto_delay_at_start();
     if (pending_delay_count_ != 0) apply_due_delays();
-    // The frame is usually the one advance_frame marked already (the driver's frame never goes
-    // back, so the newest mark is that frame's own): the lookup only when it moved otherwise.
-    if (driver_.frame() != timeline_.newest_started()) timeline_.on_frame(driver_.frame(), now_);
-    // Asked once for the timeline and retire_decisions: nothing between them adds an input or
-    // cuts a player (drain_inputs above, advance and the disconnect agreement do), so it stays.
-    const Frame confirmed = driver_.confirmed_frame();
-    timeline_.on_confirmed(confirmed, now_);
-    // One pass over the player peers: the lateness of what arrived, and (for watch_progress,
-    // below) when each one's input stream last moved. Neither changes what the other reads,
-    // and nothing between here and watch_progress moves a stream or drops a player peer.
-    for (uint32_t i = 0; i < num_player_peers_; ++i) {
-      Peer& peer = peers_[i];
-      if (peer.dropped) continue;
-      watch_lateness(peer, i);
-      peer.progress.observe(peer.endpoint.last_received_frame(), now_);
-    }
+    const Frame confirmed = mark_frames();
+    watch_all_lateness();
     send_local_inputs();
     if (num_spectators_ != 0) stream_to_spectators();
     if (desync_.enabled()) exchange_checksums();
     if (desync_states_.enabled()) desync_states_.poll(driver_, now_);
     retire_decisions(confirmed);
     watch_progress();
-    for (uint32_t i = 0; rejoin_askers_ != 0 && i < num_player_peers_; ++i)
-      if ((rejoin_askers_ >> i) & 1u) serve_rejoin(i);
-    tell_rejoined();
+    return finish_running_poll();
   }
+  return finish_unusual_poll();
+}
+
+// poll_unusual's end from its watch_progress on (the usual poll's too, once a peer it stalled
+// on was dropped).
+Result P2PSessionImpl::finish_running_poll() {
+  for (uint32_t i = 0; rejoin_askers_ != 0 && i < num_player_peers_; ++i)
+    if ((rejoin_askers_ >> i) & 1u) serve_rejoin(i);
+  tell_rejoined();
+  return finish_unusual_poll();
+}
+
+Result P2PSessionImpl::finish_unusual_poll() {
   if (cuts_active_) check_anyone_left();  // nobody can be gone before a drop
   send_due_at_poll();
+  usual_poll_ = usual_poll_now();
   return failed_ ? Result::version_mismatch : Result::ok;
 }
 
@@ -1065,6 +1167,7 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
         if (!peer.spectator && (hello.players_owned != expected || hello.spectator)) {
           emit_peer_event(EventType::handshake_rejected, peer, "the peer owns other players than configured here");
           failed_ = true;
+          unusual_poll();
           peer.endpoint.send_disconnect();
           break;
         }
@@ -1100,7 +1203,10 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
         }
         const HandshakeMismatch m = handshake_mismatch(ev.reason, shape_, peer.endpoint.remote_handshake());
         emit_peer_event(EventType::handshake_rejected, peer, m.message, m.ours, m.theirs);
-        if (!peer.spectator) failed_ = true;
+        if (!peer.spectator) {
+          failed_ = true;
+          unusual_poll();
+        }
         if (rejoining_ && !peer.spectator) rejoin_failed(m.message);
         break;
       }
@@ -1224,7 +1330,10 @@ void P2PSessionImpl::watch_handshakes() {
       peer.endpoint.send_disconnect();
       emit_peer_event(EventType::handshake_rejected, peer, "protocol version differs");
       if (peer.spectator) peer.dropped = true;
-      else failed_ = true;
+      else {
+        failed_ = true;
+        unusual_poll();
+      }
       continue;
     }
     driver_.reporter().log(LogLevel::warning, "peer %u: no handshake progress for %llu ms: given up", i,
@@ -1904,6 +2013,7 @@ bool P2PSessionImpl::schedule_delay(const DelayChange& change) {
   if (pending_delay_count_ == kMaxPendingDelays || pending_delays_of(change.sender) == kMaxPendingDelaysPerSender)
     return false;
   pending_delays_[pending_delay_count_++] = change;
+  unusual_poll();
   return true;
 }
 
@@ -2216,6 +2326,7 @@ Result P2PSessionImpl::answer(PlayerIndex player, bool accept) {
   peer->time_sync.reset();
   peer->endpoint.start(now_);
   handshakes_open_ = true;
+  unusual_poll();
   // Its inputs are taken from the frame it goes live at (apply_rejoin); ours go from now on.
   peer->endpoint.pause_receive();
   peer->endpoint.restart_outgoing_at(last_local_sent_ + 1);
@@ -2239,6 +2350,7 @@ bool P2PSessionImpl::on_rejoin_message(Peer& peer, const uint8_t* body, size_t s
     case RejoinKind::request: {
       if (peer.rejoining && allow_rejoin_ && rejoin_buffer_ != nullptr) {
         rejoin_askers_ |= 1u << index;
+        unusual_poll();
         return true;
       }
       uint8_t no[kMaxRejoinMessage];
@@ -2283,6 +2395,7 @@ bool P2PSessionImpl::on_rejoin_message(Peer& peer, const uint8_t* body, size_t s
       }
       rejoin_offer_ = o;
       rejoin_phase_ = RejoinPhase::loading;
+      unusual_poll();
       // Every machine streams its inputs from the state's frame on, and takes ours from the live
       // frame on: its acknowledgements name frames from live_at - 1 on as soon as it has the
       // notice, which may be long before the state is here (our stream must know that frame, or
@@ -2487,6 +2600,7 @@ void P2PSessionImpl::apply_rejoin(Peer& peer, PlayerIndex player, Frame state_fr
   rejoined_at_[player] = live_at;
   rejoin_told_[player] = false;
   rejoin_untold_ = true;
+  unusual_poll();
   cut_announced_[player] = false;
   local_status_[player] = ConnectStatus{};
   local_status_[player].last_frame = live_at - 1;
@@ -2655,6 +2769,7 @@ void P2PSessionImpl::rejoin_connect() {
     h.channel.set_receive_buffer(rejoin_buffer_.get(), rejoin_buffer_size_);
     rejoin_host_ = host;
     rejoin_phase_ = RejoinPhase::asking;
+    unusual_poll();
     driver_.reporter().log(LogLevel::info, "rejoin: asking player %d's machine for the state", int(h.players[0]));
   }
   if (rejoin_phase_ != RejoinPhase::asking && rejoin_phase_ != RejoinPhase::loading) return;
@@ -2723,6 +2838,7 @@ void P2PSessionImpl::take_rejoin_state(Peer& host) {
       driver_.rejoin_player(player, o.live_at);
       rejoined_at_[p] = o.live_at;
       rejoin_untold_ = true;
+      unusual_poll();
       for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].endpoint.rejoin_remote_player(player, o.live_at - 1);
       local_status_[p] = ConnectStatus{};
       local_status_[p].last_frame = o.live_at - 1;
@@ -2774,6 +2890,7 @@ void P2PSessionImpl::rejoin_catch_up() {
 void P2PSessionImpl::rejoin_failed(const char* why) {
   if (rejoin_phase_ == RejoinPhase::failed) return;
   rejoin_phase_ = RejoinPhase::failed;
+  unusual_poll();
   driver_.reporter().log(LogLevel::error, "rejoin failed: %s", why);
   for (uint32_t i = 0; i < num_peers_; ++i) {
     if (peers_[i].dropped) continue;
@@ -2796,6 +2913,7 @@ void P2PSessionImpl::tell_rejoined_players() {
     if (at == kNullFrame || rejoin_told_[p]) continue;
     if (driver_.absent(PlayerIndex(p), at) || driver_.confirmed_frame() < at) {
       rejoin_untold_ = true;
+      unusual_poll();
       continue;
     }
     rejoin_told_[p] = true;
@@ -3092,6 +3210,13 @@ void P2PSessionImpl::send_due_full(bool again) {
 }  // namespace
 
 void set_full_send_passes_for_tests(bool on) noexcept { full_send_passes_for_tests.store(on, std::memory_order_relaxed); }
+void set_general_polls_for_tests(bool on) noexcept { general_polls_for_tests.store(on, std::memory_order_relaxed); }
+bool usual_poll_holds_for_tests(const P2PSession& session) noexcept {
+  return static_cast<const P2PSessionImpl&>(session).usual_poll_holds();
+}
+bool usual_poll_for_tests(const P2PSession& session) noexcept {
+  return static_cast<const P2PSessionImpl&>(session).usual_poll_byte();
+}
 
 }  // namespace detail
 
