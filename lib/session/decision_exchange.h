@@ -82,6 +82,8 @@ class DecisionExchange {
     if (own_active_ == 0) return INT32_MAX;  // asked per peer every send: usually none in flight
     return hold_from_active(peers, player_peers, i);
   }
+  // False when hold_from holds nothing from any peer (no own decision in flight).
+  bool may_hold() const noexcept { return own_active_ != 0; }
 
   // A new connection to player peer `i` (a rejoining machine, session/rejoin.h): every own
   // decision still kept goes to it again, in sending order, and the hold counts only these

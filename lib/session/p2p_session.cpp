@@ -321,8 +321,14 @@ class P2PSessionImpl final : public P2PSession {
     Frame lowest = INT32_MAX;  // the lowest frame a streaming peer has now (idle_ready_)
     bool anyone = false;       // some player peer streams
   };
+  // `holds`: holds_may_apply() (or the tests' full passes), asked once for every peer.
   template <bool kUsual>
-  void send_ready_to(uint32_t i, Frame ready, ReadyTally& tally);
+  void send_ready_to(uint32_t i, Frame ready, bool holds, ReadyTally& tally);
+  // Whether a hold of send_ready_to's (our decisions, the rejoin notices we sent or relayed) may
+  // keep a frame from some peer: usually none is in flight, and then none is asked per peer.
+  bool holds_may_apply() const noexcept {
+    return decisions_.may_hold() || rejoin_hold_.may_hold() || relay_hold_.may_hold();
+  }
   void note_ready_sent(Frame ready, const ReadyTally& tally);
   // advance_frame's send_local_inputs and send_due(true) on the usual machine (one local player,
   // no delay change of ours out, the usual pass: no cut, no test switch), as one loop.
@@ -1548,7 +1554,9 @@ void P2PSessionImpl::send_local_inputs_all() {
 template <bool kUsual>
 inline void P2PSessionImpl::send_ready_inputs(Frame ready) {
   ReadyTally tally{last_local_sent_};
-  for (uint32_t i = 0; i < num_player_peers_; ++i) send_ready_to<kUsual>(i, ready, tally);
+  // (The tests' full passes ask every hold: session/send_pass_switch.h.)
+  const bool holds = holds_may_apply() || full_send_passes_;
+  for (uint32_t i = 0; i < num_player_peers_; ++i) send_ready_to<kUsual>(i, ready, holds, tally);
   note_ready_sent(ready, tally);
 }
 
@@ -1557,7 +1565,7 @@ template <bool kUsual>
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-inline void P2PSessionImpl::send_ready_to(uint32_t i, Frame ready, ReadyTally& tally) {
+inline void P2PSessionImpl::send_ready_to(uint32_t i, Frame ready, bool holds, ReadyTally& tally) {
   Peer& peer = peers_[i];
   if (peer.dropped || stream_waits_[i]) return;
   tally.anyone = true;
@@ -1567,8 +1575,11 @@ inline void P2PSessionImpl::send_ready_to(uint32_t i, Frame ready, ReadyTally& t
   // asked while a delay change of ours is out, since it frees the slots everyone acknowledged.
   if (sent < ready || (!kUsual && own_delays_active_ != 0)) {
     Frame upto = ready;
-    Frame hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
-    hold = std::min(hold, relay_hold_.hold_from(peers_, i));
+    Frame hold = INT32_MAX;
+    if (holds) {
+      hold = std::min(decisions_.hold_from(peers_, num_player_peers_, i), rejoin_hold_.hold_from(peers_, i));
+      hold = std::min(hold, relay_hold_.hold_from(peers_, i));
+    }
     if (!kUsual && own_delays_active_ != 0) hold = std::min(hold, hold_for_delays(i));
     if (hold != INT32_MAX) upto = std::min(upto, hold - 1);
     if (kUsual && upto == sent + 1) {
@@ -3100,8 +3111,7 @@ void P2PSessionImpl::advance_sends() {
   // A two-player match's usual frame: one peer, a player's, streaming, that has every frame up
   // to the newest sent (so is the frame before `ready`), and no hold.
   if (num_peers_ == 1 && num_player_peers_ == 1 && ready - 1 == last_local_sent_ && sent_to_peer_[0] == last_local_sent_ &&
-      !peers_[0].dropped && !stream_waits_[0] && decisions_.hold_from(peers_, 1, 0) == INT32_MAX &&
-      rejoin_hold_.hold_from(peers_, 0) == INT32_MAX && relay_hold_.hold_from(peers_, 0) == INT32_MAX)
+      !peers_[0].dropped && !stream_waits_[0] && !holds_may_apply())
     return advance_sends_one(ready);
   advance_sends_many(ready);
 }
@@ -3130,9 +3140,10 @@ void P2PSessionImpl::advance_sends() {
   basis_known_ = false;
   bool sent = false;
   ReadyTally tally{last_local_sent_};
+  const bool holds = holds_may_apply();  // (no test switch here: advance_sends_usual)
   const uint32_t players = num_player_peers_;
   for (uint32_t i = 0; i < players; ++i) {
-    send_ready_to<true>(i, ready, tally);
+    send_ready_to<true>(i, ready, holds, tally);
     sent |= pass_peer<false, true, false>(i);
   }
   note_ready_sent(ready, tally);

@@ -190,6 +190,8 @@ class RejoinHold {
     if (!active_ || i >= uint32_t(kMaxPlayers) || !sent_to_[i] || peers[i].dropped) return INT32_MAX;
     return peers[i].channel.acknowledged_through(seq_[i]) ? INT32_MAX : frame_;
   }
+  // False when hold_from holds nothing from any peer (never started).
+  bool may_hold() const noexcept { return active_; }
 
  private:
   bool active_ = false;

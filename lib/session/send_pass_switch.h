@@ -2,9 +2,10 @@
 // session is created. On, every P2P session created from then on takes the full path
 // (send_due_full): the urgency worked out and told to every endpoint, every endpoint polled
 // through its plain calls, as before the passes asked the endpoints for the urgency only where
-// they read it; and send_local_inputs tells an idle poll by its walk over the peers, never by
+// they read it; send_local_inputs tells an idle poll by its walk over the peers, never by
 // the mark send_ready_inputs leaves (idle_ready_, forgotten by every full pass, which follows
-// each send_local_inputs).
+// each send_local_inputs); and send_ready_inputs asks every peer's holds even while none may
+// apply (holds_may_apply).
 // The passes that skip must send exactly what that path sends, datagram by datagram
 // (tests/session/send_pass_test.cpp).
 // Games never call it; it is not part of the public API.

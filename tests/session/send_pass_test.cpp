@@ -15,6 +15,7 @@
 #include "session/send_pass_switch.h"
 #include "support/match_checks.h"
 #include "support/match_harness.h"
+#include "support/rejoin_checks.h"
 
 namespace retcon::test {
 namespace {
@@ -272,6 +273,89 @@ TEST(SendPasses, ARejoinSendsWhatTheFullPassesSend) {
     for (uint64_t r : full.stalls) rejoined += r;
   }
   EXPECT_GE(rejoined, 8u);  // every machine saw the rejoin in every match
+}
+
+
+// A rejoin whose host dies after its notice reached machine 1 but not machine 2 (as in
+// rejoin_partial_notice_test.cpp): machine 1 relays the notice to machine 2 and holds its inputs
+// from the live frame on until machine 2 acknowledged it (session/rejoin.h, the relay hold),
+// while no decision of its own and no rejoin notice of its own is in flight. Played with the full
+// passes (every hold asked for every peer) and with the skipping ones (the holds asked only
+// while one may apply: holds_may_apply), every machine must send the same datagrams at the
+// same ticks. `lossy`: 3% loss, so the relayed notice may need a resend.
+Played play_relayed_notice(uint32_t seed, bool full, bool lossy, Frame* live, Frame* relayed) {
+  detail::set_full_send_passes_for_tests(full);
+  MatchOptions o = slow_transfer_rejoin_options(700);
+  o.machines = 4;
+  o.seed = seed;
+  o.random_inputs = true;
+  o.state_padding = 0;
+  o.max_prediction = 30;
+  o.link.loss = lossy ? 0.03 : 0.0;
+  Match match(o);
+  Played out;
+  out.sent.resize(o.machines);
+  match.on_send = [&](uint32_t m, const PeerAddress& to, const uint8_t* data, size_t length) {
+    out.sent[m].push_back({match.now(), to, std::vector<uint8_t>(data, data + length)});
+  };
+  EXPECT_TRUE(match.build());
+  crash_and_restart(match, 3, 150, 0);
+  std::vector<size_t> answered;
+  for (int t = 0; t < 1500 && seen(match, 0, 3).rejoining == kNullFrame; ++t) {
+    match.tick();
+    answer_requests(match, answered, true);
+  }
+  *live = seen(match, 0, 3).rejoining;
+  match.block(0, 2);  // from the stamp on, nothing of the host's reaches machine 2
+  for (int t = 0; t < 600 && seen(match, 1, 3).rejoining == kNullFrame; ++t) match.tick();
+  // Machine 1 plays past the live frame before the host dies (its window reaches that far
+  // beyond machine 2's last input, and machine 2's beyond the host's last), so that once it
+  // relays the notice, every frame it goes on to play is one the relay hold keeps from machine 2.
+  for (int t = 0; t < 600 && match.machine(1).session->current_frame() < *live + 2; ++t) match.tick();
+  match.machine(0).stopped = true;  // the host dies
+  match.block(1, 2);
+  for (int t = 0; t < 3000; ++t) {
+    if (t == 30) match.block(1, 2, false);  // (half a second: nobody is dropped for it)
+    match.tick();
+    Machine& back = match.machine(3);
+    if (!back.stopped && !back.session->running() && match.count_events(3, EventType::cannot_continue) > 0)
+      back.stopped = true;  // it gave up
+    if (match.machine(1).session->confirmed_frame() >= o.frames && match.machine(2).session->confirmed_frame() >= o.frames)
+      break;
+  }
+  out.finished = match.machine(1).session->confirmed_frame() >= o.frames &&
+                 match.machine(2).session->confirmed_frame() >= o.frames;
+  *relayed = seen(match, 2, 3).rejoining;
+  for (uint32_t m = 0; m < match.size(); ++m) out.confirmed.push_back(match.machine(m).session->confirmed_frame());
+  EXPECT_EQ(match.errors(), 0u) << "seed " << seed;
+  detail::set_full_send_passes_for_tests(false);
+  return out;
+}
+
+TEST(SendPasses, ARelayedRejoinNoticeHoldsAsTheFullPassesHold) {
+  uint64_t datagrams = 0;
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    const bool lossy = seed > 4;
+    Frame live_full = kNullFrame, relayed_full = kNullFrame, live = kNullFrame, relayed = kNullFrame;
+    const Played full = play_relayed_notice(seed, true, lossy, &live_full, &relayed_full);
+    const Played skipping = play_relayed_notice(seed, false, lossy, &live, &relayed);
+    ASSERT_NE(live_full, kNullFrame) << "seed " << seed << ": the host stamped the rejoin";
+    ASSERT_EQ(relayed_full, live_full) << "seed " << seed << ": machine 2 heard of it from machine 1 only";
+    ASSERT_TRUE(full.finished) << "seed " << seed;
+    ASSERT_TRUE(skipping.finished) << "seed " << seed;
+    EXPECT_EQ(live, live_full) << "seed " << seed;
+    EXPECT_EQ(relayed, relayed_full) << "seed " << seed;
+    ASSERT_EQ(skipping.sent.size(), full.sent.size());
+    for (size_t m = 0; m < full.sent.size(); ++m) {
+      ASSERT_EQ(skipping.sent[m].size(), full.sent[m].size()) << "seed " << seed << " machine " << m;
+      for (size_t i = 0; i < full.sent[m].size(); ++i)
+        ASSERT_TRUE(skipping.sent[m][i] == full.sent[m][i])
+            << "seed " << seed << " machine " << m << " datagram " << i << " at " << full.sent[m][i].at_us;
+      datagrams += full.sent[m].size();
+    }
+    EXPECT_EQ(skipping.confirmed, full.confirmed) << "seed " << seed;
+  }
+  EXPECT_GT(datagrams, 5000u);
 }
 
 }  // namespace
