@@ -27,7 +27,7 @@
 #include "session/input_drain.h"
 #include "session/peer.h"
 #include "session/rejoin.h"
-#include "session/poll_path_switch.h"
+#include "session/tick_path_switch.h"
 #include "session/send_pass_switch.h"
 #include "session/stranger_replies.h"
 #include "session/snapshot_server.h"
@@ -42,8 +42,8 @@ namespace {
 // so a test that flips it affects only the sessions it creates next and no pass reads shared
 // memory; atomic, so sessions created on other threads meanwhile read it without a race.
 std::atomic<bool> full_send_passes_for_tests{false};
-// session/poll_path_switch.h, read as full_send_passes_for_tests is.
-std::atomic<bool> general_polls_for_tests{false};
+// session/tick_path_switch.h, read as full_send_passes_for_tests is.
+std::atomic<bool> general_ticks_for_tests{false};
 
 constexpr uint32_t kMaxPeers = kMaxPlayers - 1 + kMaxSpectators;
 // Input delay (both sides together) that disconnect agreement can reach back over.
@@ -111,19 +111,21 @@ class P2PSessionImpl final : public P2PSession {
 
   // ---- P2PSession
   bool running() const override { return running_; }
-  // Tests only (poll_path_switch.h): the usual poll's byte never says usual where it is not,
-  // asked as poll_unusual's tests ask it, one by one in their order (not through usual_poll_now).
-  bool usual_poll_holds() const noexcept {
-    if (!usual_poll_) return true;
-    if (general_polls_ || !started_ || handshakes_open_ || cuts_active_) return false;
+  // Tests only (tick_path_switch.h): the usual tick's byte never says usual where it is not,
+  // asked as poll_unusual's and advance_unusual's tests ask it, one by one (not through
+  // usual_tick_now).
+  bool usual_tick_holds() const noexcept {
+    if (!usual_tick_) return true;
+    if (general_ticks_ || !started_ || handshakes_open_ || cuts_active_) return false;
     if (!running_ || failed_) return false;  // update_running, the running block, the result
-    if (rejoin_phase_ != RejoinPhase::off && rejoin_phase_ != RejoinPhase::playing) return false;
+    if (rejoin_phase_ != RejoinPhase::off) return false;  // poll's test, and advance's (playing)
     if ((auto_delay_ && !auto_delay_done_) || pending_delay_count_ != 0) return false;
+    if (local_count_ != 1 || own_delays_active_ != 0) return false;  // send_local_inputs, advance's sends
     if (num_spectators_ != 0 || desync_.enabled() || desync_states_.enabled()) return false;
     if (rejoin_askers_ != 0 || rejoin_untold_ || unusual_passes_) return false;
     return true;
   }
-  bool usual_poll_byte() const noexcept { return usual_poll_; }
+  bool usual_tick_byte() const noexcept { return usual_tick_; }
   Result peer_stats(PlayerIndex player, PeerStats* out) const override {
     if (out == nullptr) return Result::invalid_argument;
     const Peer* peer = peer_of(player);
@@ -202,28 +204,30 @@ class P2PSessionImpl final : public P2PSession {
   __attribute__((always_inline))
 #endif
   Result poll_once(uint64_t now_us);
-  // The usual poll: started, running, no handshake open, nobody cut, no rejoin under way, no
-  // automatic delay still to pick, no delay change pending, no spectators, no desync detection,
-  // the usual send pass. poll_once then runs only the routines the usual match needs, without
-  // a dozen tests (p2p 2 64: ~35 instructions per poll). usual_poll_ is the byte kept of it:
-  // worked out at the end of every poll that was not the usual one (poll_unusual), and cleared
-  // wherever one of those conditions stops holding between (unusual_poll); one that starts to
-  // hold waits for the next unusual poll. A test only (usual_poll_holds_for_tests) asks whether
-  // the byte ever says usual where the state is not. Of the clears, the cut's (activate_cuts)
-  // and a delay change's (schedule_delay) decide; the rejoin paths' and a failed handshake's
-  // find the byte cleared already today (every rejoin follows a cut, cuts_active_ is sticky, and
-  // a handshake fails only while one is open): they stay so that loosening either cannot leave
-  // a stale byte.
-  bool usual_poll_now() const noexcept {
-    return !general_polls_ && started_ && running_ && !failed_ && !handshakes_open_ && !unusual_passes_ &&
-           !cuts_active_ && (rejoin_phase_ == RejoinPhase::off || rejoin_phase_ == RejoinPhase::playing) &&
-           !(auto_delay_ && !auto_delay_done_) && pending_delay_count_ == 0 && rejoin_askers_ == 0 &&
+  // The usual tick: started, running, no handshake open, nobody cut, no rejoin, no automatic
+  // delay still to pick, no delay change pending or of ours out, one local player, no
+  // spectators, no desync detection, the usual send pass. poll_once and advance then run only
+  // the routines the usual match needs, without a dozen tests each (p2p 2 64: ~35 instructions
+  // per poll, ~20 per frame). usual_tick_ is the byte kept of it: worked out at the end of every
+  // poll that was not the usual one (poll_unusual), and cleared wherever one of those
+  // conditions stops holding between (unusual_tick); one that starts to hold waits for the next
+  // unusual poll. A test only (usual_tick_holds_for_tests) asks whether the byte ever says usual
+  // where the state is not. Of the clears, the cut's (activate_cuts) and a delay change's
+  // (schedule_delay) decide; a delay change of ours (plan_delay: it schedules the change in the
+  // same call), the rejoin paths' and a failed handshake's find the byte cleared already today
+  // (every rejoin follows a cut, cuts_active_ is sticky, and a handshake fails only while one is
+  // open): they stay so that loosening any of those cannot leave a stale byte. (A machine that
+  // came back, rejoin_phase_ playing, has cuts_active_ from init.)
+  bool usual_tick_now() const noexcept {
+    return !general_ticks_ && started_ && running_ && !failed_ && !handshakes_open_ && !unusual_passes_ &&
+           !cuts_active_ && rejoin_phase_ == RejoinPhase::off && !(auto_delay_ && !auto_delay_done_) &&
+           pending_delay_count_ == 0 && own_delays_active_ == 0 && local_count_ == 1 && rejoin_askers_ == 0 &&
            !rejoin_untold_ && num_spectators_ == 0 && !desync_.enabled() && !desync_states_.enabled();
   }
-  void unusual_poll() noexcept { usual_poll_ = false; }
+  void unusual_tick() noexcept { usual_tick_ = false; }
   [[gnu::noinline]] Result poll_unusual();
   Result finish_running_poll();
-  Result finish_unusual_poll();
+  Result finish_unusual_tick();
   // poll's steps that the usual poll and poll_unusual share, in their order: every player
   // peer's inputs to the driver; our frame and the confirmed frame marked on the timeline (the
   // confirmed frame returned); the lateness of what arrived and (for watch_progress) when each
@@ -253,6 +257,7 @@ class P2PSessionImpl final : public P2PSession {
     }
   }
   Result advance();
+  [[gnu::noinline]] Result advance_unusual();
   Result disconnect(PlayerIndex player);
   void receive_datagrams();
   // [[gnu::noinline]] below: what poll_once calls only when something is off the usual match
@@ -303,6 +308,13 @@ class P2PSessionImpl final : public P2PSession {
     }
     send_local_inputs_all();
   }
+  // send_local_inputs on the usual tick (usual_tick_: one local player, no delay change of ours
+  // out, nobody cut), without asking those.
+  void send_local_inputs_usual() {
+    const Frame ready = driver_.last_confirmed(local_players_[0]);
+    if (ready == idle_ready_ || (ready <= last_local_sent_ && streams_have(ready))) return;
+    send_ready_inputs<true>(ready);
+  }
   // Every streaming player peer has `ready`, and none more than last_local_sent_.
   bool streams_have(Frame ready) const noexcept {
     bool idle = true;
@@ -342,6 +354,11 @@ class P2PSessionImpl final : public P2PSession {
   [[gnu::noinline]] void stream_to_spectators();
   [[gnu::noinline]] void exchange_checksums();
   void compare_reports(Peer& peer);
+  // Always inline: advance's usual frame and advance_unusual call it; as a call of its own
+  // (GCC's choice with two callers) it cost ~16 instructions a frame more.
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   void update_time_sync();
   // Inline for the usual tick of a running peer: nothing arrived from it since the last one
   // (LatenessMonitor::quiet), or it came back lately (judge_lateness sees to both).
@@ -660,7 +677,7 @@ class P2PSessionImpl final : public P2PSession {
   bool unusual_passes_ = false;
   void activate_cuts() noexcept {
     cuts_active_ = unusual_passes_ = true;
-    unusual_poll();
+    unusual_tick();
   }
   bool handshakes_open_ = true;
   // A stranger reply went out since the last flush (answer_stranger): the next send pass
@@ -705,8 +722,8 @@ class P2PSessionImpl final : public P2PSession {
   uint64_t frame_us_ = 16667;
   bool stalled_ = false;  // the last advance_frame was refused
   bool full_send_passes_ = false;  // tests only: send_pass_switch.h, as it was at init
-  bool general_polls_ = false;      // tests only: poll_path_switch.h, as it was at init
-  bool usual_poll_ = false;         // see usual_poll_now
+  bool general_ticks_ = false;      // tests only: tick_path_switch.h, as it was at init
+  bool usual_tick_ = false;         // see usual_tick_now
   int32_t disconnect_settle_frames_ = 0;
   uint64_t dropped_unknown_address_ = 0;
   uint64_t checksums_compared_ = 0;
@@ -828,7 +845,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
   transport_ = c.network.transport;
   full_send_passes_ = full_send_passes_for_tests.load(std::memory_order_relaxed);
   unusual_passes_ = full_send_passes_ || cuts_active_;
-  general_polls_ = general_polls_for_tests.load(std::memory_order_relaxed);
+  general_ticks_ = general_ticks_for_tests.load(std::memory_order_relaxed);
 
   // Desync detection needs saved states of confirmed frames, even in lockstep.
   SaveMode mode = s.save_mode;
@@ -1009,18 +1026,18 @@ inline Result P2PSessionImpl::poll_once(uint64_t now_us) {
       if (peers_[i].endpoint.has_event()) handle_endpoint_events(peers_[i]);
     for (uint32_t i = 0; i < num_peers_; ++i) route_channel_messages(peers_[i]);
   }
-  // The usual poll (usual_poll_, asked after the events, which may end it): what poll_unusual
+  // The usual tick (usual_tick_, asked after the events, which may end it): what poll_unusual
   // does when each of its tests finds the usual match, without the tests.
-  if (!usual_poll_) [[unlikely]] return poll_unusual();
+  if (!usual_tick_) [[unlikely]] return poll_unusual();
   drain_all_inputs();
   const Frame confirmed = mark_frames();
   watch_all_lateness();
-  send_local_inputs();
+  send_local_inputs_usual();
   // retire_decisions without spectators or desync detection: the decisions alone.
   decisions_.retire(confirmed - disconnect_settle_frames_ - kDisconnectDelayAllowance, confirmed);
   if (driver_.window_full()) [[unlikely]] {
     watch_stall(stall_.update(true, now_, notify_delay_us_));
-    if (!usual_poll_) return finish_running_poll();  // a peer dropped: the rest as poll_unusual's
+    if (!usual_tick_) return finish_running_poll();  // a peer dropped: the rest as poll_unusual's
   } else {
     stall_.update(false, now_, notify_delay_us_);
   }
@@ -1028,8 +1045,8 @@ inline Result P2PSessionImpl::poll_once(uint64_t now_us) {
   return Result::ok;
 }
 
-// poll_once's rest when the poll is not the usual one (usual_poll_): every routine behind its
-// test. Worked out again at its end (usual_poll_now).
+// poll_once's rest when the poll is not the usual one (usual_tick_): every routine behind its
+// test. Worked out again at its end (usual_tick_now).
 Result P2PSessionImpl::poll_unusual() {
   if (handshakes_open_) watch_handshakes();
   // Before running too: a synchronized peer may tell us that a third machine, which we are
@@ -1056,7 +1073,7 @@ Result P2PSessionImpl::poll_unusual() {
     watch_progress();
     return finish_running_poll();
   }
-  return finish_unusual_poll();
+  return finish_unusual_tick();
 }
 
 // poll_unusual's end from its watch_progress on (the usual poll's too, once a peer it stalled
@@ -1065,17 +1082,38 @@ Result P2PSessionImpl::finish_running_poll() {
   for (uint32_t i = 0; rejoin_askers_ != 0 && i < num_player_peers_; ++i)
     if ((rejoin_askers_ >> i) & 1u) serve_rejoin(i);
   tell_rejoined();
-  return finish_unusual_poll();
+  return finish_unusual_tick();
 }
 
-Result P2PSessionImpl::finish_unusual_poll() {
+Result P2PSessionImpl::finish_unusual_tick() {
   if (cuts_active_) check_anyone_left();  // nobody can be gone before a drop
   send_due_at_poll();
-  usual_poll_ = usual_poll_now();
+  usual_tick_ = usual_tick_now();
   return failed_ ? Result::version_mismatch : Result::ok;
 }
 
 Result P2PSessionImpl::advance() {
+  // The usual tick (usual_tick_): what advance_unusual does when each of its tests finds the
+  // usual match, without the tests. Nothing here changes what the byte stands for (the game's
+  // callbacks cannot call in: the guard refuses them).
+  if (!usual_tick_) [[unlikely]] return advance_unusual();
+  advance_sends();
+  const Result r = driver_.advance();
+  stalled_ = r == Result::prediction_limit;
+  // Start-up stalls (one machine started a round trip earlier) owe nothing: time sync evens those.
+  if (stalled_ && driver_.frame() >= kTimeSyncWarmupFrames) catch_up_.on_refused();
+  if (r == Result::ok) {
+    advanced_at_ = now_;
+    advice_.on_advanced(now_);
+    catch_up_.on_advanced(now_);
+    timeline_.on_frame(driver_.frame(), now_);
+    update_time_sync();
+  }
+  return r;
+}
+
+// advance when the tick is not the usual one (usual_tick_): every routine behind its test.
+Result P2PSessionImpl::advance_unusual() {
   if (!running_) return Result::not_synchronized;
   if (advance_sends_usual()) {
     advance_sends();
@@ -1085,7 +1123,6 @@ Result P2PSessionImpl::advance() {
   }
   const Result r = driver_.advance();
   stalled_ = r == Result::prediction_limit;
-  // Start-up stalls (one machine started a round trip earlier) owe nothing: time sync evens those.
   if (stalled_ && driver_.frame() >= kTimeSyncWarmupFrames) catch_up_.on_refused();
   if (r == Result::ok) {
     advanced_at_ = now_;
@@ -1173,7 +1210,7 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
         if (!peer.spectator && (hello.players_owned != expected || hello.spectator)) {
           emit_peer_event(EventType::handshake_rejected, peer, "the peer owns other players than configured here");
           failed_ = true;
-          unusual_poll();
+          unusual_tick();
           peer.endpoint.send_disconnect();
           break;
         }
@@ -1211,7 +1248,7 @@ void P2PSessionImpl::handle_endpoint_events(Peer& peer) {
         emit_peer_event(EventType::handshake_rejected, peer, m.message, m.ours, m.theirs);
         if (!peer.spectator) {
           failed_ = true;
-          unusual_poll();
+          unusual_tick();
         }
         if (rejoining_ && !peer.spectator) rejoin_failed(m.message);
         break;
@@ -1338,7 +1375,7 @@ void P2PSessionImpl::watch_handshakes() {
       if (peer.spectator) peer.dropped = true;
       else {
         failed_ = true;
-        unusual_poll();
+        unusual_tick();
       }
       continue;
     }
@@ -1804,7 +1841,7 @@ void P2PSessionImpl::compare_reports(Peer& peer) {
   peer.pending_count = kept;
 }
 
-void P2PSessionImpl::update_time_sync() {
+inline void P2PSessionImpl::update_time_sync() {
   if (sample_fence_us_ == kWaitInProgress) {
     if (advice_.frames_left() > 0) return;
     // The wait is over (or the game ignored it): the peers' next reports tell its effect.
@@ -1983,6 +2020,7 @@ Result P2PSessionImpl::plan_delay(const AdaptiveDelayRule& rule, Frame frame, De
   *own = OwnDelay{};
   own->active = true;
   ++own_delays_active_;
+  unusual_tick();
   own->frame = frame;
   for (uint32_t i = 0; i < num_player_peers_ && i < uint32_t(kMaxPlayers); ++i) {
     if (peers_[i].dropped) continue;
@@ -2024,7 +2062,7 @@ bool P2PSessionImpl::schedule_delay(const DelayChange& change) {
   if (pending_delay_count_ == kMaxPendingDelays || pending_delays_of(change.sender) == kMaxPendingDelaysPerSender)
     return false;
   pending_delays_[pending_delay_count_++] = change;
-  unusual_poll();
+  unusual_tick();
   return true;
 }
 
@@ -2337,7 +2375,7 @@ Result P2PSessionImpl::answer(PlayerIndex player, bool accept) {
   peer->time_sync.reset();
   peer->endpoint.start(now_);
   handshakes_open_ = true;
-  unusual_poll();
+  unusual_tick();
   // Its inputs are taken from the frame it goes live at (apply_rejoin); ours go from now on.
   peer->endpoint.pause_receive();
   peer->endpoint.restart_outgoing_at(last_local_sent_ + 1);
@@ -2361,7 +2399,7 @@ bool P2PSessionImpl::on_rejoin_message(Peer& peer, const uint8_t* body, size_t s
     case RejoinKind::request: {
       if (peer.rejoining && allow_rejoin_ && rejoin_buffer_ != nullptr) {
         rejoin_askers_ |= 1u << index;
-        unusual_poll();
+        unusual_tick();
         return true;
       }
       uint8_t no[kMaxRejoinMessage];
@@ -2406,7 +2444,7 @@ bool P2PSessionImpl::on_rejoin_message(Peer& peer, const uint8_t* body, size_t s
       }
       rejoin_offer_ = o;
       rejoin_phase_ = RejoinPhase::loading;
-      unusual_poll();
+      unusual_tick();
       // Every machine streams its inputs from the state's frame on, and takes ours from the live
       // frame on: its acknowledgements name frames from live_at - 1 on as soon as it has the
       // notice, which may be long before the state is here (our stream must know that frame, or
@@ -2611,7 +2649,7 @@ void P2PSessionImpl::apply_rejoin(Peer& peer, PlayerIndex player, Frame state_fr
   rejoined_at_[player] = live_at;
   rejoin_told_[player] = false;
   rejoin_untold_ = true;
-  unusual_poll();
+  unusual_tick();
   cut_announced_[player] = false;
   local_status_[player] = ConnectStatus{};
   local_status_[player].last_frame = live_at - 1;
@@ -2780,7 +2818,7 @@ void P2PSessionImpl::rejoin_connect() {
     h.channel.set_receive_buffer(rejoin_buffer_.get(), rejoin_buffer_size_);
     rejoin_host_ = host;
     rejoin_phase_ = RejoinPhase::asking;
-    unusual_poll();
+    unusual_tick();
     driver_.reporter().log(LogLevel::info, "rejoin: asking player %d's machine for the state", int(h.players[0]));
   }
   if (rejoin_phase_ != RejoinPhase::asking && rejoin_phase_ != RejoinPhase::loading) return;
@@ -2849,7 +2887,7 @@ void P2PSessionImpl::take_rejoin_state(Peer& host) {
       driver_.rejoin_player(player, o.live_at);
       rejoined_at_[p] = o.live_at;
       rejoin_untold_ = true;
-      unusual_poll();
+      unusual_tick();
       for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].endpoint.rejoin_remote_player(player, o.live_at - 1);
       local_status_[p] = ConnectStatus{};
       local_status_[p].last_frame = o.live_at - 1;
@@ -2901,7 +2939,7 @@ void P2PSessionImpl::rejoin_catch_up() {
 void P2PSessionImpl::rejoin_failed(const char* why) {
   if (rejoin_phase_ == RejoinPhase::failed) return;
   rejoin_phase_ = RejoinPhase::failed;
-  unusual_poll();
+  unusual_tick();
   driver_.reporter().log(LogLevel::error, "rejoin failed: %s", why);
   for (uint32_t i = 0; i < num_peers_; ++i) {
     if (peers_[i].dropped) continue;
@@ -2924,7 +2962,7 @@ void P2PSessionImpl::tell_rejoined_players() {
     if (at == kNullFrame || rejoin_told_[p]) continue;
     if (driver_.absent(PlayerIndex(p), at) || driver_.confirmed_frame() < at) {
       rejoin_untold_ = true;
-      unusual_poll();
+      unusual_tick();
       continue;
     }
     rejoin_told_[p] = true;
@@ -3221,12 +3259,12 @@ void P2PSessionImpl::send_due_full(bool again) {
 }  // namespace
 
 void set_full_send_passes_for_tests(bool on) noexcept { full_send_passes_for_tests.store(on, std::memory_order_relaxed); }
-void set_general_polls_for_tests(bool on) noexcept { general_polls_for_tests.store(on, std::memory_order_relaxed); }
-bool usual_poll_holds_for_tests(const P2PSession& session) noexcept {
-  return static_cast<const P2PSessionImpl&>(session).usual_poll_holds();
+void set_general_ticks_for_tests(bool on) noexcept { general_ticks_for_tests.store(on, std::memory_order_relaxed); }
+bool usual_tick_holds_for_tests(const P2PSession& session) noexcept {
+  return static_cast<const P2PSessionImpl&>(session).usual_tick_holds();
 }
-bool usual_poll_for_tests(const P2PSession& session) noexcept {
-  return static_cast<const P2PSessionImpl&>(session).usual_poll_byte();
+bool usual_tick_for_tests(const P2PSession& session) noexcept {
+  return static_cast<const P2PSessionImpl&>(session).usual_tick_byte();
 }
 
 }  // namespace detail

@@ -1,20 +1,21 @@
-// The P2P session's usual poll (usual_poll_): while the match is the usual one (running, no
-// handshake open, nobody cut, no rejoin under way, no automatic delay still to pick, no delay
-// change pending, no spectators, no desync detection) poll runs only the routines that match
-// needs, without their tests; every other poll is poll_unusual, which tests each routine.
-// Against the general poll (session/poll_path_switch.h: poll_unusual on every poll) over random
-// matches that leave the usual match and come back to it (delay changes, adaptive delay, timed
-// decisions, a blackout that stalls the machines, players dropped for silence or through the
-// API, a player that crashes and rejoins), every machine must send the same datagrams, byte for
-// byte, to the same peers, at the same ticks, and tell its game the same events. And after every
-// tick, no machine's byte may say usual where its state is not.
+// The P2P session's usual tick (usual_tick_): while the match is the usual one (running, no
+// handshake open, nobody cut, no rejoin, no automatic delay still to pick, no delay change
+// pending or of ours out, one local player, no spectators, no desync detection) poll and
+// advance_frame run only the routines that match needs, without their tests; every other poll
+// is poll_unusual and every other advance advance_unusual, which test each routine. Against the
+// general tick (session/tick_path_switch.h: those two on every call) over random matches that
+// leave the usual match and come back to it (delay changes, adaptive delay, timed decisions, a
+// blackout that stalls the machines, players dropped for silence or through the API, a player
+// that crashes and rejoins), every machine must send the same datagrams, byte for byte, to the
+// same peers, at the same ticks, and tell its game the same events. And after every tick, no
+// machine's byte may say usual where its state is not.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <random>
 #include <vector>
 
-#include "session/poll_path_switch.h"
+#include "session/tick_path_switch.h"
 #include "support/match_harness.h"
 
 namespace retcon::test {
@@ -53,8 +54,8 @@ void check_bytes(Match& match, Played& out) {
     const Machine& me = match.machine(m);
     if (me.spectator || me.stopped) continue;
     ++out.ticks;
-    out.usual_ticks += detail::usual_poll_for_tests(*me.session);
-    out.byte_wrong += !detail::usual_poll_holds_for_tests(*me.session);
+    out.usual_ticks += detail::usual_tick_for_tests(*me.session);
+    out.byte_wrong += !detail::usual_tick_holds_for_tests(*me.session);
   }
 }
 
@@ -71,9 +72,10 @@ struct Draw {
   bool desync, adaptive, drop_by_api, drop_by_silence;
 };
 
-// One random match. `general`: every session polls through poll_unusual.
+// One random match. `general`: every session polls through poll_unusual and advances through
+// advance_unusual.
 Played play(uint32_t seed, bool general, const Draw& d) {
-  detail::set_general_polls_for_tests(general);
+  detail::set_general_ticks_for_tests(general);
   std::mt19937 rng(seed);
   MatchOptions o;
   o.machines = d.machines;
@@ -150,7 +152,7 @@ Played play(uint32_t seed, bool general, const Draw& d) {
     check_bytes(match, out);
   }
   collect(match, out);
-  detail::set_general_polls_for_tests(false);
+  detail::set_general_ticks_for_tests(false);
   return out;
 }
 
@@ -174,10 +176,10 @@ void expect_same_play(const Played& general, const Played& usual, uint32_t seed,
   }
   EXPECT_EQ(usual.confirmed, general.confirmed) << "seed " << seed;
   EXPECT_EQ(usual.byte_wrong, 0u) << "seed " << seed;
-  EXPECT_EQ(general.usual_ticks, 0u) << "seed " << seed;  // the switch: never the usual poll
+  EXPECT_EQ(general.usual_ticks, 0u) << "seed " << seed;  // the switch: never the usual tick
 }
 
-TEST(UsualPoll, PlaysAsTheGeneralPollInRandomMatches) {
+TEST(UsualTick, PlaysAsTheGeneralTickInRandomMatches) {
   uint64_t datagrams = 0, usual = 0, ticks = 0;
   for (uint32_t seed = 1; seed <= 16; ++seed) {
     std::mt19937 rng(seed * 31 + 5);
@@ -195,16 +197,16 @@ TEST(UsualPoll, PlaysAsTheGeneralPollInRandomMatches) {
     ticks += skipping.ticks;
   }
   EXPECT_GT(datagrams, 10000u);
-  // The matches did take the usual poll (until a cut, in those with a drop; never with desync
+  // The matches did take the usual tick (until a cut, in those with a drop; never with desync
   // detection, nor on a machine that waits for the adaptive delay's pick).
   EXPECT_GT(usual, ticks / 8);
 }
 
 // A player machine crashes and comes back (rejoin_connect, on_rejoin_message, serve_rejoin,
 // apply_rejoin, take_rejoin_state, tell_rejoined_players: where a rejoin leaves the usual match
-// and where it returns), with the general poll and with the usual one.
+// and where it returns), with the general tick and with the usual one.
 Played play_rejoin(uint32_t seed, bool general) {
-  detail::set_general_polls_for_tests(general);
+  detail::set_general_ticks_for_tests(general);
   std::mt19937 rng(seed);
   MatchOptions o;
   o.machines = 2 + uint32_t(rng() % 2);
@@ -271,11 +273,11 @@ Played play_rejoin(uint32_t seed, bool general) {
   out.finished = done;
   collect(match, out);
   EXPECT_EQ(match.errors(), 0u) << "seed " << seed;
-  detail::set_general_polls_for_tests(false);
+  detail::set_general_ticks_for_tests(false);
   return out;
 }
 
-TEST(UsualPoll, ARejoinPlaysAsTheGeneralPoll) {
+TEST(UsualTick, ARejoinPlaysAsTheGeneralTick) {
   uint64_t datagrams = 0, rejoined = 0, usual = 0;
   for (uint32_t seed = 1; seed <= 4; ++seed) {
     const Played general = play_rejoin(seed, true), skipping = play_rejoin(seed, false);
