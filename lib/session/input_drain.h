@@ -11,6 +11,13 @@
 
 namespace retcon::detail {
 
+// Whether a drain is due: the endpoint holds a frame not popped yet (the session asks every
+// poll, inline). It may be one the driver does not take yet (past its window; before a rejoin's
+// first frame, until that frame comes): the drain then takes nothing, and is asked again.
+inline bool drain_due(const Endpoint& endpoint) noexcept {
+  return endpoint.next_pop() <= endpoint.last_received_frame();
+}
+
 // The usual drain, in one call each way: a one-player peer whose frames from the driver's next
 // one to `next` (the newest received, past the driver's newest: the caller asked) are held as
 // one run of the receive ring, all of which the driver takes (RollbackDriver::take_remote_run:

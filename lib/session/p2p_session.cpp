@@ -270,13 +270,12 @@ class P2PSessionImpl final : public P2PSession {
   [[gnu::noinline]] void agree_on_disconnects();
   [[gnu::noinline]] void announce_agreed_cuts();
   // Hands the inputs received from a player peer to the driver. Inline as far as "nothing new
-  // since the last drain" (the driver holds the newest frame received: about two polls in five at
-  // 2 peers; a driver's frame is never below kNullFrame, so a peer that sent nothing yet is one of
-  // them); the rest out of line, where the usual drain is one call each to the endpoint and the
-  // driver, both inline.
+  // since the last drain", which the endpoint answers alone (drain_due: about two polls in five
+  // at 2 peers; a peer that sent nothing yet is one of them). The rest out of line, where the
+  // usual drain is one call each to the endpoint and the driver, both inline.
   void drain_inputs(Peer& peer) {
-    const Frame next = peer.endpoint.last_received_frame();
-    if (peer.player_count != 0 && driver_.last_confirmed(peer.players[0]) < next) drain_new_inputs(peer, next);
+    if (drain_due(peer.endpoint) && peer.player_count != 0)
+      drain_new_inputs(peer, peer.endpoint.last_received_frame());
   }
 #if defined(__GNUC__)
   __attribute__((noinline))

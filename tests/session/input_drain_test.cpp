@@ -31,8 +31,8 @@ struct DrainCounts {
 
 // The session's drain of a one-player peer (P2PSessionImpl::drain_inputs and what it calls).
 void session_drain(Endpoint& e, detail::RollbackDriver& d, PlayerIndex player, size_t size, DrainCounts& counts) {
+  if (!detail::drain_due(e)) return;
   const Frame next = e.last_received_frame();
-  if (d.last_confirmed(player) >= next) return;
   if (detail::drain_held_run(e, d, player, next, size)) {
     ++counts.held_runs;
   } else if (detail::drain_ring_runs(e, d, player, next, size)) {
@@ -43,7 +43,8 @@ void session_drain(Endpoint& e, detail::RollbackDriver& d, PlayerIndex player, s
   }
 }
 
-// The general drain alone, as the session drained before runs.
+// The general drain alone, as the session drained before runs: when the driver's newest input
+// is older than the newest frame received.
 void general_drain(Endpoint& e, detail::RollbackDriver& d, PlayerIndex player, size_t size) {
   const Frame next = e.last_received_frame();
   if (d.last_confirmed(player) >= next) return;
