@@ -123,6 +123,8 @@ class P2PSessionImpl final : public P2PSession {
     if (local_count_ != 1 || own_delays_active_ != 0) return false;  // send_local_inputs, advance's sends
     if (num_spectators_ != 0 || desync_.enabled() || desync_states_.enabled()) return false;
     if (rejoin_askers_ != 0 || rejoin_untold_ || unusual_passes_) return false;
+    for (uint32_t i = 0; i < num_player_peers_; ++i)
+      if (peers_[i].dropped) return false;  // the usual poll's lateness loop does not ask
     return true;
   }
   bool usual_tick_byte() const noexcept { return usual_tick_; }
@@ -226,6 +228,13 @@ class P2PSessionImpl final : public P2PSession {
   }
   void unusual_tick() noexcept { usual_tick_ = false; }
   [[gnu::noinline]] Result poll_unusual();
+  template <bool kOne>
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  Result poll_peers();
+  // The match has one peer, a player's (two players, no spectators): set at init.
+  bool one_peer_ = false;
   Result finish_running_poll();
   Result finish_unusual_tick();
   // poll's steps that the usual poll and poll_unusual share, in their order: every player
@@ -478,6 +487,21 @@ class P2PSessionImpl final : public P2PSession {
       return;
     }
     // Nothing sent: a flush only for the stranger replies (as send_due_pass).
+    if (!stranger_sent_) return;
+    stranger_sent_ = false;
+    transport_->flush();
+  }
+  // send_due_poll_pass<false> for the one player peer of a two-player match (one_peer_).
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  void quiet_probe_one() {
+    basis_known_ = false;
+    const PeerStop stop = quiet_peer<false, false>(0);
+    if (stop != PeerStop::quiet) [[unlikely]] {
+      finish_poll_pass<false>(0, stop);
+      return;
+    }
     if (!stranger_sent_) return;
     stranger_sent_ = false;
     transport_->flush();
@@ -921,6 +945,7 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
     peer.spectator = true;
   }
   num_spectators_ = c.num_spectators;
+  one_peer_ = num_peers_ == 1 && num_player_peers_ == 1;
 
   for (uint32_t i = 0; i < num_peers_; ++i) {
     Peer& peer = peers_[i];
@@ -1011,26 +1036,40 @@ inline Result P2PSessionImpl::poll_once(uint64_t now_us) {
     if (running_) driver_.reporter().emit(Reporter::make(EventType::running, "no remote players: running"));
   }
   receive_datagrams();
+  if (one_peer_) return poll_peers<true>();
+  return poll_peers<false>();
+}
+
+// poll_once after the receive. kOne: the only peer is one player peer (one_peer_), so every
+// loop over the peers is that peer's step alone, in the same order.
+template <bool kOne>
+inline Result P2PSessionImpl::poll_peers() {
+  const uint32_t peers = kOne ? 1 : num_peers_, players = kOne ? 1 : num_player_peers_;
   // Most polls nothing waits: no endpoint event, no channel message, no channel event (a
   // spectator's are only popped too). One look per peer; the two passes only when some waits.
   bool waiting = false;
-  for (uint32_t i = 0; i < num_peers_; ++i) {
+  for (uint32_t i = 0; i < peers; ++i) {
     const Peer& peer = peers_[i];
     // Two plain ORs, no branches (clang's -Wbitwise-instead-of-logical rejects `|` on bools).
     waiting |= peer.endpoint.has_event();
     waiting |= peer.channel.waiting();  // an event or a message
   }
-  if (waiting) {
-    for (uint32_t i = 0; i < num_peers_; ++i)
+  if (waiting) [[unlikely]] {
+    for (uint32_t i = 0; i < peers; ++i)
       if (peers_[i].endpoint.has_event()) handle_endpoint_events(peers_[i]);
-    for (uint32_t i = 0; i < num_peers_; ++i) route_channel_messages(peers_[i]);
+    for (uint32_t i = 0; i < peers; ++i) route_channel_messages(peers_[i]);
   }
   // The usual tick (usual_tick_, asked after the events, which may end it): what poll_unusual
   // does when each of its tests finds the usual match, without the tests.
   if (!usual_tick_) [[unlikely]] return poll_unusual();
-  drain_all_inputs();
+  for (uint32_t i = 0; i < players; ++i) drain_inputs(peers_[i]);
   const Frame confirmed = mark_frames();
-  watch_all_lateness();
+  // watch_all_lateness: no player peer is dropped on the usual tick (a drop is a cut).
+  for (uint32_t i = 0; i < players; ++i) {
+    Peer& peer = peers_[i];
+    watch_lateness(peer, i);
+    peer.progress.observe(peer.endpoint.last_received_frame(), now_);
+  }
   send_local_inputs_usual();
   // retire_decisions without spectators or desync detection: the decisions alone.
   decisions_.retire(confirmed - disconnect_settle_frames_ - kDisconnectDelayAllowance, confirmed);
@@ -1040,7 +1079,11 @@ inline Result P2PSessionImpl::poll_once(uint64_t now_us) {
   } else {
     stall_.update(false, now_, notify_delay_us_);
   }
-  send_due_poll_pass<false>();
+  if constexpr (kOne) {
+    quiet_probe_one();
+  } else {
+    send_due_poll_pass<false>();
+  }
   return Result::ok;
 }
 
