@@ -120,6 +120,31 @@ class InputQueue {
     return frame <= last_predicted_ && a != b;
   }
 
+  // add_confirmed_pad for each frame of first..last (first is last_confirmed() + 1, last at
+  // least first), `inputs` `stride` bytes apart, for a caller that takes a run at once
+  // (RollbackDriver::take_remote_run): `mispredicted(frame)` for each frame whose prediction
+  // differed from its input. The newest input's fields are stored once, after the run (each
+  // store of an input may alias them, so a per-frame store would also reload the others).
+  template <class Mispredicted>
+  void add_confirmed_pads(Frame first, Frame last, const uint8_t* inputs, size_t stride,
+                          Mispredicted&& mispredicted) noexcept {
+    Frame frame = first;
+    uint8_t* dst;
+    for (;;) {
+      dst = slot(frame);
+      uint32_t a, b;
+      std::memcpy(&a, dst, 4);
+      std::memcpy(&b, inputs, 4);
+      std::memcpy(dst, &b, 4);
+      if (a != b && frame <= last_predicted_) [[unlikely]] mispredicted(frame);
+      if (frame == last) break;
+      ++frame;
+      inputs += stride;
+    }
+    last_confirmed_ = last;
+    last_input_ = dst;
+  }
+
   // The input of a frame not simulated yet (a local player's, taken for the live frame or
   // after it) of a size small_input_size() takes, stored as add_confirmed_small stores it,
   // without its comparison with a prediction: only a frame already simulated can need a

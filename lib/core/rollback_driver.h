@@ -123,8 +123,7 @@ class RollbackDriver {
     }
     Frame frame = before + 1;
     if (input_size_ == 4) {  // a pad's input: its size known once for the run
-      for (; frame <= last; ++frame, inputs += stride)
-        if (p.queue.add_confirmed_pad(frame, inputs)) note_mispredicted(frame);
+      p.queue.add_confirmed_pads(frame, last, inputs, stride, [this](Frame f) { note_mispredicted(f); });
       return true;
     }
     for (; frame <= last; ++frame, inputs += stride)
