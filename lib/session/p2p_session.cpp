@@ -357,7 +357,15 @@ class P2PSessionImpl final : public P2PSession {
   }
   void advance_sends();
   void advance_sends_one(Frame ready);   // one player peer: its usual frame
-  void advance_sends_many(Frame ready);  // any other: the loop
+  void advance_sends_many(Frame ready);  // any other: advance_sends_all or advance_sends_loop
+  void advance_sends_all(Frame ready);   // every player peer's usual frame
+  void advance_sends_loop(Frame ready);  // the rest: send_ready_to's loop
+  // Some player peer, and every one streaming with every frame up to `f` sent, none past it.
+  bool streams_at(Frame f) const noexcept {
+    bool all = num_player_peers_ != 0;
+    for (uint32_t i = 0; i < num_player_peers_; ++i) all &= !peers_[i].dropped && !stream_waits_[i] && sent_to_peer_[i] == f;
+    return all;
+  }
   void keep_status_frames();  // the players' last frames, kept once a player is gone
   [[gnu::noinline]] void stream_to_spectators();
   [[gnu::noinline]] void exchange_checksums();
@@ -3207,12 +3215,13 @@ void P2PSessionImpl::advance_sends() {
   advance_sends_many(ready);
 }
 
-// advance_sends_many for the usual frame of a two-player match (advance_sends asked): what
+// advance_sends_loop for the usual frame of a two-player match (advance_sends asked): what
 // send_ready_to finds there (upto = ready = sent + 1, one frame queued) and note_ready_sent
 // then keeps (the one new frame sent: last_local_sent_, the timeline; every streaming peer has
 // `ready`: idle_ready_), without the tally over the peers. Its own function, as is the loop's,
 // so that neither's registers are allocated around the other's inline sends (so built, -62
-// library instructions per peer-frame at 2 peers; round 11's one-peer straight line, +50).
+// library instructions per peer-frame at 2 peers; round 11's one-peer straight line, +50; and
+// advance_sends_all taking one peer too, +27).
 [[gnu::noinline]] void P2PSessionImpl::advance_sends_one(Frame ready) {
   basis_known_ = false;
   peers_[0].endpoint.send_input(ready, driver_.confirmed_input(local_players_[0], ready));
@@ -3227,7 +3236,42 @@ void P2PSessionImpl::advance_sends() {
   transport_->flush();
 }
 
+// advance_sends for more than one player peer, or spectators, or not the usual frame. The usual
+// frame of every player peer (each streaming, every frame up to the newest sent to each, which
+// is the frame before `ready`, and no hold) takes advance_sends_all, the rest the loop. Each its
+// own function: this one only chooses, without the loop's saved registers (the choice at the top
+// of the loop's function measured ~20 per peer-frame more at 3 to 8 peers).
 [[gnu::noinline]] void P2PSessionImpl::advance_sends_many(Frame ready) {
+  if (ready - 1 == last_local_sent_ && !holds_may_apply() && streams_at(last_local_sent_)) return advance_sends_all(ready);
+  advance_sends_loop(ready);
+}
+
+// advance_sends_loop for the usual frame of every player peer (advance_sends_many asked): what
+// send_ready_to finds for each (upto = ready = sent + 1: the one frame queued, the same blob for
+// every peer) and note_ready_sent then keeps (as advance_sends_one), without the tally.
+[[gnu::noinline]] void P2PSessionImpl::advance_sends_all(Frame ready) {
+  basis_known_ = false;
+  bool sent = false;
+  const uint8_t* const blob = driver_.confirmed_input(local_players_[0], ready);
+  const uint32_t players = num_player_peers_;
+  for (uint32_t i = 0; i < players; ++i) {
+    peers_[i].endpoint.send_input(ready, blob);
+    sent_to_peer_[i] = ready;
+    sent |= pass_peer<false, true, false>(i);
+  }
+  timeline_.on_sent(ready, now_);
+  last_local_sent_ = ready;
+  idle_ready_ = ready;
+  for (uint32_t i = players; i < num_peers_; ++i) sent |= pass_peer<false, true, true>(i);
+  // As send_due_pass: this tick's datagrams in one go, when there are any.
+  if (!sent && !stranger_sent_) return;
+  stranger_sent_ = false;
+  transport_->flush();
+}
+
+// advance_sends' loop: send_local_inputs' part and the pass's for each player peer in turn (see
+// above), then the bookkeeping of the frames sent, then the spectators' part.
+[[gnu::noinline]] void P2PSessionImpl::advance_sends_loop(Frame ready) {
   basis_known_ = false;
   bool sent = false;
   ReadyTally tally{last_local_sent_};

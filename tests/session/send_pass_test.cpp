@@ -170,10 +170,12 @@ TEST(SendPasses, SkippingPassesSendWhatTheFullPassesSend) {
     for (uint64_t s : full.stalls) stalls += s;
     decisions += full.decisions;
   }
-  // Two machines, one of them a lag switch now and then: advance_sends' one-peer step (the
-  // usual frame of a two-player match) against the full passes, the judge's verdicts included.
+  // Two or three machines, one of them a lag switch in every other match: advance_sends' steps
+  // for the usual frame (advance_sends_one, advance_sends_all) against the full passes, the
+  // judge's verdicts included.
   for (uint32_t seed = 31; seed <= 38; ++seed) {
-    const Played full = play(seed, true, 2, 0, 2), skipping = play(seed, false, 2, 0, 2);
+    const uint32_t machines = 2 + (seed / 2) % 2;  // lag switches in matches of both sizes
+    const Played full = play(seed, true, machines, 0, 2), skipping = play(seed, false, machines, 0, 2);
     expect_same_play(full, skipping, seed, &datagrams);
     if (::testing::Test::HasFatalFailure()) return;
     decisions += full.decisions;
