@@ -103,6 +103,13 @@ class LocalTimeline {
     return true;
   }
   bool sent_at(Frame frame, uint64_t* at) const noexcept { return lookup(sent_, frame, at); }
+  // sent_at for a frame known to be >= 0.
+  bool sent_at_known(Frame frame, uint64_t* at) const noexcept {
+    const Mark& m = sent_[uint32_t(frame) % kFrames];
+    if (m.frame != frame) return false;
+    *at = m.at_us;
+    return true;
+  }
   bool confirmed_at(Frame frame, uint64_t* at) const noexcept { return lookup(confirmed_, frame, at); }
 
  private:
@@ -302,11 +309,10 @@ class LatenessMonitor {
       if (current.frame_us == 0) return worst;
       take_round_trip(current.rtt_us, current.jitter_us, current.frame_us);
     }
-    const uint64_t rtt = terms_.rtt;
     const uint64_t one_way = terms_.one_way;
     const uint64_t slack = terms_.slack;
     const uint64_t trip = terms_.trip;
-    note_acks(current, now_us);
+    note_acks(current.acked_by_peer, now_us);
     // Evidence of a two-way outage: a datagram the peer sent just now (one way ago) does not
     // acknowledge an input of ours that should have reached it long before. It could not hear
     // us from then on, so its own datagrams were most likely cut too.
@@ -331,63 +337,60 @@ class LatenessMonitor {
     // behind last_seen_, whose difference wraps: the max keeps last_seen_.)
     if (uint32_t(newest) - uint32_t(last_seen_) > LocalTimeline::kFrames)
       last_seen_ = std::max<Frame>(last_seen_, newest - int32_t(LocalTimeline::kFrames));
-    const int32_t allowance = terms_.allowance;
-    // The usual frame started well after every outage known (this peer's two-way ones and the
-    // other links'): the outage checks of lateness_us cannot move its due time, and it is
-    // judged without them, one compare instead of theirs (clear_of_outages says when exactly).
-    const uint64_t clear_after = clear_of_outages(timeline);
-    // When an input of ours is due back acknowledged, after it went out (lateness_us): the sum
-    // wraps as the per-frame one did.
-    const uint64_t ack_within = terms_.ack_within;
     // One loop for a monitor still learning its baseline (fewer than kMinSamples: its frames
     // are not judged) and one without that test per frame for the usual monitor (a baseline
     // never loses samples).
-    // (Always inline: with the session's two judgements, observe() is inlined twice, and GCC
-    // then made the loop a call of its own.)
-    auto judge_frames = [&](auto learning)
-#if defined(__GNUC__)
-                            __attribute__((always_inline))
-#endif
-    {
-      // f >= 0: last_seen_ >= kNullFrame.
-      for (Frame f = last_seen_ + 1; f <= newest; ++f) {
-        uint64_t start = 0;
-        int32_t late = 0;
-        if (timeline.started_at_known(f, &start)) [[likely]] {
-          // lateness_us's first due time (wrapping as there): every later step only moves it later
-          // or returns 0, so an arrival less than a frame after it is 0 frames late, judged without
-          // the rest (the lookups of what the frame needed, the outages, the division): about a
-          // third of the frames of a steady match. (An arrival before it is 0 too; the full
-          // judgement finds that.)
-          const uint64_t on_time = start + one_way;
-          if (now_us - on_time >= current.frame_us) {
-            const uint64_t us = lateness_us(f, start, now_us, current, timeline, rtt, one_way, slack, ack_within,
-                                            start > clear_after);
-            late = int32_t(std::min<uint64_t>(us / current.frame_us, 100000));
-          }
-        } else if (f <= timeline.newest_started()) {
-          continue;  // older than the timeline: not judged
-        }
-        // else: we have not reached f yet, the input is early.
-        const int32_t excess = late - baseline_.median() - allowance;
-        baseline_.add(late);
-        if constexpr (decltype(learning)::value) {
-          if (baseline_.samples() < kMinSamples) continue;
-        }
-        if (excess <= 0) [[likely]] {  // the usual frame: bucket 0, not the worst
-          ++numbers_.histogram[0];
-          continue;
-        }
-        ++numbers_.histogram[bucket(excess)];
-        if (excess > worst) worst = excess;
-      }
-    };
-    if (baseline_.samples() >= kMinSamples) [[likely]]
-      judge_frames(std::false_type{});
-    else
-      judge_frames(std::true_type{});
+    if (baseline_.samples() >= kMinSamples) [[likely]] {
+      worst = judge_frames<false>(newest, now_us, current.frame_us, current.window, current.peer, timeline);
+    } else {
+      worst = judge_frames<true>(newest, now_us, current.frame_us, current.window, current.peer, timeline);
+      usual_ = steady_ && baseline_.samples() >= kMinSamples;
+    }
     if (worst > numbers_.max_frames) numbers_.max_frames = worst;
     last_seen_ = std::max(last_seen_, newest);
+    return worst;
+  }
+
+  // observe()'s answer when observe_usual() does not take the call (the caller asks observe()).
+  static constexpr int32_t kNotUsual = -1;
+
+  // observe() for the usual call, given the Link's values one by one: the round trip, jitter
+  // and frame length of the last call (steady_), the baseline learned, new frames within the
+  // timeline's reach, no input of ours unheard a trip after it went out (no two-way outage
+  // found on this call), and no new silence note (the caller asks new_silence_note first: this
+  // call takes none, as observe() takes none from a Link without one). Then it does what
+  // observe() does and returns what it returns; otherwise it changes nothing and returns
+  // kNotUsual. Every judging call had its fixed steps (the round trip's terms, the outage
+  // tests, the learning test, the long-gap test, the outage told to the timeline): here they
+  // are a few compares ahead of the frames, and the rare call goes to observe() out of line, so
+  // that the usual one keeps few values live across the frame loop.
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  int32_t observe_usual(Frame newest, uint64_t now_us, Frame acked_by_peer, uint64_t datagrams_received,
+                        uint64_t rtt_us, uint64_t jitter_us, uint64_t frame_us, Frame last_local_sent,
+                        int32_t window, uint32_t peer, const LocalTimeline& timeline) noexcept {
+    // (usual_: steady_ and the baseline learned; newest - last_seen_ - 1 below kFrames: a new
+    // frame, no long gap.)
+    if (!(usual_ && rtt_us == terms_.rtt && jitter_us == terms_.jitter && frame_us == terms_.frame_us &&
+          uint32_t(newest) - uint32_t(last_seen_) - 1 < LocalTimeline::kFrames)) [[unlikely]]
+      return kNotUsual;
+    // observe()'s two-way outage test, as there (nothing arrived: no test). An acknowledgement
+    // below kNullFrame makes unheard negative, which observe() finds no mark for: here it may
+    // find a ring's initial mark (frame -1) and give the call to observe(), which judges it the
+    // same.
+    if (datagrams_received != datagrams_seen_) [[likely]] {
+      const Frame unheard = acked_by_peer + 1;
+      uint64_t unheard_at = 0;
+      if (unheard <= last_local_sent && timeline.sent_at_known(unheard, &unheard_at) &&
+          unheard_at + terms_.trip < now_us) [[unlikely]]
+        return kNotUsual;
+      datagrams_seen_ = datagrams_received;
+    }
+    note_acks(acked_by_peer, now_us);
+    const int32_t worst = judge_frames<false>(newest, now_us, frame_us, window, peer, timeline);
+    if (worst > numbers_.max_frames) [[unlikely]] numbers_.max_frames = worst;
+    last_seen_ = newest;
     return worst;
   }
 
@@ -436,6 +439,58 @@ class LatenessMonitor {
       terms_ = Terms::of(rtt, jitter, frame_us);
     // The next call with the same three takes the terms as they are.
     steady_ = rtt == rtt_us && jitter == jitter_us;
+    usual_ = steady_ && baseline_.samples() >= kMinSamples;
+  }
+
+  // Judges frames last_seen_ + 1 .. newest (newest - last_seen_ <= kFrames), arrived at now_us:
+  // each one's lateness into the baseline and, once learned (kLearning: fewer than kMinSamples
+  // before, its frames are not judged), into the histogram. Returns the worst excess (0: none).
+  // Always inline: its two callers keep their values in registers.
+  template <bool kLearning>
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  int32_t judge_frames(Frame newest, uint64_t now_us, uint64_t frame_us, int32_t window, uint32_t peer,
+                       const LocalTimeline& timeline) noexcept {
+    int32_t worst = 0;
+    const uint64_t one_way = terms_.one_way;
+    const int32_t allowance = terms_.allowance;
+    // The usual frame started well after every outage known (this peer's two-way ones and the
+    // other links'): the outage checks of lateness_us cannot move its due time, and it is
+    // judged without them, one compare instead of theirs (clear_of_outages says when exactly).
+    const uint64_t clear_after = clear_of_outages(timeline);
+    // f >= 0: last_seen_ >= kNullFrame.
+    for (Frame f = last_seen_ + 1; f <= newest; ++f) {
+      uint64_t start = 0;
+      int32_t late = 0;
+      if (timeline.started_at_known(f, &start)) [[likely]] {
+        // lateness_us's first due time (wrapping as there): every later step only moves it later
+        // or returns 0, so an arrival less than a frame after it is 0 frames late, judged without
+        // the rest (the lookups of what the frame needed, the outages, the division): about a
+        // third of the frames of a steady match. (An arrival before it is 0 too; the full
+        // judgement finds that.)
+        const uint64_t on_time = start + one_way;
+        if (now_us - on_time >= frame_us) {
+          const uint64_t us = lateness_us(f, start, now_us, window, peer, timeline, start > clear_after);
+          late = int32_t(std::min<uint64_t>(us / frame_us, 100000));
+        }
+      } else if (f <= timeline.newest_started()) {
+        continue;  // older than the timeline: not judged
+      }
+      // else: we have not reached f yet, the input is early.
+      const int32_t excess = late - baseline_.median() - allowance;
+      baseline_.add(late);
+      if constexpr (kLearning) {
+        if (baseline_.samples() < kMinSamples) continue;
+      }
+      if (excess <= 0) [[likely]] {  // the usual frame: bucket 0, not the worst
+        ++numbers_.histogram[0];
+        continue;
+      }
+      ++numbers_.histogram[bucket(excess)];
+      if (excess > worst) worst = excess;
+    }
+    return worst;
   }
 
   // How long after it was due the peer's input of frame f (our frame f started at `start`)
@@ -444,8 +499,9 @@ class LatenessMonitor {
 #if defined(__GNUC__)
   __attribute__((always_inline))
 #endif
-  uint64_t lateness_us(Frame f, uint64_t start, uint64_t now_us, const Link& link, const LocalTimeline& timeline,
-                       uint64_t rtt_us, uint64_t one_way, uint64_t slack, uint64_t ack_within, bool clear) const noexcept {
+  uint64_t lateness_us(Frame f, uint64_t start, uint64_t now_us, int32_t window, uint32_t peer,
+                       const LocalTimeline& timeline, bool clear) const noexcept {
+    const uint64_t rtt_us = terms_.rtt, one_way = terms_.one_way, slack = terms_.slack;
     // On time: sent as we started the frame (time sync keeps the clocks together), one way to go.
     uint64_t due = start + one_way;
     // The peer cannot simulate past its window: to reach the frame it gives f's input at, it
@@ -454,11 +510,11 @@ class LatenessMonitor {
     // The others': it heard them about when we did (we had them all at our confirmed frame).
     // A held acknowledgement must not excuse a held input, so ours counts only up to when an
     // acknowledgement could have come back after a resend or two.
-    const Frame needed = f - link.window - 1;
+    const Frame needed = f - window - 1;
     if (needed >= 0) [[likely]] {
       uint64_t heard = 0, sent = 0;
       if (!timeline.sent_at(needed, &sent)) [[unlikely]] return 0;  // not sent yet or too old to judge
-      const uint64_t latest = sent + ack_within;  // rtt_us + slack + 3 frames
+      const uint64_t latest = sent + terms_.ack_within;  // rtt_us + slack + 3 frames: when due back acknowledged
       due = std::max(due, acked_at(needed, &heard) ? std::min(heard, latest) : latest);
       if (timeline.confirmed_at(needed, &heard)) [[likely]] due = std::max(due, heard + one_way);
       else if (needed > timeline.newest_confirmed()) return 0;
@@ -471,7 +527,7 @@ class LatenessMonitor {
     if (deaf_to_us_ != 0 && deaf_to_us_ + rtt_us + slack >= start && deaf_from_us_ <= start + rtt_us + slack)
       due = std::max(due, deaf_to_us_ + one_way + slack);
     // Other links cut around the frame: the peer may have been waiting for those players too.
-    const uint64_t quiet = timeline.others_cut_until(link.peer, start > rtt_us ? start - rtt_us : 0, now_us);
+    const uint64_t quiet = timeline.others_cut_until(peer, start > rtt_us ? start - rtt_us : 0, now_us);
     if (quiet != 0) due = std::max(due, quiet + one_way + slack);
     return now_us > due ? now_us - due : 0;
   }
@@ -518,8 +574,7 @@ class LatenessMonitor {
   }
 
   // When each of our frames the peer acknowledges since the last call was first acknowledged.
-  void note_acks(const Link& link, uint64_t now_us) noexcept {
-    const Frame acked = link.acked_by_peer;
+  void note_acks(Frame acked, uint64_t now_us) noexcept {
     // Nothing new (kNullFrame among it: acked_ starts there and only grows).
     if (acked <= acked_) return;
     // The usual call: one or two new frames (a datagram acknowledges about two), without the
@@ -578,6 +633,8 @@ class LatenessMonitor {
   Terms terms_;
   // terms_ are those of rtt_us_, jitter_us_ and a frame length not 0 (observe's usual call).
   bool steady_ = false;
+  // steady_, and the baseline learned (observe_usual's first test).
+  bool usual_ = false;
   uint64_t datagrams_seen_ = 0;
   uint64_t told_seen_ = 0;  // the arrival of the last silence note taken
   Gap outage_;

@@ -399,12 +399,12 @@ class P2PSessionImpl final : public P2PSession {
     judge_lateness(peer, i);
   }
   void watch_rejoined_lateness(Peer& peer, uint32_t i);
-  // The usual datagram brings no silence note the monitor has not taken: its judgement builds
-  // the Link without the silences (LatenessMonitor::new_silence_note), the rare one with a new
-  // note the whole Link.
+  // The usual datagram brings no silence note the monitor has not taken: its judgement takes the
+  // endpoint's values without a Link (LatenessMonitor::observe_usual), and the rare call that is
+  // not usual, or brings a new note, the whole Link.
   void judge_lateness(Peer& peer, uint32_t i) {
     if (peer.lateness.new_silence_note(peer.endpoint.silences().told().arrived_at_us)) [[unlikely]]
-      judge_lateness_noting(peer, i);
+      judge_lateness_general(peer, i);
     else
       judge_lateness_usual(peer, i);
   }
@@ -414,12 +414,11 @@ class P2PSessionImpl final : public P2PSession {
   __attribute__((noinline))
 #endif
   void judge_lateness_usual(Peer& peer, uint32_t i);
+  // Out of line: the usual judgement keeps few values live when the rare one is a call.
 #if defined(__GNUC__)
   __attribute__((noinline))
 #endif
-  void judge_lateness_noting(Peer& peer, uint32_t i);
-  template <bool kNewNote>
-  void judge_lateness_as(Peer& peer, uint32_t i);
+  void judge_lateness_general(Peer& peer, uint32_t i);
   void report_late_inputs(Peer& peer, int32_t worst);
   // A rejoining machine runs once the state is loaded (take_rejoin_state).
   void update_running() {
@@ -2241,14 +2240,27 @@ void P2PSessionImpl::watch_rejoined_lateness(Peer& peer, uint32_t i) {
 
 // Lag-switch detection: judge the frames of this peer that arrived since the last poll
 // (session/lateness_monitor.h) and tell the game when they came far later than the network explains.
-// `kNewNote`: the peer's silence note is one the monitor has not taken; without one, observe()
-// reads neither the note nor our silence, and the Link is built without them (the same
-// judgement: LatenessMonitor::new_silence_note).
-template <bool kNewNote>
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-inline void P2PSessionImpl::judge_lateness_as(Peer& peer, uint32_t i) {
+// The usual call (no new silence note: judge_lateness): LatenessMonitor::observe_usual takes the
+// endpoint's values as they are; a call it does not take (kNotUsual: the round trip moved, an
+// outage found, the baseline learning, no new frame, ...) changed nothing and is judged whole.
+// The usual call finds no outage, so none is told to the timeline.
+void P2PSessionImpl::judge_lateness_usual(Peer& peer, uint32_t i) {
+  const Endpoint& ep = peer.endpoint;
+  const int32_t worst = peer.lateness.observe_usual(ep.last_received_frame(), now_, ep.last_acked_frame(),
+                                                    ep.datagrams_received(), ep.ping_us(), ep.jitter_us(), frame_us_,
+                                                    sent_to_peer_[i], driver_.prediction_window(), i, timeline_);
+  if (worst == LatenessMonitor::kNotUsual) [[unlikely]] {
+    judge_lateness_general(peer, i);
+    return;
+  }
+  // (No frame late, the usual call: no report is due, whatever the threshold.)
+  if (worst > 0 && peer.lateness.should_report(worst, late_input_threshold_, now_)) report_late_inputs(peer, worst);
+}
+
+// Any judging call, with the whole Link. The peer's silence note and our silence from it are
+// read only when the note is new (LatenessMonitor::new_silence_note); a Link with them judges as
+// one without otherwise.
+void P2PSessionImpl::judge_lateness_general(Peer& peer, uint32_t i) {
   const SilenceLog& silences = peer.endpoint.silences();
   // The peer's window: the one in use here, not the configured one. Every player lowers to the
   // smallest window of the match, so the peer's is ours; a larger one would make the peer's
@@ -2256,18 +2268,13 @@ inline void P2PSessionImpl::judge_lateness_as(Peer& peer, uint32_t i) {
   const LatenessMonitor::Link link{peer.endpoint.last_acked_frame(), sent_to_peer_[i],
                                    peer.endpoint.datagrams_received(), peer.endpoint.ping_us(),
                                    peer.endpoint.jitter_us(), frame_us_, driver_.prediction_window(), i,
-                                   kNewNote ? silences.heard_nothing() : Silence{},
-                                   kNewNote ? silences.told() : PeerSilence{}};
+                                   silences.heard_nothing(), silences.told()};
   const uint64_t outage_end = peer.lateness.last_outage().to_us;
   const int32_t worst = peer.lateness.observe(peer.endpoint.last_received_frame(), now_, link, timeline_);
   const LatenessMonitor::Gap outage = peer.lateness.last_outage();
   if (outage.to_us != outage_end) timeline_.on_outage(link.peer, outage.from_us, outage.to_us);
-  // (No frame late, the usual call: no report is due, whatever the threshold.)
   if (worst > 0 && peer.lateness.should_report(worst, late_input_threshold_, now_)) report_late_inputs(peer, worst);
 }
-
-void P2PSessionImpl::judge_lateness_usual(Peer& peer, uint32_t i) { judge_lateness_as<false>(peer, i); }
-void P2PSessionImpl::judge_lateness_noting(Peer& peer, uint32_t i) { judge_lateness_as<true>(peer, i); }
 
 void P2PSessionImpl::report_late_inputs(Peer& peer, int32_t worst) {
   Event e = Reporter::make(EventType::late_inputs,

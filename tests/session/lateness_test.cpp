@@ -730,6 +730,173 @@ TEST(LatenessMonitor, RoundTripsThatComeBackJudgeAsTheReference) {
   EXPECT_GT(late_runs, 40) << "the holds must be judged late for the comparison to mean much";
 }
 
+// The session's judgement (P2PSessionImpl::judge_lateness): a new silence note goes to
+// observe() with the whole Link; otherwise observe_usual() with the Link's values one by one,
+// and observe() when it does not take the call (kNotUsual: then it changed nothing).
+int32_t judge_as_session(LatenessMonitor& monitor, Frame newest, uint64_t at, const LatenessMonitor::Link& link,
+                         const LocalTimeline& timeline, int* usual_calls) {
+  if (!monitor.new_silence_note(link.told.arrived_at_us)) {
+    const int32_t worst =
+        monitor.observe_usual(newest, at, link.acked_by_peer, link.datagrams_received, link.rtt_us, link.jitter_us,
+                              link.frame_us, link.last_local_sent, link.window, link.peer, timeline);
+    if (worst != LatenessMonitor::kNotUsual) {
+      ++*usual_calls;
+      return worst;
+    }
+  }
+  return monitor.observe(newest, at, link, timeline);
+}
+
+// observe_usual() takes the usual call with its fixed steps as a few compares against kept state
+// (the terms steady and the baseline learned, no acknowledgement behind, new frames within reach,
+// no input of ours unheard a trip after it went out) and leaves every other call to observe().
+// A monitor judged as the session judges must judge exactly as one judged by observe() alone,
+// on random matches of every arrival pattern: steady arrivals of one to three frames, datagrams
+// that bring no frame, bursts after the peer held its inputs (it kept hearing us), blackouts
+// both ways (acknowledgements stall, our inputs go unheard past a trip, some end with a silence
+// note), gaps longer than the timeline, the player rejoining (both monitors restarted and told
+// to skip what came while it caught up, as watch_rejoined_lateness does), round trips, jitters,
+// frame lengths and windows that change, other links' outages, acknowledgements that go back,
+// arrivals a microsecond either side of the on-time edge and now and then at any time (times
+// near the end of the 64-bit range too). Compared on every tick: the worst lateness, the
+// statistics, the outage, and quiet() for the same values right after.
+TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
+  std::mt19937_64 gen(2612);
+  auto rng = [&gen] { return uint64_t(gen()); };
+  int usual_calls = 0, fresh_calls = 0, general_calls = 0, outages = 0, rejoins = 0, gaps = 0, late_calls = 0;
+  for (int run = 0; run < 120; ++run) {
+    LocalTimeline timeline;
+    LatenessMonitor session, general;
+    const uint64_t tick = run % 9 == 0 ? kTick / 2 + rng() % kTick : kTick;
+    LatenessMonitor::Link link{kNullFrame, kNullFrame, 0, 40000 + rng() % 60000, 1000 + rng() % 8000, tick,
+                               int32_t(2 + rng() % 8), 0, {}, {}};
+    uint64_t now = run % 5 == 0 ? UINT64_MAX - 700 * tick : 1000000 + rng() % 1000000;
+    uint64_t last_arrival = now, last_rtt = UINT64_MAX, last_jitter = UINT64_MAX;
+    Frame newest = kNullFrame;
+    std::vector<uint64_t> start_of;  // of frames 0..f
+    Frame f = 0;
+    int hold = 0, blackout = 0;
+    for (int t = 0; t < 700; ++t, ++f, now += tick) {
+      const uint64_t dice = rng() % 1000;
+      Frame jump_to = kNullFrame;  // the peer's newest frame after a gap at the timeline's edge
+      if (dice < 5) {  // a gap about as long as the timeline: the peer back after a timeout
+        ++gaps;
+        // (then at the edge: its newest frame a whole timeline, give or take one, after the last
+        // judged, ahead of ours, so that the frame a timeline back is still in the timeline)
+        const bool edge = dice >= 3 && newest != kNullFrame;
+        if (edge) jump_to = newest + Frame(LocalTimeline::kFrames) - 1 + Frame(rng() % 3);
+        for (int k = edge ? 500 + int(rng() % 8) : 515 + int(rng() % 30); k > 0; --k, ++f, now += tick) {
+          timeline.on_frame(f, now);
+          start_of.push_back(now);
+          timeline.on_sent(f, now);
+        }
+        link.last_local_sent = f - 1;
+      } else if (dice < 13 && hold == 0 && blackout == 0) {
+        hold = 5 + int(rng() % 60);  // the peer holds its inputs back, hearing ours
+      } else if (dice < 23 && hold == 0 && blackout == 0) {
+        blackout = 5 + int(rng() % 50);  // nothing either way
+      } else if (rng() % 700 == 0) {  // the player rejoins: judged afresh from its newest frame
+        ++rejoins;
+        session = LatenessMonitor{};
+        general = LatenessMonitor{};
+        session.skip_to(newest);
+        general.skip_to(newest);
+      }
+      timeline.on_frame(f, now);
+      start_of.push_back(now);
+      if (blackout == 0 && rng() % 25 != 0) {
+        timeline.on_sent(f, now);
+        link.last_local_sent = f;
+      }
+      bool arrives = rng() % 100 < 60;
+      if (hold > 0) arrives = --hold == 0;
+      if (blackout > 0) {
+        arrives = --blackout == 0;
+        if (arrives && rng() % 2 == 0) {  // it tells its silence from us
+          link.heard_nothing = Silence{last_arrival, now};
+          link.told = PeerSilence{now - last_arrival, rng() % 20000, now + 1};
+        }
+      }
+      if (jump_to != kNullFrame) {
+        arrives = true;
+        ++link.datagrams_received;
+        newest = jump_to;
+      } else if (arrives) {
+        ++link.datagrams_received;
+        const uint64_t kind = rng() % 50;
+        if (kind == 0) {
+          // a datagram without a new frame
+        } else if (kind == 1) {
+          newest = std::max<Frame>(kNullFrame, newest - Frame(rng() % 4));  // behind what was judged
+        } else {
+          newest = std::max<Frame>(newest, f - 3 + Frame(rng() % 4));
+        }
+        const uint64_t ack = rng() % 40;
+        if (ack == 0) link.acked_by_peer = link.acked_by_peer - 1 - Frame(rng() % 3);  // back, below kNullFrame too
+        else if (ack > 4) link.acked_by_peer = std::max<Frame>(link.acked_by_peer, f - 2 - Frame(rng() % 2));
+        if (rng() % 20 == 0) link.rtt_us = 40000 + rng() % 60000;
+        if (rng() % 20 == 0) link.jitter_us = 500 + rng() % 20000;
+      }
+      if (rng() % 300 == 0) link.window = int32_t(rng() % 10);
+      if (rng() % 400 == 0) link.frame_us = rng() % 10 == 0 ? 0 : tick + rng() % 100 - 50;
+      if (rng() % 20 == 0 && link.frame_us == 0) link.frame_us = tick;
+      if (rng() % 60 == 0) {  // another link cut around recent frames
+        const uint64_t to = now - rng() % 300000;
+        timeline.on_outage(1 + uint32_t(rng() % 2), to - rng() % 200000, to);
+      }
+      timeline.on_confirmed(std::min(newest, Frame(f - Frame(rng() % 3))), now);
+      // The round trip and jitter the monitor judges with: the smaller of these and the last.
+      const uint64_t rtt = std::min(link.rtt_us, last_rtt), jitter = std::min(link.jitter_us, last_jitter);
+      uint64_t at = now + rng() % tick, unheard_at = 0;
+      const uint64_t edge = rng() % 8;
+      if (edge < 2 && newest >= 0 && newest < Frame(start_of.size())) {
+        // a microsecond either side of the newest frame's on-time edge (start, one way, a frame)
+        at = start_of[size_t(newest)] + rtt / 2 + link.frame_us + rng() % 3 - 1;
+      } else if (edge == 2 && timeline.sent_at(link.acked_by_peer + 1, &unheard_at)) {
+        // a microsecond either side of a trip after our first unacknowledged input went out
+        at = unheard_at + rtt + 2 * jitter + link.frame_us + rng() % 3 - 1;
+      } else if (rng() % 200 == 0) {
+        at = rng();
+      }
+      if (arrives) last_arrival = at;
+      last_rtt = link.rtt_us;
+      last_jitter = link.jitter_us;
+      const uint64_t outage_end = session.last_outage().to_us;
+      if (!general.quiet(newest, link.datagrams_received, link.acked_by_peer, link.rtt_us, link.jitter_us,
+                         link.told.arrived_at_us))
+        ++fresh_calls;  // one the session would judge
+      const int32_t a = judge_as_session(session, newest, at, link, timeline, &usual_calls);
+      const int32_t b = general.observe(newest, at, link, timeline);
+      ++general_calls;
+      ASSERT_EQ(a, b) << "run " << run << " tick " << t;
+      if (a > 0) ++late_calls;
+      ASSERT_EQ(session.numbers().max_frames, general.numbers().max_frames) << "run " << run << " tick " << t;
+      for (uint32_t k = 0; k < detail::kLatenessBuckets; ++k)
+        ASSERT_EQ(session.numbers().histogram[k], general.numbers().histogram[k]) << "bucket " << k << " run " << run;
+      ASSERT_EQ(session.last_outage().from_us, general.last_outage().from_us) << "run " << run << " tick " << t;
+      ASSERT_EQ(session.last_outage().to_us, general.last_outage().to_us) << "run " << run << " tick " << t;
+      ASSERT_EQ(session.quiet(newest, link.datagrams_received, link.acked_by_peer, link.rtt_us, link.jitter_us,
+                              link.told.arrived_at_us),
+                general.quiet(newest, link.datagrams_received, link.acked_by_peer, link.rtt_us, link.jitter_us,
+                              link.told.arrived_at_us))
+          << "run " << run << " tick " << t;
+      const LatenessMonitor::Gap outage = session.last_outage();
+      if (outage.to_us != outage_end) {
+        timeline.on_outage(0, outage.from_us, outage.to_us);
+        ++outages;
+      }
+    }
+  }
+  EXPECT_GT(usual_calls, fresh_calls * 2 / 5) << "many calls the session judges the usual ones";
+  EXPECT_GT(fresh_calls - usual_calls, 2000) << "and many not";
+  EXPECT_GT(outages, 300) << "two-way outages found";
+  EXPECT_GT(rejoins, 60);
+  EXPECT_GT(gaps, 100);
+  EXPECT_GT(late_calls, 300) << "calls that found frames late";
+  std::printf("usual %d of %d judged calls (%d ticks), outages %d, rejoins %d, gaps %d, late %d\n", usual_calls,
+              fresh_calls, general_calls, outages, rejoins, gaps, late_calls);
+}
+
 // The same delay during a two-way outage (the peer did not hear our inputs either) is explained.
 TEST(LatenessMonitor, ATwoWayOutageIsExplained) {
   HeldFrames held;
