@@ -95,7 +95,12 @@ class P2PSessionImpl final : public P2PSession {
     return driver_.add_local_input(player, input, size);
   }
   Result frame_checksum(Frame frame, uint64_t* out) override { return driver_frame_checksum(driver_, frame, out); }
-  Result advance_frame() override { return guarded_call(guard_, [&] { return advance(); }); }
+  // guarded_call written out, as poll's: through its lambda GCC called advance out of line.
+  Result advance_frame() override {
+    if (guard_.busy()) return Result::wrong_state;
+    CallGuard::Scope scope(guard_);
+    return advance();
+  }
   Result set_input_delay(PlayerIndex player, int32_t frames) override {
     return guarded_call(guard_, [&] { return driver_.set_input_delay(player, frames); });
   }
@@ -265,6 +270,10 @@ class P2PSessionImpl final : public P2PSession {
       peer.progress.observe(peer.endpoint.last_received_frame(), now_);
     }
   }
+  // Always inline: the one call is advance_frame()'s (as poll_once in poll).
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
   Result advance();
   [[gnu::noinline]] Result advance_unusual();
   Result disconnect(PlayerIndex player);
@@ -506,9 +515,9 @@ class P2PSessionImpl final : public P2PSession {
   __attribute__((always_inline))
 #endif
   void quiet_probe_one() {
-    basis_known_ = false;
-    const PeerStop stop = quiet_peer<false, false>(0);
+    const PeerStop stop = quiet_peer<false, false, true>(0);
     if (stop != PeerStop::quiet) [[unlikely]] {
+      basis_known_ = false;  // the pass's kept basis starts here
       finish_poll_pass<false>(0, stop);
       return;
     }
@@ -534,7 +543,9 @@ class P2PSessionImpl final : public P2PSession {
   // (its mark taken) and its channel not idle.
   enum class PeerStop : uint8_t { quiet, endpoint, channel };
   // pass_peer<kCuts, false, kSpectator> and poll_peer up to their quiet answer, in their order.
-  template <bool kCuts, bool kSpectator>
+  // kDirect: the urgency worked out where the endpoint asks, without the pass's kept basis
+  // (quiet_probe_one: one peer, so no other endpoint of the pass shares it).
+  template <bool kCuts, bool kSpectator, bool kDirect = false>
 #if defined(__GNUC__)
   __attribute__((always_inline))
 #endif
@@ -543,7 +554,17 @@ class P2PSessionImpl final : public P2PSession {
     if constexpr (kCuts) tell_statuses(peer, i);
     if (peer.endpoint.state() == EndpointState::idle) return PeerStop::quiet;
     peer.endpoint.set_stalled(!kSpectator && stalled_);
-    auto urgency = urgency_of<kSpectator>(peer);
+    auto urgency = [this, &peer]()
+#if defined(__GNUC__)
+                       __attribute__((always_inline))
+#endif
+                       -> bool {
+      if constexpr (kDirect) {
+        return urgent_by(basis_now(), peer);
+      } else {
+        return peer_urgent<kSpectator>(peer);
+      }
+    };
     if (!peer.endpoint.poll_quietly(now_, urgency)) return PeerStop::endpoint;
     if (!peer.endpoint.quiet_allowed()) [[unlikely]] tell_riding_report(peer);
     if (peer.dropped || peer.channel.poll_idle(now_)) return PeerStop::quiet;
@@ -607,21 +628,38 @@ class P2PSessionImpl final : public P2PSession {
   __attribute__((always_inline))
 #endif
   void know_basis() {
+    basis_ = basis_now();
+    basis_known_ = true;
+  }
+  // The basis as the session's state has it now.
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  UrgencyBasis basis_now() const noexcept {
+    UrgencyBasis b;
     // The window in use (lowered to the smallest player's): it is the one that stalls.
     const int32_t window = driver_.prediction_window();
     // Inline: in poll's quiet probe GCC called confirmed_frame() out of line, around four spills.
     const int32_t used = driver_.frame() - driver_.confirmed_frame_inline();
-    basis_.pressing = window == 0 || stalled_ || used > window - 2;
-    basis_.half_full = used > window / 2;
+    b.pressing = window == 0 || stalled_ || used > window - 2;
+    b.half_full = used > window / 2;
     // The peer's window, seen from here: our input of a frame reaches it a one-way trip later
     // (a slow datagram: plus twice the jitter); its window and our input delay cover that many
     // frames (every player's window in use is the match's smallest, so the peer's is ours).
     // When the slow datagram plus a batch would not fit, every frame goes at once.
     // The driver keeps the local players' smallest delay (INT32_MAX with none).
     const int32_t delay = std::min(kMaxPredictionFrames, driver_.min_local_delay());
-    basis_.cover_us = uint64_t(window + delay) * frame_us_;
-    basis_.three_frames_us = 3 * frame_us_;
-    basis_known_ = true;
+    b.cover_us = uint64_t(window + delay) * frame_us_;
+    b.three_frames_us = 3 * frame_us_;
+    return b;
+  }
+  // A player peer's urgency from a basis (peer_urgent's, and the one-peer probe's).
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  bool urgent_by(const UrgencyBasis& b, const Peer& peer) const noexcept {
+    const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + b.three_frames_us;
+    return b.pressing || slow_trip_us >= b.cover_us || (b.half_full && peer.endpoint.loss_recent(now_));
   }
 #if defined(__GNUC__)
   __attribute__((noinline))
@@ -1144,7 +1182,7 @@ Result P2PSessionImpl::finish_unusual_tick() {
   return failed_ ? Result::version_mismatch : Result::ok;
 }
 
-Result P2PSessionImpl::advance() {
+inline Result P2PSessionImpl::advance() {
   // The usual tick (usual_tick_): what advance_unusual does when each of its tests finds the
   // usual match, without the tests. Nothing here changes what the byte stands for (the game's
   // callbacks cannot call in: the guard refuses them).
@@ -3155,9 +3193,7 @@ inline bool P2PSessionImpl::peer_urgent(const Peer& peer) {
     return false;
   } else {
     if (!basis_known_) know_basis();
-    const UrgencyBasis& b = basis_;
-    const uint64_t slow_trip_us = peer.endpoint.ping_us() / 2 + 2 * peer.endpoint.jitter_us() + b.three_frames_us;
-    return b.pressing || slow_trip_us >= b.cover_us || (b.half_full && peer.endpoint.loss_recent(now_));
+    return urgent_by(basis_, peer);
   }
 }
 
