@@ -350,6 +350,9 @@ void RollbackDriver::update_absence() noexcept {
     }
   }
   two_connected_ = num_players_ == 2 && !any_cut_;
+  const bool kept = usual_frames_ && (awaited_count_ == 1 || awaited_count_ == 2);
+  usual_awaited_[0] = kept ? awaited_[0] : nullptr;
+  usual_awaited_[1] = kept ? awaited_[awaited_count_ - 1] : nullptr;
   for (uint32_t i = 0; i < kMaxPlayers; ++i) {
     Player& p = players_[i];
     p.usual_local = i < num_players_ && p.local && !p.disconnected && small_inputs_;
@@ -691,9 +694,7 @@ Result RollbackDriver::finish_rollback(Frame target, Result outcome) noexcept {
   return outcome;
 }
 
-Result RollbackDriver::advance() noexcept {
-  if (Result r = check_local_inputs(); r != Result::ok) return r;
-  if (!usual_frames_) [[unlikely]] return advance_other();
+__attribute__((always_inline)) inline Result RollbackDriver::advance_usual() noexcept {
   // The usual frame: every frame saved (no sparse saving to move up, no probes), the
   // carry-forward prediction.
   if (first_incorrect_ != kNullFrame) {
@@ -710,6 +711,22 @@ Result RollbackDriver::advance() noexcept {
   step_live(frame);
   finish_frame();
   return Result::ok;
+}
+
+Result RollbackDriver::advance() noexcept {
+  // One or two local players and the usual frame: one load tells both, two compares their
+  // inputs of frame_ (check_local_inputs()).
+  const InputQueue* const first = usual_awaited_[0];
+  if (first == nullptr) [[unlikely]] return advance_checked();
+  if (first->last_confirmed() < frame_ || usual_awaited_[1]->last_confirmed() < frame_)
+    return Result::missing_local_input;
+  return advance_usual();
+}
+
+Result RollbackDriver::advance_checked() noexcept {
+  if (Result r = check_local_inputs(); r != Result::ok) return r;
+  if (!usual_frames_) [[unlikely]] return advance_other();
+  return advance_usual();
 }
 
 Result RollbackDriver::advance_other() noexcept {

@@ -371,6 +371,10 @@ class RollbackDriver {
 
   Result rollback() noexcept;
   Result advance_other() noexcept;  // advance() when not usual_frames_ (out of line)
+  // advance() without usual_awaited_: check_local_inputs(), then the usual frame or
+  // advance_other() (out of line).
+  Result advance_checked() noexcept;
+  Result advance_usual() noexcept;  // the usual frame, after check_local_inputs() (inline)
   Result finish_rollback(Frame target, Result outcome) noexcept;  // its counts
   void init_queues();
   // The horizons (confirmed_frame(), window_full()) are asked several times per frame (every
@@ -482,6 +486,10 @@ class RollbackDriver {
   // saves_every_frame_ and the carry-forward prediction: advance()'s one test for its usual
   // frame (save, step_live).
   bool usual_frames_ = true;
+  // When usual_frames_ and one or two local players are awaited: their queues (the one twice),
+  // else nulls. advance()'s one load for both its usual frame and check_local_inputs() (kept by
+  // update_absence()).
+  std::array<const InputQueue*, 2> usual_awaited_{};
   Frame frame_ = 0;
   Frame start_frame_ = 0;  // the first frame simulated here (start_from)
   Frame first_incorrect_ = kNullFrame;
