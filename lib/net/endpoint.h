@@ -215,7 +215,9 @@ class Endpoint {
   // waited its patience out): poll_changed would then ask only the send policy, and send
   // nothing else (riders not yet late ride on the inputs datagram if one goes, and wait
   // otherwise; only late ones would go alone). Held back (no acknowledgement overdue either),
-  // the mark is all; sent, send_pending. Any other call: poll_changed.
+  // the mark is all; sent, send_pending. Any other call: poll_changed. The kept quiet byte
+  // (quiet_allowed_: no rider waits, the peer did not speak again) answers the last two
+  // questions when set, as it usually is.
   Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to) {
     return poll_polled_again(now_us, transport, to, [this] { return urgent_; });
   }
@@ -226,7 +228,8 @@ class Endpoint {
 #endif
   Result poll_polled_again(uint64_t now_us, Transport& transport, const PeerAddress& to, Urgency&& urgency) {
     if (last_sent_ != polled_.last_sent && last_sent_ > last_acked_ && last_sent_ > last_flushed_ &&
-        !spoke_again_ && !(riders_waiting() && now_us >= riders_waiting_since() + rider_patience_us())) {
+        (quiet_allowed_ ||
+         (!spoke_again_ && !(riders_waiting() && now_us >= riders_waiting_since() + rider_patience_us())))) {
       if (inputs_due_or_urgent(now_us, urgency)) return send_pending(now_us, transport, to);
       // Not due, so no acknowledgement is overdue either (one would send the frames).
       if (!ack_due_ || config_.send_blob_size != 0) {

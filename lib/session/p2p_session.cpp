@@ -372,7 +372,8 @@ class P2PSessionImpl final : public P2PSession {
   // Some player peer, and every one streaming with every frame up to `f` sent, none past it.
   bool streams_at(Frame f) const noexcept {
     bool all = num_player_peers_ != 0;
-    for (uint32_t i = 0; i < num_player_peers_; ++i) all &= !peers_[i].dropped && !stream_waits_[i] && sent_to_peer_[i] == f;
+    for (uint32_t i = 0; i < num_player_peers_; ++i)
+      all &= !peers_[i].dropped && !stream_waits_[i] && sent_to_peer_[i] == f;
     return all;
   }
   void keep_status_frames();  // the players' last frames, kept once a player is gone

@@ -1363,6 +1363,82 @@ TEST(Endpoint, PollAgainSendsWhatASecondPollWould) {
   EXPECT_EQ(twice.received, 599);
 }
 
+// poll_again's inline answer (poll_polled_again) takes the kept quiet byte for "the peer did not
+// speak again after a silence and no rider waited its patience out" (quiet_allowed(), which
+// implies both); without it, it asks them one by one. Datagrams that arrive between the two send
+// passes of a tick (the first after a blackout among them: the peer spoke again, so the byte is
+// false) must leave poll_again sending what a second poll() at that time sends, byte for byte,
+// and the stream arriving whole.
+TEST(Endpoint, PollAgainAfterDatagramsBetweenThePassesSendsWhatASecondPollWould) {
+  struct Outcome {
+    std::vector<std::vector<uint8_t>> sent;
+    Frame received = kNullFrame;
+    size_t between = 0, spoke_again = 0;
+  };
+  auto run = [](bool again, uint32_t seed) {
+    EndpointPair pair(default_config(62), default_config(63), seed);
+    LinkProfile link;
+    link.latency_us = 20000 + 7000 * (seed % 3);
+    link.jitter_us = 5000;
+    link.loss = 0.02 * (seed % 3);
+    for (uint64_t at = 1000000; at < 9000000; at += 1700000) link.blackouts.push_back({at, at + 300000 + 50000 * (seed % 4)});
+    pair.set_link(link);
+    pair.start();
+    EXPECT_TRUE(pair.run_handshake());
+    for (auto* s : {&pair.a(), &pair.b()}) s->recorder->recording = true;
+    std::mt19937 rng(seed);
+    uint8_t input[2] = {0, 0};
+    Outcome o;
+    std::vector<std::vector<uint8_t>> held;
+    for (Frame f = 0; f < 600; ++f) {
+      pair.now += 16667;
+      for (auto* s : {&pair.a(), &pair.b()}) s->sim->set_time(pair.now);
+      for (auto* s : {&pair.a(), &pair.b()}) {
+        // What arrived this tick: some before the first pass, the rest between the two.
+        held.clear();
+        uint8_t buffer[2048];
+        PeerAddress from;
+        size_t length = 0;
+        while (s->sim->receive(&from, buffer, sizeof buffer, &length))
+          if (from == s->remote) held.emplace_back(buffer, buffer + length);
+        const size_t before = rng() % 2 == 0 ? held.size() : rng() % (held.size() + 1);
+        for (size_t k = 0; k < before; ++k) s->endpoint.on_datagram(held[k].data(), held[k].size(), pair.now);
+        (void)s->endpoint.poll(pair.now, *s->recorder, s->remote);
+        for (size_t k = before; k < held.size(); ++k) s->endpoint.on_datagram(held[k].data(), held[k].size(), pair.now);
+        o.between += held.size() - before;
+        o.spoke_again += held.size() > before && s->endpoint.running() && !s->endpoint.quiet_allowed();
+        Frame popped;
+        const uint8_t* blob;
+        while (s->endpoint.pop_input(&popped, &blob)) {
+        }
+        if (rng() % 5 == 0) input[0] = uint8_t(rng());
+        if (f >= 10 && f % 37 == 0) {
+          EXPECT_EQ(s->endpoint.send_checksum(f - 10, uint64_t(f)), Result::ok);
+        }
+        EXPECT_EQ(s->endpoint.send_input(f, input), Result::ok);
+        if (again) (void)s->endpoint.poll_again(pair.now, *s->recorder, s->remote);
+        else (void)s->endpoint.poll(pair.now, *s->recorder, s->remote);
+      }
+    }
+    for (int i = 0; i < 90; ++i) pair.step(16667);
+    o.sent = sent_by_both(pair);
+    o.received = pair.b().endpoint.last_received_frame();
+    return o;
+  };
+  size_t between = 0, spoke_again = 0;
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    const Outcome twice = run(false, seed), again = run(true, seed);
+    ASSERT_GT(twice.sent.size(), 600u) << "seed " << seed;
+    EXPECT_EQ(again.sent, twice.sent) << "seed " << seed;
+    EXPECT_EQ(again.received, 599) << "seed " << seed;
+    EXPECT_EQ(twice.received, 599) << "seed " << seed;
+    between += again.between;
+    spoke_again += again.spoke_again;
+  }
+  EXPECT_GT(between, 500u);
+  EXPECT_GT(spoke_again, 10u) << "the second pass must see the byte false now and then";
+}
+
 // The session's two send passes ask the owner's urgency only where a decision reads it (poll
 // and poll_polled_again with an urgency callable; the stall told before by set_stalled): they
 // send exactly what the passes that set the urgency every time (set_urgent, then poll and
