@@ -509,7 +509,8 @@ class Endpoint {
     return remote_estimate_.estimate(last_received_, now_us, srtt_us_ / 2, input_patience_us(), frame_us_);
   }
   bool estimate_terms_current() const noexcept {
-    return estimate_terms_.reach_us == srtt_us_ / 2 + frame_us_ / 2 && estimate_terms_.patience_us == input_patience_us();
+    return estimate_terms_.reach_us == srtt_us_ / 2 + frame_us_ / 2 && estimate_terms_.patience_us == input_patience_us() &&
+           estimate_terms_.loss_after_us == srtt_us_ + 2 * jitter_us_ + 2 * frame_us_;
   }
 
   // --- checksum reports (unreliable: sent once; a lost one only skips one comparison).
@@ -791,8 +792,7 @@ class Endpoint {
       timers_due_at_ = at;
     }
     // send_inputs_due: loss seen, a resend, the send policy's inputs or acknowledgement.
-    if (have_rtt_ && last_flushed_ > last_acked_ &&
-        now_us > unacked_since_ + srtt_us_ + 2 * jitter_us_ + 2 * frame_us_)
+    if (have_rtt_ && last_flushed_ > last_acked_ && now_us > unacked_since_ + estimate_terms_.loss_after_us)
       return false;
     const bool unacked = last_sent_ > last_acked_;
     const bool pending = last_sent_ > last_flushed_;
@@ -956,13 +956,17 @@ class Endpoint {
   uint64_t srtt_us_ = 0;
   uint64_t jitter_us_ = 0;
   // estimated_remote_frame's terms from the round trip (refresh_estimate_terms): the one-way trip
-  // plus half a frame, and input_patience_us().
+  // plus half a frame, and input_patience_us(); and quiet_at's: how long the oldest
+  // unacknowledged datagram may wait before its loss counts (the round trip, twice the jitter,
+  // two frames).
   struct EstimateTerms {
     uint64_t reach_us = 0;
     uint64_t patience_us = 0;
+    uint64_t loss_after_us = 0;
   } estimate_terms_;
   void refresh_estimate_terms() noexcept {
-    estimate_terms_ = EstimateTerms{srtt_us_ / 2 + frame_us_ / 2, input_patience_us()};
+    estimate_terms_ = EstimateTerms{srtt_us_ / 2 + frame_us_ / 2, input_patience_us(),
+                                    srtt_us_ + 2 * jitter_us_ + 2 * frame_us_};
   }
   Frame remote_frame_ = kNullFrame;
   int32_t remote_advantage_ = 0;

@@ -128,8 +128,11 @@ class P2PSessionImpl final : public P2PSession {
     if (local_count_ != 1 || own_delays_active_ != 0) return false;  // send_local_inputs, advance's sends
     if (num_spectators_ != 0 || desync_.enabled() || desync_states_.enabled()) return false;
     if (rejoin_askers_ != 0 || rejoin_untold_ || unusual_passes_) return false;
-    for (uint32_t i = 0; i < num_player_peers_; ++i)  // the usual lateness and time sync do not ask
+    for (uint32_t i = 0; i < num_player_peers_; ++i) {  // the usual lateness, time sync, probe do not ask
       if (peers_[i].dropped || peers_[i].rejoining) return false;
+      if (peers_[i].endpoint.state() == EndpointState::idle) return false;
+    }
+    if (driver_.frame() != timeline_.newest_started()) return false;  // mark_frames<true>
     return true;
   }
   bool usual_tick_byte() const noexcept { return usual_tick_; }
@@ -249,10 +252,13 @@ class P2PSessionImpl final : public P2PSession {
   void drain_all_inputs() {
     for (uint32_t i = 0; i < num_player_peers_; ++i) drain_inputs(peers_[i]);
   }
+  // kUsual: on the usual tick, where the frame is always the one marked (it moves only in an
+  // advance, which marks it, or in a rejoin's state load, after a cut).
+  template <bool kUsual = false>
   Frame mark_frames() {
     // The frame is usually the one advance_frame marked already (the driver's frame never goes
     // back, so the newest mark is that frame's own): the lookup only when it moved otherwise.
-    if (driver_.frame() != timeline_.newest_started()) timeline_.on_frame(driver_.frame(), now_);
+    if (!kUsual && driver_.frame() != timeline_.newest_started()) timeline_.on_frame(driver_.frame(), now_);
     // Asked once for the timeline and retire_decisions: nothing between them adds an input or
     // cuts a player (drain_inputs above, advance and the disconnect agreement do), so it stays.
     const Frame confirmed = driver_.confirmed_frame();
@@ -516,7 +522,7 @@ class P2PSessionImpl final : public P2PSession {
   __attribute__((always_inline))
 #endif
   void quiet_probe_one() {
-    const PeerStop stop = quiet_peer<false, false, true>(0);
+    const PeerStop stop = quiet_peer<false, false, /*kUsualOne=*/true>(0);
     if (stop != PeerStop::quiet) [[unlikely]] {
       basis_known_ = false;  // the pass's kept basis starts here
       finish_poll_pass<false>(0, stop);
@@ -544,23 +550,25 @@ class P2PSessionImpl final : public P2PSession {
   // (its mark taken) and its channel not idle.
   enum class PeerStop : uint8_t { quiet, endpoint, channel };
   // pass_peer<kCuts, false, kSpectator> and poll_peer up to their quiet answer, in their order.
-  // kDirect: the urgency worked out where the endpoint asks, without the pass's kept basis
-  // (quiet_probe_one: one peer, so no other endpoint of the pass shares it).
-  template <bool kCuts, bool kSpectator, bool kDirect = false>
+  // kUsualOne: the one player peer of the usual tick (quiet_probe_one). Its urgency is worked
+  // out where the endpoint asks, without the pass's kept basis (no other endpoint of the pass
+  // shares it); and it is neither idle (started_: an endpoint is idle again only after init,
+  // which only a rejoin does, after a cut) nor dropped (a drop is a cut).
+  template <bool kCuts, bool kSpectator, bool kUsualOne = false>
 #if defined(__GNUC__)
   __attribute__((always_inline))
 #endif
   PeerStop quiet_peer(uint32_t i) {
     Peer& peer = peers_[i];
     if constexpr (kCuts) tell_statuses(peer, i);
-    if (peer.endpoint.state() == EndpointState::idle) return PeerStop::quiet;
+    if (!kUsualOne && peer.endpoint.state() == EndpointState::idle) return PeerStop::quiet;
     peer.endpoint.set_stalled(!kSpectator && stalled_);
     auto urgency = [this, &peer]()
 #if defined(__GNUC__)
                        __attribute__((always_inline))
 #endif
                        -> bool {
-      if constexpr (kDirect) {
+      if constexpr (kUsualOne) {
         return urgent_by(basis_now(), peer);
       } else {
         return peer_urgent<kSpectator>(peer);
@@ -568,7 +576,7 @@ class P2PSessionImpl final : public P2PSession {
     };
     if (!peer.endpoint.poll_quietly(now_, urgency)) return PeerStop::endpoint;
     if (!peer.endpoint.quiet_allowed()) [[unlikely]] tell_riding_report(peer);
-    if (peer.dropped || peer.channel.poll_idle(now_)) return PeerStop::quiet;
+    if ((!kUsualOne && peer.dropped) || peer.channel.poll_idle(now_)) return PeerStop::quiet;
     return PeerStop::channel;
   }
   // A quiet endpoint with riders waiting (Endpoint::riders_wait): a report among them carries
@@ -1112,7 +1120,7 @@ inline Result P2PSessionImpl::poll_peers() {
   // does when each of its tests finds the usual match, without the tests.
   if (!usual_tick_) [[unlikely]] return poll_unusual();
   for (uint32_t i = 0; i < players; ++i) drain_inputs(peers_[i]);
-  const Frame confirmed = mark_frames();
+  const Frame confirmed = mark_frames<true>();
   // watch_all_lateness: no player peer is dropped on the usual tick (a drop is a cut).
   for (uint32_t i = 0; i < players; ++i) {
     Peer& peer = peers_[i];
