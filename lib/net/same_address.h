@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -61,6 +62,33 @@ class AddressProbe {
   uint32_t size_;
   uint64_t mask_;
   uint64_t first_;
+};
+
+// A sufficient test of same_address(a, from) in two words, for a sender of up to 12 bytes (in-memory,
+// IPv4): the size and the first 12 bytes as they lie in the struct, bytes past the size included.
+// Both equal: the same size and the same first `size` bytes, so the same address. Not equal: the
+// addresses may still be the same (bytes past the size differ: a transport need not clear them),
+// so a lookup that finds no peer this way asks AddressProbe. A session's peers have distinct
+// addresses, so the one found either way is the same peer.
+class AddressWords {
+ public:
+  static_assert(offsetof(PeerAddress, size) == 0 && offsetof(PeerAddress, bytes) == 4 && sizeof(PeerAddress) >= 16,
+                "the size and the first 12 bytes in two words");
+  static constexpr uint32_t kMostBytes = 12;
+  explicit AddressWords(const PeerAddress& from) noexcept : short_(from.size <= kMostBytes) {
+    std::memcpy(words_, &from, sizeof words_);
+  }
+  // Whether the words can decide (a sender of up to kMostBytes): else surely_is says no to all.
+  bool decides() const noexcept { return short_; }
+  bool surely_is(const PeerAddress& a) const noexcept {
+    uint64_t w[2];
+    std::memcpy(w, &a, sizeof w);
+    return ((w[0] ^ words_[0]) | (w[1] ^ words_[1])) == 0;
+  }
+
+ private:
+  uint64_t words_[2];
+  bool short_;
 };
 
 }  // namespace retcon::detail

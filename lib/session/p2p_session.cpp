@@ -1251,13 +1251,27 @@ void P2PSessionImpl::receive_datagrams() {
   for (int i = 0; i < 4096; ++i) {
     from.size = 0;
     if (!transport_->receive(&from, datagram_, sizeof datagram_, &length)) break;
-    // find_peer, with the inline comparison (every datagram asks): a word or two per peer.
+    // find_peer, with inline comparisons (every datagram asks): the sender's size and first 12
+    // bytes as two words against each peer's (AddressWords: a transport that leaves the bytes past
+    // the size as the peer's address has them, the usual one, is answered so), else the exact
+    // comparison, a word or two per peer (AddressProbe).
     Peer* peer = nullptr;
-    const AddressProbe probe(from);
-    for (uint32_t k = 0; k < num_peers_; ++k) {
-      if (probe.matches(peers_[k].address)) {
-        peer = &peers_[k];
-        break;
+    const AddressWords words(from);
+    if (words.decides()) {
+      for (uint32_t k = 0; k < num_peers_; ++k) {
+        if (words.surely_is(peers_[k].address)) {
+          peer = &peers_[k];
+          break;
+        }
+      }
+    }
+    if (peer == nullptr) {
+      const AddressProbe probe(from);
+      for (uint32_t k = 0; k < num_peers_; ++k) {
+        if (probe.matches(peers_[k].address)) {
+          peer = &peers_[k];
+          break;
+        }
       }
     }
     if (peer == nullptr) {

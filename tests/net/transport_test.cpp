@@ -347,5 +347,33 @@ TEST(NetworkSimulator, IncomingProfileAppliesOnReceive) {
   EXPECT_EQ(sim.incoming_stats().delivered, 1u);
 }
 
+// The session's first lookup (AddressWords: the sender's size and first 12 bytes as two words,
+// bytes past the size included) is sufficient: it says "the same" only of addresses operator==
+// finds the same, and says it of every address of up to 12 bytes whose bytes past the size are
+// as the peer's (a transport that writes the whole address, the usual one); of any other the
+// session asks AddressProbe. Every size, sizes past the capacity, a byte changed anywhere in
+// the words, random pairs of few byte values.
+TEST(PeerAddress, AddressWordsSayTheSameOnlyOfTheSameAddress) {
+  std::mt19937 rng(61);
+  for (int run = 0; run < 200000; ++run) {
+    PeerAddress a;
+    a.size = uint32_t(rng() % 40);
+    for (uint8_t& x : a.bytes) x = uint8_t(rng() % 3);
+    PeerAddress b = a;
+    const uint32_t how = uint32_t(rng() % 4);
+    if (how == 1) b.bytes[rng() % PeerAddress::kCapacity] ^= uint8_t(1 + rng() % 255);
+    else if (how == 2) b.size = uint32_t(rng() % 40);
+    else if (how == 3) for (uint8_t& x : b.bytes) x = uint8_t(rng() % 3);
+    const detail::AddressWords words(a);
+    const bool same = a == b;
+    const bool said = words.decides() && words.surely_is(b);
+    ASSERT_TRUE(!said || same) << run;
+    if (how == 0) {
+      ASSERT_EQ(said, a.size <= 12) << run;
+    }
+    ASSERT_EQ(words.decides(), a.size <= detail::AddressWords::kMostBytes) << run;
+  }
+}
+
 }  // namespace
 }  // namespace retcon
