@@ -310,17 +310,19 @@ void Endpoint::on_datagram(const uint8_t* data, size_t length, uint64_t now_us) 
     uint32_t head, usual;
     std::memcpy(&head, data, sizeof head);
     std::memcpy(&usual, kUsualHead, sizeof usual);
-    if (head == usual && usual_receive_) {
-      const uint32_t sequence = widen_sequence(uint16_t(data[4] | (data[5] << 8)), replay_window_.highest());
+    // The next sequence after the highest accepted (the usual datagram: in order, so fresh).
+    const uint16_t low = uint16_t(data[4] | (data[5] << 8));
+    // And the time not before the last one: now_ is now_us then (take_usual_inputs reads it there).
+    if (head == usual && usual_receive_ && replay_window_.next_is(low) && now_us == now_) {
       // A pad's 4-byte input (the usual one) with its size a constant throughout.
-      if (config_.receive_blob_size == 4) return take_usual_inputs<4>(data, length, sequence, now_us);
-      return take_usual_inputs<0>(data, length, sequence, now_us);
+      if (config_.receive_blob_size == 4) return take_usual_inputs<4>(data, length);
+      return take_usual_inputs<0>(data, length);
     }
     // What take_usual_inputs would hand over at once: inputs of our verified peer, without a
-    // key, on a connection that is not over, but with the receiving side paused or a shape the
-    // usual path does not take (usual_receive_ false).
+    // key, on a connection that is not over, but out of order, with the receiving side paused or
+    // interrupted or a shape the usual path does not take (usual_receive_ false).
     if (head == usual && remote_nonce_ != 0 && (state_ == EndpointState::synchronizing || running()) &&
-        !auth_.keyed()) {
+        !auth_.keyed() && !general_receive_) {
       const uint32_t sequence = widen_sequence(uint16_t(data[4] | (data[5] << 8)), replay_window_.highest());
       on_inputs_datagram(data, length, sequence, now_us);
       return;
@@ -348,28 +350,28 @@ void Endpoint::on_inputs_datagram(const uint8_t* data, size_t length, uint32_t s
   on_accepted(sequence, now_us);
 }
 
-// The usual inputs datagram of a match, taken in one pass: no statuses, a start frame of
-// one to three bytes (read_usual_start: below 2^21), fewer than 128 frames, some of them new and all inside the receive window,
-// every test passed (checksum, payload, freshness, acknowledgement, window). It checks what
-// decode_inputs_body, handle_inputs_message and handle_inputs check, in registers, without the
-// decoded body in between; the frames go straight into the receive ring. Any other datagram, or
-// one that fails a test, it hands to the general path (on_inputs_datagram, a tail call: the caller
-// keeps nothing for it) with nothing changed that anything reads: that decodes it afresh and
-// decides (a drop, counted, or what the general path takes that this one does not). It writes the
-// ring only once every test passed (the expansion cannot fail after the walk measured the
-// payload), so a datagram it leaves changed nothing (but the body's riders, which every decode of
-// a datagram rewrites).
+// The usual inputs datagram of a match, taken in one pass: the next sequence (on_datagram asked),
+// no statuses, a start frame of one to three bytes (read_usual_start: below 2^21), fewer than 128
+// frames, some of them new and all inside the receive window, every test passed (checksum,
+// payload, acknowledgement, window). It checks what decode_inputs_body, handle_inputs_message and
+// handle_inputs check, in registers, without the decoded body in between; the frames go straight
+// into the receive ring. Any other datagram, or one that fails a test, it hands to the general
+// path (on_inputs_datagram, a tail call: the caller keeps nothing for it) with nothing changed
+// that anything reads: that decodes it afresh and decides (a drop, counted, or what the general
+// path takes that this one does not). It writes the ring only once every test passed (the
+// expansion cannot fail after the walk measured the payload), so a datagram it leaves changed
+// nothing (but the body's riders, which every decode of a datagram rewrites).
 template <size_t kBlob>
-void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us) {
+void Endpoint::take_usual_inputs(const uint8_t* data, size_t length) {
   // The body's fixed fields, as read_usual_inputs reads them (and nothing it does not take).
   const uint8_t* p = data + kDataHeaderSize;
   const uint8_t* const end = data + length;
-  if (end - p < 5) return on_inputs_datagram(data, length, sequence, now_us);
+  if (end - p < 5) return hand_over_inputs(data, length);
   uint32_t start;
-  if (!read_usual_start(&p, end, &start)) return on_inputs_datagram(data, length, sequence, now_us);
+  if (!read_usual_start(&p, end, &start)) return hand_over_inputs(data, length);
   const uint32_t ack_delta = p[0], count = p[1];
   const uint8_t flags = p[2];
-  if (ack_delta >= 0x80 || count == 0 || count >= 0x80) return on_inputs_datagram(data, length, sequence, now_us);
+  if (ack_delta >= 0x80 || count - 1 >= 0x7F) return hand_over_inputs(data, length);
   p += 3;
   const Frame first = Frame(start);
   // Riders (a report, a reply, checksums, a silence note): read into the body's, handled last.
@@ -377,7 +379,7 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   if (riders != nullptr) {
     const uint8_t* after = p;  // a copy: `p` itself stays in a register
     if (!take_usual_riders(&after, end, flags, first, riders))
-      return on_inputs_datagram(data, length, sequence, now_us);
+      return hand_over_inputs(data, length);
     p = after;
   }
   const Frame ack = first + (Frame(ack_delta >> 1) ^ -Frame(ack_delta & 1));  // unzigzag
@@ -386,10 +388,9 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   // that fits: the first new frame's reference held, no gap before it, the last one inside the
   // window (so last_received_ < window_end too).
   const Frame last = last_received_;
-  const Frame window = Frame(config_.receive_window_frames);
   const size_t blob = kBlob != 0 ? kBlob : config_.receive_blob_size;
-  if (!usual_frames_fit(ack, first, end_frame, last, window) || !replay_window_.fresh(sequence))
-    return on_inputs_datagram(data, length, sequence, now_us);
+  if (!usual_frames_fit(ack, first, end_frame, last, Frame(config_.receive_window_frames)))
+    return hand_over_inputs(data, length);
   // The payload: exactly `count` blobs of our size (measure_payload's walk), noting where the first
   // new frame starts when the datagram repeats frames we hold. Before the checksum (either failing
   // hands the datagram over, so their order decides nothing): the walk's values then live across
@@ -398,20 +399,26 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   const size_t held = size_t(last + 1 - first);  // 0..count-1
   size_t offset = 0, into = 0;
   if (!delta_tokens_expected(p, payload_size, held * blob, size_t(count) * blob, &offset, &into))
-    return on_inputs_datagram(data, length, sequence, now_us);
+    return hand_over_inputs(data, length);
   uint32_t checksum;  // little-endian on the wire
   std::memcpy(&checksum, data + kDataPublicHeaderSize, 4);
   if constexpr (std::endian::native == std::endian::big)
     checksum = (checksum >> 24) | ((checksum >> 8) & 0xFF00u) | ((checksum << 8) & 0xFF0000u) | (checksum << 24);
   // Inline (net/data_checksum.h): since this function hands over by a tail call, its values
   // around the check cost fewer saved registers than a call does.
-  if (checksum != data_checksum(data, length, auth_.plain_receive_key(), sequence))
-    return on_inputs_datagram(data, length, sequence, now_us);
+  if (checksum != data_checksum(data, length, auth_.plain_receive_key(), replay_window_.highest() + 1))
+    return hand_over_inputs(data, length);
   // As handle_inputs: the reference is the last frame held (zeros before the stream's first).
   uint8_t* const ring = receive_ring_.data();
-  uint8_t* const ring_end = ring + size_t(window) * blob;
-  uint8_t* const newest = expand_measured_sized<kBlob>(p, offset, into, size_t(end_frame - last), blob,
-                                                        expansion_reference_, expansion_slot_, ring, ring_end);
+  uint8_t* const ring_end = ring + size_t(config_.receive_window_frames) * blob;
+  uint8_t* newest;
+  if constexpr (kBlob == 4) {
+    newest = expand_measured_words(p, offset, into, size_t(end_frame - last), expansion_reference_, expansion_slot_,
+                                   ring, ring_end);
+  } else {
+    newest = expand_measured_sized<kBlob>(p, offset, into, size_t(end_frame - last), blob, expansion_reference_,
+                                          expansion_slot_, ring, ring_end);
+  }
   expansion_reference_ = newest;
   expansion_slot_ = newest + blob == ring_end ? ring : newest + blob;
   // Taken: what handle_inputs, handle_inputs_message and on_inputs_datagram do with it.
@@ -422,9 +429,22 @@ void Endpoint::take_usual_inputs(const uint8_t* data, size_t length, uint32_t se
   last_received_ = end_frame;
   remote_estimate_.on_input_progress(now_);  // the peer played at least one more frame
   want_ack();
-  if (riders != nullptr) handle_waiting_riders(*riders, now_us);
   heard_data_ = true;
-  on_accepted(sequence, now_us);
+  if (riders != nullptr) return accept_riding(*riders, now_);
+  accept_next(now_);
+}
+
+// What take_usual_inputs does not take, as on_datagram hands it over otherwise: the next sequence,
+// at now_ (on_datagram's now_us).
+void Endpoint::hand_over_inputs(const uint8_t* data, size_t length) {
+  on_inputs_datagram(data, length, replay_window_.highest() + 1, now_);
+}
+
+// The rest of the usual datagram with riders, as on_inputs_datagram takes it: the riders, then
+// on_accepted's steps (in that order: a reply rider moves the jitter the silence test reads).
+void Endpoint::accept_riding(const Riders& riders, uint64_t now_us) noexcept {
+  handle_waiting_riders(riders, now_us);
+  accept_next(now_us);
 }
 
 void Endpoint::on_other_datagram(const uint8_t* data, size_t length, uint64_t now_us) {
@@ -503,22 +523,37 @@ void Endpoint::on_other_datagram(const uint8_t* data, size_t length, uint64_t no
 // A datagram passed every check (on_datagram).
 RETCON_RECEIVE_INLINE void Endpoint::on_accepted(uint32_t sequence, uint64_t now_us) noexcept {
   replay_window_.commit(sequence);
-  // Most datagrams come sooner than either gap below: one compare (quiet_gap_us_, set at init).
-  if (now_us >= last_received_at_ + quiet_gap_us_) {
-    // The peer speaks again after a silence (a blackout): what it may be stalled on goes out at
-    // the next poll, not at the next (slowed) resend.
-    if (running() && peer_silent(now_us)) {
-      spoke_again_ = true;
-      not_quiet();
-    }
-    if (running()) silences_.on_received(last_received_at_, now_us);
-  }
-  last_received_at_ = now_us;
+  heard_after(now_us);
   if (state_ == EndpointState::interrupted) {
     set_state(EndpointState::running);
     log(LogLevel::info, "connection resumed");
     push_event({EndpointEventType::resumed});
   }
+}
+
+// The end of on_accepted for the usual datagram (the next sequence, a connection not interrupted:
+// usual_receive_).
+RETCON_RECEIVE_INLINE void Endpoint::accept_next(uint64_t now_us) noexcept {
+  replay_window_.commit_next();
+  heard_after(now_us);
+}
+
+// The peer was heard at `now_us`: after a silence (rarely: once a quiet gap passed), the steps
+// that notice it.
+RETCON_RECEIVE_INLINE void Endpoint::heard_after(uint64_t now_us) noexcept {
+  // Most datagrams come sooner than either gap below: one compare (quiet_gap_us_, set at init).
+  if (now_us >= last_received_at_ + quiet_gap_us_) heard_after_gap(now_us);
+  last_received_at_ = now_us;
+}
+
+void Endpoint::heard_after_gap(uint64_t now_us) noexcept {
+  // The peer speaks again after a silence (a blackout): what it may be stalled on goes out at
+  // the next poll, not at the next (slowed) resend.
+  if (running() && peer_silent(now_us)) {
+    spoke_again_ = true;
+    not_quiet();
+  }
+  if (running()) silences_.on_received(last_received_at_, now_us);
 }
 
 void Endpoint::handle_request(const Message& m, bool from_peer, uint64_t now_us) noexcept {

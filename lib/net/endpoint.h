@@ -350,28 +350,39 @@ class Endpoint {
   // the stream from the start after all). Both resume receiving.
   // Whether the usual inputs datagram may take the straight path now (take_usual_inputs), from
   // the connection's state; usual_receive() is the byte on_datagram keeps of it, public with
-  // usual_receive_now() for the test that compares them after every call.
+  // usual_receive_now() for the test that compares them after every call. Not while interrupted
+  // (the general path's on_accepted resumes the connection), and only with a receive window of
+  // kUsualWindow frames or more (a datagram's frames, fewer, then never reach back past it).
+  static constexpr uint32_t kUsualWindow = 128;
   bool usual_receive_now() const noexcept {
-    return remote_nonce_ != 0 && (state_ == EndpointState::synchronizing || running()) && !auth_.keyed() &&
-           !receive_paused_ && remote_hello_.shape.num_players != 0 &&
-           size_t(config_.receive_blob_size) - 1 < kMaxBlobSize;
+    return !general_receive_ && remote_nonce_ != 0 &&
+           (state_ == EndpointState::synchronizing || state_ == EndpointState::running) &&
+           !auth_.keyed() && !receive_paused_ && remote_hello_.shape.num_players != 0 &&
+           size_t(config_.receive_blob_size) - 1 < kMaxBlobSize && config_.receive_window_frames >= kUsualWindow;
   }
   bool usual_receive() const noexcept { return usual_receive_; }
+  // Tests: every datagram takes the general path (on_other_datagram: the public header, the
+  // message's decode, the type's handling), for the tests that compare the usual paths with it.
+  void set_general_receive(bool general) noexcept {
+    general_receive_ = general;
+    refresh_usual_receive();
+  }
   // take_usual_inputs' tests of a datagram's frames (ack, first..end_frame: from a varint of at
   // most three bytes and a count below 128, far from the ends of the range), `last` and `window`
   // being last_received_ and the receive window: an acknowledgement we can have (kNullFrame ..
   // last_sent_), something new inside the window (last < end_frame <= next_pop_ + window - 1),
   // and the first new frame's reference held with no gap before it (first <= last + 1, and first
   // is the stream's first frame or first - 1 >= in_base_ and first - 1 > last - window).
-  // usual_frames_fit_general asks it test by test. usual_frames_fit asks each pair of bounds in
-  // one unsigned compare, on the receive ring's invariants (in_base_ - 1 <= last <= next_pop_ +
-  // window - 1, see peek_inputs): with them, first == in_base_ is always at most last + 1.
-  // Public for the test that compares the two.
+  // usual_frames_fit_general asks it test by test. usual_frames_fit asks it in four compares, on
+  // the receive ring's invariants (in_base_ - 1 <= last <= next_pop_ + window - 1, see
+  // peek_inputs) and the usual path's window (kUsualWindow or more): the frames held before the
+  // first new one, last + 1 - first, are fewer than the count (no gap, something new), so fewer
+  // than the window (the reference is held once first >= in_base_), and end_frame is at least
+  // next_pop_. Public for the test that compares the two.
   bool usual_frames_fit(Frame ack, Frame first, Frame end_frame, Frame last, Frame window) const noexcept {
-    const uint32_t lowest = uint32_t(std::max(in_base_, last - window + 1));  // first - 1 at least
-    return uint32_t(ack) - uint32_t(kNullFrame) <= uint32_t(last_sent_) - uint32_t(kNullFrame) &&
-           uint32_t(end_frame) - uint32_t(last) - 1u < uint32_t(next_pop_) + uint32_t(window) - 1u - uint32_t(last) &&
-           (first == in_base_ || uint32_t(first) - 1u - lowest < uint32_t(last) + 1u - lowest);
+    const uint32_t held = uint32_t(last) + 1u - uint32_t(first);
+    return held < uint32_t(end_frame - first) + 1u && uint32_t(end_frame) - uint32_t(next_pop_) < uint32_t(window) &&
+           first >= in_base_ && uint32_t(ack) + 1u <= uint32_t(last_sent_) + 1u;
   }
   bool usual_frames_fit_general(Frame ack, Frame first, Frame end_frame, Frame last, Frame window) const noexcept {
     return !(ack < kNullFrame || ack > last_sent_ || end_frame <= last || end_frame > next_pop_ + window - 1 ||
@@ -571,12 +582,19 @@ class Endpoint {
   bool plausible_report(const QualityReport& report) const noexcept;
   // on_datagram's two paths: the usual inputs datagram (take_usual_inputs, which hands any other
   // inputs datagram to on_inputs_datagram), and every other (see there).
-  void on_inputs_datagram(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us);
+  // Both out of line: on_datagram hands over to them by tail calls, and inlined there their
+  // saved registers would cost the usual datagram's way through it.
+  [[gnu::noinline]] void on_inputs_datagram(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us);
   // kBlob: the receive blob size as a constant (4), or 0 (config_ says).
   template <size_t kBlob>
-  void take_usual_inputs(const uint8_t* data, size_t length, uint32_t sequence, uint64_t now_us);
-  void on_other_datagram(const uint8_t* data, size_t length, uint64_t now_us);
+  void take_usual_inputs(const uint8_t* data, size_t length);
+  void hand_over_inputs(const uint8_t* data, size_t length);
+  [[gnu::noinline]] void on_other_datagram(const uint8_t* data, size_t length, uint64_t now_us);
   void on_accepted(uint32_t sequence, uint64_t now_us) noexcept;
+  void accept_riding(const Riders& riders, uint64_t now_us) noexcept;
+  void accept_next(uint64_t now_us) noexcept;
+  void heard_after(uint64_t now_us) noexcept;
+  void heard_after_gap(uint64_t now_us) noexcept;
   // usual_receive_ from what it stands for: called wherever one of those changes (set_state for
   // the state).
   void refresh_usual_receive() noexcept { usual_receive_ = usual_receive_now(); }
@@ -926,8 +944,10 @@ class Endpoint {
   bool receive_paused_ = false;  // frames are neither stored nor acknowledged (pause_receive)
   // Every test of take_usual_inputs that holds for a whole connection, in one byte (the others
   // are the datagram's own): our verified peer (its nonce and shape known), no key, synchronizing
-  // or running, receiving, a blob size the usual path expands. Kept by refresh_usual_receive.
+  // or running (not interrupted), receiving, a blob size the usual path expands, a receive window
+  // of kUsualWindow frames or more. Kept by refresh_usual_receive.
   bool usual_receive_ = false;
+  bool general_receive_ = false;  // set_general_receive (tests)
   // send_input's checks of the set-up and the state in one byte (usual_queue_now): every frame asks.
   bool usual_queue_ = false;
   bool ack_due_ = false;

@@ -30,6 +30,16 @@ class ReplayWindow {
   // sequence, widened against this (widen_sequence in net/wire.h).
   uint32_t highest() const noexcept { return highest_; }
 
+  // Whether `low`, the 16 bits of a sequence a data message carries, are those of the one after
+  // the highest (widen_sequence then gives highest() + 1, a fresh sequence): the usual
+  // datagram, in order. Never at the top of the range (no sequence follows UINT32_MAX).
+  bool next_is(uint16_t low) const noexcept { return uint16_t(highest_ + 1) == low && highest_ != UINT32_MAX; }
+  // commit(highest() + 1) when next_is said so: one more, its bit set.
+  void commit_next() noexcept {
+    bits_ = (bits_ << 1) | 1;
+    ++highest_;
+  }
+
   // The first commit needs no case of its own: bits_ 0 shifted is 0, and a first sequence 0 is
   // highest_ already.
   void commit(uint32_t sequence) noexcept {

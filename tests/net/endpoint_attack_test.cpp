@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "net/datagram_auth.h"
@@ -999,6 +1000,293 @@ TEST(EndpointAttack, UsualDatagramsPastFourAndAHalfMinutesCarryEveryFrame) {
     for (uint64_t x : e->stats().dropped) drops += x;
     EXPECT_EQ(drops, 0u);
     EXPECT_TRUE(e->running());
+  }
+}
+
+// Everything one endpoint shows of what it received, against a twin's (the same after the same
+// calls), with `what` said on the first difference: every counted drop by its reason, the
+// frames held (each one's bytes), the acknowledgement, the replay window (through what the next
+// datagrams do), the riders' effects, the silences, the events and checksums waiting.
+void expect_same_receiver(Endpoint& x, Endpoint& y, size_t blob, const std::string& what) {
+  const detail::EndpointStats a = x.stats(), b = y.stats();
+  for (size_t r = 0; r < detail::kDropReasonCount; ++r)
+    ASSERT_EQ(a.dropped[r], b.dropped[r]) << what << ": dropped " << detail::drop_reason_name(DropReason(r));
+  ASSERT_EQ(a.riders_dropped, b.riders_dropped) << what;
+  ASSERT_EQ(a.datagrams_received, b.datagrams_received) << what;
+  ASSERT_EQ(a.bytes_received, b.bytes_received) << what;
+  ASSERT_EQ(a.ping_us, b.ping_us) << what;
+  ASSERT_EQ(a.jitter_us, b.jitter_us) << what;
+  ASSERT_EQ(a.send_queue_length, b.send_queue_length) << what;
+  ASSERT_EQ(x.state(), y.state()) << what;
+  ASSERT_EQ(x.last_received_frame(), y.last_received_frame()) << what;
+  ASSERT_EQ(x.last_acked_frame(), y.last_acked_frame()) << what;
+  ASSERT_EQ(x.next_pop(), y.next_pop()) << what;
+  ASSERT_EQ(x.remote_frame(), y.remote_frame()) << what;
+  ASSERT_EQ(x.remote_frame_advantage(), y.remote_frame_advantage()) << what;
+  ASSERT_EQ(x.remote_report_at(), y.remote_report_at()) << what;
+  ASSERT_EQ(x.last_received_at(), y.last_received_at()) << what;
+  ASSERT_EQ(x.quiet_allowed(), y.quiet_allowed()) << what;
+  ASSERT_EQ(x.silences().heard_nothing().from_us, y.silences().heard_nothing().from_us) << what;
+  ASSERT_EQ(x.silences().heard_nothing().to_us, y.silences().heard_nothing().to_us) << what;
+  ASSERT_EQ(x.silences().told().gap_us, y.silences().told().gap_us) << what;
+  ASSERT_EQ(x.silences().told().ago_us, y.silences().told().ago_us) << what;
+  ASSERT_EQ(x.silences().told().arrived_at_us, y.silences().told().arrived_at_us) << what;
+  for (PlayerIndex p = 0; p < 2; ++p) {
+    ASSERT_EQ(x.remote_connect_status(p).disconnected, y.remote_connect_status(p).disconnected) << what;
+    ASSERT_EQ(x.remote_connect_status(p).last_frame, y.remote_connect_status(p).last_frame) << what;
+  }
+  for (Frame f = std::max<Frame>(0, x.last_received_frame() - 300); f <= x.last_received_frame(); ++f) {
+    const uint8_t* p = x.received_input(f);
+    const uint8_t* q = y.received_input(f);
+    ASSERT_EQ(p == nullptr, q == nullptr) << what << ": frame " << f;
+    if (p != nullptr) {
+      ASSERT_EQ(0, std::memcmp(p, q, blob)) << what << ": frame " << f << "'s bytes";
+    }
+  }
+  EndpointEvent ex, ey;
+  for (;;) {
+    const bool gx = x.pop_event(&ex), gy = y.pop_event(&ey);
+    ASSERT_EQ(gx, gy) << what << ": events";
+    if (!gx) break;
+    ASSERT_EQ(ex.type, ey.type) << what << ": events";
+  }
+  Frame fx, fy;
+  uint64_t cx, cy;
+  for (;;) {
+    const bool gx = x.pop_checksum(&fx, &cx), gy = y.pop_checksum(&fy, &cy);
+    ASSERT_EQ(gx, gy) << what << ": checksums";
+    if (!gx) break;
+    ASSERT_EQ(fx, fy) << what;
+    ASSERT_EQ(cx, cy) << what;
+  }
+}
+
+// The usual paths of a received inputs datagram (Endpoint::take_usual_inputs: the next sequence,
+// one pass, the 4-byte expansion a word at a time, the frames in one zero run repeated; and
+// on_inputs_datagram for the rest) against the general path (set_general_receive: the public
+// header, the message's decode, its handling), on random and hostile datagrams. Two matches
+// made alike (the same seeds, the same calls) but for that, A taking the usual paths and A' the
+// general one, then an insider (it holds the keyless connection key) sends both the same bytes:
+// B's inputs of 4, 2 or 3 bytes from frames around the held ones (gaps, repeats, none new, far
+// ahead or behind, past the receive window, before the stream's start), acknowledgements of any
+// frame, riders that read or do not, statuses, sequences next, skipped, repeated, far, bytes
+// changed and sealed again (tokens that do not add up, literals cut short, counts and flags
+// changed), cut or lengthened, other keys, other headers, times that go backwards or past a
+// silence; A and A' pop, restart their incoming stream (start frames of three bytes) and poll
+// alike. After each datagram both hold the same frames with the same bytes, counted the same
+// drops, and send the same bytes.
+TEST(EndpointAttack, UsualReceivePathsTakeAndDropAsTheGeneralPath) {
+  struct Setup {
+    uint16_t blob;
+    uint32_t window;
+  };
+  for (const Setup setup : {Setup{4, 256}, Setup{2, 256}, Setup{3, 1024}, Setup{4, 24}}) {
+    const uint16_t blob = setup.blob;
+    EndpointConfig ca = config(131 + blob, false), cb = config(141 + blob, false);
+    for (EndpointConfig* c : {&ca, &cb}) {
+      c->shape = {2, blob, 60};
+      c->send_blob_size = c->receive_blob_size = blob;
+      c->receive_window_frames = setup.window;
+    }
+    EndpointPair usual(ca, cb, 7), general(ca, cb, 7);
+    general.a().endpoint.set_general_receive(true);
+    Endpoint& a = usual.a().endpoint;
+    Endpoint& g = general.a().endpoint;
+    for (EndpointPair* pair : {&usual, &general}) {
+      pair->start();
+      ASSERT_TRUE(pair->run_handshake());
+    }
+    ASSERT_EQ(a.usual_receive(), setup.window >= Endpoint::kUsualWindow);
+    ASSERT_FALSE(g.usual_receive());
+    // B's inputs, the insider's truth: a pad (one byte changing every few frames) or noise.
+    std::mt19937 rng(977 + blob);
+    auto r = [&](uint32_t n) { return uint32_t(rng() % n); };
+    auto input_of = [&](Frame f, uint8_t* out) {
+      const uint32_t hold = uint32_t(f) / (1 + uint32_t(f) % 5 / 2);
+      const uint32_t v = hold * 2654435761u;
+      for (uint16_t i = 0; i < blob; ++i) out[i] = uint8_t(hold % 7 == 0 ? v >> (5 * i) : i == hold % blob ? hold : 0);
+    };
+    // Both play 120 frames alike (B's datagrams reach A and A' through the usual and general paths).
+    Endpoint* const sides[2][2] = {{&a, &usual.b().endpoint}, {&g, &general.b().endpoint}};
+    for (Frame f = 0; f < 120; ++f) {
+      for (int k = 0; k < 2; ++k) {
+        uint8_t in[4];
+        input_of(f, in);
+        ASSERT_EQ(sides[k][1]->send_input(f, in), Result::ok);
+        in[0] ^= 0x5A;
+        ASSERT_EQ(sides[k][0]->send_input(f, in), Result::ok);
+      }
+      for (int ms = 0; ms < 17; ++ms) {
+        usual.step(1000);
+        general.step(1000);
+      }
+      Frame f1, f2;
+      const uint8_t *p1, *p2;
+      while (a.pop_input(&f1, &p1)) {
+        ASSERT_TRUE(g.pop_input(&f2, &p2));
+        ASSERT_EQ(f1, f2);
+        ASSERT_EQ(0, std::memcmp(p1, p2, blob));
+      }
+      ASSERT_FALSE(g.pop_input(&f2, &p2));
+      ASSERT_NO_FATAL_FAILURE(expect_same_receiver(a, g, blob, "playing"));
+    }
+    ASSERT_GT(a.last_received_frame(), 100);
+    Insider insider(usual);
+    insider.sequence = 400;  // near B's own (a few hundred datagrams so far)
+    std::vector<std::vector<uint8_t>> sent;  // every datagram sent, for replays
+    test::CountingTransport out_a, out_g;
+    uint64_t now = usual.now;
+    int taken = 0;
+    int fresh_stream = 0;
+    int interrupted = 0;  // datagrams that came while A had found the peer silent  // datagrams still to send from just before a restarted stream
+    bool three_bytes = false;
+    for (int round = 0; round < 6000; ++round) {
+      const std::string what = "blob " + std::to_string(blob) + " window " + std::to_string(setup.window) + " round " +
+                               std::to_string(round);
+      const Frame last = a.last_received_frame();
+      std::vector<uint8_t> d;
+      uint32_t this_sequence = insider.sequence;
+      const uint32_t pick = r(100);
+      if (pick < 4 && !sent.empty()) {
+        d = sent[sent.size() - 1 - rng() % std::min<size_t>(sent.size(), 40)];  // a replay
+      } else {
+        // The sequence: mostly the next, else skipped ahead, or (this datagram only) behind or far
+        // ahead, some beyond what 16 bits widen to.
+        const uint32_t s = r(20);
+        if (s == 0) insider.sequence += 1 + r(3);
+        const uint32_t next = insider.sequence;
+        if (s == 1) insider.sequence -= 1 + r(70);
+        else if (s == 2) insider.sequence += 20000 + r(30000);
+        // The frames: from around the held ones, sometimes far.
+        const uint32_t f = r(40);
+        Frame start = last + 1 - Frame(r(9));
+        if (f == 0) start = last + 2 + Frame(r(3));
+        else if (f == 1) start = Frame(r(400));
+        else if (f == 2) start = last + Frame(r(600));
+        else if (f == 3) start = last - 250 - Frame(r(30));
+        if (fresh_stream > 0) start = last + 1 - Frame(r(4));  // frames before a restarted stream's first
+        if (start < 0) start = 0;
+        int frames = 1 + int(r(10));
+        if (r(30) == 0) frames = 100 + int(r(28));
+        // The acknowledgement: of one of A's frames near the start (what the usual datagram's byte holds),
+        // or anything.
+        Frame ack = std::min(a.last_sent_frame(), start - 5 + Frame(r(12)));
+        const uint32_t k = r(30);
+        if (fresh_stream > 0) {
+        } else if (k == 0) ack = kNullFrame - Frame(r(3));
+        else if (k == 1) ack = a.last_sent_frame() + Frame(r(3));
+        else if (k == 2) ack = start - 64 + Frame(r(130));
+        uint8_t reference[4] = {};
+        if (start > 0) input_of(start - 1, reference);
+        if (r(25) == 0) reference[r(blob)] ^= uint8_t(1 + r(255));  // not what A holds
+        std::vector<uint8_t> blobs(size_t(frames) * blob);
+        for (int i = 0; i < frames; ++i) input_of(start + i, &blobs[size_t(i) * blob]);
+        detail::Riders riders;
+        const bool ride = r(6) == 0;
+        if (ride) {
+          riders.has_report = r(2) == 0;
+          riders.report = {uint8_t(r(16)), last + Frame(r(600)) - 300, int32_t(r(600)) - 300};
+          riders.has_reply = r(3) == 0;
+          riders.reply = {uint8_t(r(16)), uint32_t(r(200000))};
+          riders.checksum_count = uint8_t(r(3));
+          for (uint8_t i = 0; i < riders.checksum_count; ++i)
+            riders.checksums[i] = {Frame(r(40000)), uint64_t(rng())};
+          riders.has_silence = r(3) == 0;
+          riders.silence = {uint32_t(1 + r(900)), uint32_t(r(900))};
+        }
+        detail::ConnectStatus status[2] = {};
+        const bool cut = r(40) == 0;
+        if (cut) status[1] = {true, last - Frame(r(10))};
+        const size_t n = insider.inputs(start, ack, blob, reference, blobs.data(), frames, cut ? status : nullptr,
+                                        cut ? 2 : 0, ride ? &riders : nullptr);
+        d.assign(insider.d, insider.d + n);
+        // Hostile: bytes changed, cut or added (sealed again: only its checks can tell), another
+        // key, another header.
+        const uint32_t m = fresh_stream > 0 ? 29 : r(30);
+        const size_t body = detail::kDataHeaderSize;
+        if (m == 0 && d.size() > body) {
+          d[body + rng() % (d.size() - body)] ^= uint8_t(1 + r(255));
+        } else if (m == 1 && d.size() > body + 1) {
+          d.resize(d.size() - 1 - rng() % std::min<size_t>(3, d.size() - body - 1));
+        } else if (m == 2) {
+          d.push_back(uint8_t(rng()));
+        } else if (m == 3 && d.size() > body + 4) {
+          d[body + 1 + r(4)] = uint8_t(rng());  // around the ack, count and flags
+        }
+        detail::seal_datagram(d.data(), d.size(), m == 4 ? insider.key ^ 1 : insider.key, insider.sequence - 1);
+        this_sequence = insider.sequence - 1;
+        if (s == 1 || s == 2) insider.sequence = next;
+        if (m == 5) d[2 + r(2)] ^= uint8_t(1 + r(3));  // version or type
+        sent.push_back(d);
+      }
+      // A's frames keep ahead of B's (acknowledgements of them are ones it sent).
+      while (a.last_sent_frame() < a.last_received_frame() + 40 && a.last_sent_frame() - a.last_acked_frame() < 4000) {
+        const Frame f = a.last_sent_frame() + 1;
+        const uint8_t mine[4] = {uint8_t(f), uint8_t(f >> 8), 0, 1};
+        ASSERT_EQ(a.send_input(f, mine), Result::ok);
+        ASSERT_EQ(g.send_input(f, mine), Result::ok);
+      }
+      // The time: on, still, past a silence, or back.
+      const uint32_t t = r(50);
+      const bool silence = r(300) == 0;
+      if (silence) now += 800000 + r(400000);  // past notify_delay_us: a poll finds the peer interrupted
+      else if (t == 0) now += 100000 + r(300000);
+      else if (t == 1 && now > 5000) now -= r(5000);
+      else if (t > 3) now += r(9000);
+      auto poll_both = [&] {
+        const uint64_t sent_a = out_a.sent;
+        (void)a.poll(now, out_a, usual.a().remote);
+        (void)g.poll(now, out_g, general.a().remote);
+        ASSERT_EQ(out_a.sent, out_g.sent) << what;
+        if (out_a.sent != sent_a) {
+          ASSERT_EQ(out_a.last, out_g.last) << what;
+        }
+        expect_same_receiver(a, g, blob, what + " polled");
+      };
+      if (silence) {
+        ASSERT_NO_FATAL_FAILURE(poll_both());
+      }
+      interrupted += a.state() == EndpointState::interrupted;
+      const uint64_t drops = all_dropped(a);
+      a.on_datagram(d.data(), d.size(), now);
+      g.on_datagram(d.data(), d.size(), now);
+      // Taken far ahead: the insider goes on from there (the next ones widen to its sequences).
+      if (all_dropped(a) == drops && int32_t(this_sequence + 1 - insider.sequence) > 0)
+        insider.sequence = this_sequence + 1;
+      ASSERT_NO_FATAL_FAILURE(expect_same_receiver(a, g, blob, what));
+      if (all_dropped(a) == drops) ++taken;
+      three_bytes |= a.last_received_frame() > 16384 + 10;
+      // Now and then: pops, a poll (the same bytes sent), the incoming stream restarted.
+      if (r(4) != 0) {
+        const int pops = int(r(8));
+        Frame f1, f2;
+        const uint8_t *p1, *p2;
+        for (int i = 0; i < pops && a.pop_input(&f1, &p1); ++i) {
+          ASSERT_TRUE(g.pop_input(&f2, &p2)) << what;
+          ASSERT_EQ(f1, f2) << what;
+          ASSERT_EQ(0, std::memcmp(p1, p2, blob)) << what;
+        }
+      }
+      if (r(8) == 0) {
+        ASSERT_NO_FATAL_FAILURE(poll_both());
+      }
+      if (fresh_stream > 0) --fresh_stream;
+      if (round == 3000 || r(300) == 0) {
+        fresh_stream = 4;
+        const Frame at = round == 3000 ? 16384 - 20 : Frame(r(20000));
+        a.pause_receive();
+        g.pause_receive();
+        a.restart_incoming_at(at);
+        g.restart_incoming_at(at);
+        const Frame out = std::max<Frame>(0, at - Frame(r(30)));  // A's frames from near there too
+        a.restart_outgoing_at(out);
+        g.restart_outgoing_at(out);
+      }
+    }
+    EXPECT_TRUE(three_bytes) << "start frames of three bytes";
+    EXPECT_GT(taken, 3000) << blob;
+    EXPECT_GT(interrupted, 5) << blob;
+    EXPECT_TRUE(a.running()) << blob;
   }
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "net/replay_window.h"
+#include "net/wire.h"
 
 namespace retcon {
 namespace {
@@ -102,6 +103,41 @@ TEST(ReplayWindow, AgreesWithASetModelOnRandomTraffic) {
         seen.insert(s);
       }
       base += uint32_t(rng() % 3);
+    }
+  }
+}
+
+// The usual datagram's shortcut (on_datagram): next_is(low) says the 16 bits a data message
+// carries widen to the sequence after the highest, a fresh one, and commit_next() then leaves
+// the window as commit() of it does. Windows of random histories around every 16-bit boundary
+// and the top of the range (where no sequence follows UINT32_MAX), each asked about the bits of
+// the sequences around the highest: next_is decides as widen_sequence and fresh do, and after
+// commit_next every sequence near it is fresh or not as after commit.
+TEST(ReplayWindow, TheNextSequenceIsTheWidenedFreshOneAndCommitsAlike) {
+  std::mt19937 rng(91);
+  const uint32_t bases[] = {0, 1, 63, 64, 0xFFFE, 0xFFFF, 0x10000, 0x1FFFF, 0x7FFFFFFF, 0xFFFEFFFF, 0xFFFF0000,
+                            0xFFFFFF00, 0xFFFFFFFE, 0xFFFFFFFF};
+  for (int run = 0; run < 4000; ++run) {
+    ReplayWindow w;
+    const uint32_t base = run < 14 * 20 ? bases[run / 20] : uint32_t(rng());
+    const int commits = int(rng() % 6);
+    for (int i = 0; i < commits; ++i) w.commit(base - uint32_t(rng() % 100));
+    if (commits == 0 && rng() % 2 == 0) w.commit(base);
+    const uint32_t h = w.highest();
+    for (uint32_t d = 0; d < 6; ++d) {
+      const uint16_t low = uint16_t(h + d - 2);
+      const uint32_t widened = detail::widen_sequence(low, h);
+      const bool next = widened == h + 1 && h != UINT32_MAX && w.fresh(widened);
+      ASSERT_EQ(w.next_is(low), next) << "highest " << h << " low " << low;
+      if (!next) continue;
+      ReplayWindow general = w;
+      general.commit(h + 1);
+      ReplayWindow shortcut = w;
+      shortcut.commit_next();
+      ASSERT_EQ(shortcut.highest(), general.highest());
+      for (uint32_t back = 0; back < 70; ++back)
+        ASSERT_EQ(shortcut.fresh(h + 1 - back), general.fresh(h + 1 - back)) << "highest " << h << " back " << back;
+      ASSERT_EQ(shortcut.fresh(h + 2), general.fresh(h + 2));
     }
   }
 }
