@@ -356,7 +356,9 @@ void RollbackDriver::update_absence() noexcept {
   for (uint32_t i = 0; i < kMaxPlayers; ++i) {
     Player& p = players_[i];
     p.usual_local = i < num_players_ && p.local && !p.disconnected && small_inputs_;
-    p.usual_remote = i < num_players_ && !p.local && !p.disconnected && small_inputs_;
+    const bool usual_remote = i < num_players_ && !p.local && !p.disconnected && small_inputs_;
+    const bool paired_with_local = two_connected_ && i < 2 && players_[i ^ 1].local;
+    p.usual_remote = !usual_remote ? kNotUsualRemote : paired_with_local ? kPairedWithLocal : kUsualRemote;
   }
 }
 

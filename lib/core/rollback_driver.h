@@ -101,20 +101,21 @@ class RollbackDriver {
   // connected, small inputs, `last` new and inside the window): true. Anything else: nothing
   // taken, false (the caller goes frame by frame). `player` is one of the players.
   // One window test and one horizons update for the run, whatever its length: with two
-  // connected players the horizons are made exact here (pair_horizons' answer from the two
-  // newest inputs, one of them `last`), so the confirmed frame the session asks next costs no
-  // recomputation; with more, the lower-bound flags of input_rose.
+  // connected players, the other local (kPairedWithLocal), the horizons are made exact here
+  // (pair_horizons' answer from the two newest inputs, one of them `last`), so the confirmed
+  // frame the session asks next costs no recomputation; else the lower-bound flags of input_rose.
   bool take_remote_run(PlayerIndex player, Frame last, const uint8_t* inputs, size_t stride) noexcept {
     Player& p = players_[player];
     const Frame before = p.queue.last_confirmed();
-    if (!p.usual_remote || last >= fits_below_ || last <= before) return false;
-    if (two_connected_) {
-      const Player& other = players_[player ^ 1];  // two players: 0 and 1
-      const Frame theirs = other.queue.last_confirmed();
-      inputs_confirmed_ = std::min(last, theirs);
-      const Frame unknown = other.local ? last + 1 : std::min(last, theirs) + 1;
-      unknown_ = unknown;
-      room_below_ = room_below(unknown);
+    const uint8_t kind = p.usual_remote;
+    if (kind == kNotUsualRemote || last >= fits_below_ || last <= before) return false;
+    if (kind == kPairedWithLocal) {
+      // pair_horizons' answer: the other player, local, never holds the first unknown input.
+      // fits_below_ is at most kFrameMax - kMaxPredictionFrames, so room_below's sum needs no
+      // saturation here: last + 1 + window_ stays a Frame.
+      inputs_confirmed_ = std::min(last, awaited_[0]->last_confirmed());
+      unknown_ = last + 1;
+      room_below_ = last + 1 + window_;
       confirmed_known_ = unknown_known_ = kExact;
     } else {
       // input_rose() for a connected remote player, once: the run's first predecessor is its lowest.
@@ -283,6 +284,8 @@ class RollbackDriver {
   int32_t prediction_window() const noexcept { return window_; }
 
  private:
+  // Player::usual_remote's values.
+  static constexpr uint8_t kNotUsualRemote = 0, kUsualRemote = 1, kPairedWithLocal = 2;
   // 128 bytes (two cache lines) rather than 96: players_[i] is a shift away, not a multiply.
   struct alignas(64) Player {
     InputQueue queue;
@@ -297,8 +300,11 @@ class RollbackDriver {
     // local, not disconnected, and the inputs a size add_confirmed_small takes: add_local_input
     // asks this one byte instead of the three (kept by update_absence()).
     bool usual_local = false;
-    // Remote, not disconnected, and small inputs: accept_remote_run's one byte for the three.
-    bool usual_remote = false;
+    // Remote, not disconnected, and small inputs: accept_remote_run's and take_remote_run's one
+    // byte for the three (kNotUsualRemote otherwise); kPairedWithLocal when besides the other
+    // player is the only one, local, and neither is cut (two_connected_): take_remote_run then
+    // makes the horizons exact from the two newest inputs, the other's being awaited_[0]'s.
+    uint8_t usual_remote = kNotUsualRemote;
   };
   struct Probe {
     Frame frame = kNullFrame;
@@ -433,9 +439,11 @@ class RollbackDriver {
   bool fits_window_exactly(const InputQueue& queue, Frame frame) const noexcept {
     const Frame oldest = oldest_needed();
     // A Frame, capped: the usual inputs' test is then one 32-bit compare (a frame at the cap
-    // takes this exact path, which is right).
+    // takes this exact path, which is right). Capped a window short of the largest frame:
+    // take_remote_run adds the window to a frame below it without a saturating sum.
+    constexpr int64_t kCap = std::numeric_limits<Frame>::max() - kMaxPredictionFrames;
     if (save_mode_ != SaveMode::sparse)
-      fits_below_ = Frame(std::min<int64_t>(int64_t(oldest) + queue.capacity(), std::numeric_limits<Frame>::max()));
+      fits_below_ = Frame(std::min<int64_t>(int64_t(oldest) + queue.capacity(), kCap));
     return queue.fits(frame, oldest);
   }
   Frame oldest_needed_from(Frame confirmed) const noexcept {

@@ -68,7 +68,8 @@ inline void drain_frame_by_frame(Endpoint& endpoint, RollbackDriver& driver, con
     const uint8_t* blob;
     if (!endpoint.pop_input(&frame, &blob)) return;
     (void)driver.add_remote_input(first, frame, blob);
-    for (uint32_t k = 1; k < count; ++k) (void)driver.add_remote_input(players[k], frame, blob + size_t(k) * input_size);
+    for (uint32_t k = 1; k < count; ++k)
+      (void)driver.add_remote_input(players[k], frame, blob + size_t(k) * input_size);
   }
 }
 

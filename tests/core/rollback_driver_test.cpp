@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -1468,6 +1469,73 @@ TEST(RollbackDriver, ALocalInputTakenAheadIsTheOneItsPredictionsCarry) {
       EXPECT_EQ(r.seen[size_t(f)].second, InputStatus::predicted) << f;
     }
   }
+}
+
+}  // namespace
+}  // namespace retcon::test
+
+namespace retcon::test {
+namespace {
+
+// take_remote_run near the largest frame. Its exact horizons for two players (one local) add
+// the window to the run's last frame without a saturating sum, which holds because
+// fits_window_exactly keeps fits_below_ a window short of the largest frame (frames above take
+// the frame-by-frame path). Two drivers from a state just below the top, one fed runs by
+// take_remote_run (frame by frame where it refuses), the other frame by frame: the same
+// confirmed frame, window, first wrong frame and game state all the way up, and runs refused
+// near the top (the cap left out fails it: the window's sum wraps and the frames stall).
+TEST(RollbackDriver, RemoteRunsNearTheLargestFrameAreTakenAsFrameByFrame) {
+  constexpr Frame kTop = std::numeric_limits<Frame>::max();
+  const Frame start = kTop - 300;
+  DriverHarness runs, single;
+  std::vector<uint8_t> state(256);
+  for (DriverHarness* h : {&runs, &single}) {
+    ASSERT_EQ(h->init(2, 1, 4, 8), Result::ok);
+    h->game.state.frame = start;
+    const size_t size = h->game.save_state(start, state.data(), state.size());
+    ASSERT_EQ(h->driver.start_from(start, state.data(), size), Result::ok);
+  }
+  std::mt19937 rng(77);
+  std::vector<uint8_t> inputs(16 * 4);
+  Frame next = start;  // the remote player's next frame
+  uint32_t taken = 0, refused = 0;
+  bool added = false;
+  for (int tick = 0; runs.driver.frame() < kTop - 3 && tick < 2000; ++tick) {
+    const uint32_t local = uint32_t(tick) * 7;
+    if (!added) {
+      ASSERT_EQ(runs.driver.add_local_input(0, &local, 4), Result::ok);
+      ASSERT_EQ(single.driver.add_local_input(0, &local, 4), Result::ok);
+      added = true;
+    }
+    // A run of 0..4 frames, mostly behind the live frame (late: rollbacks), at times up to two
+    // past it, never past kTop - 2.
+    const Frame ahead = rng() % 4 == 0 ? 2 : -1;
+    const Frame last = std::min<Frame>({next + Frame(rng() % 5) - 1, runs.driver.frame() + ahead, kTop - 2});
+    if (last >= next) {
+      for (uint8_t& b : inputs) b = rng() % 3 == 0 ? uint8_t(rng()) : b;
+      if (runs.driver.take_remote_run(1, last, inputs.data(), 4)) {
+        ++taken;
+      } else {
+        ++refused;
+        drain_one_by_one(runs.driver, 1, next, inputs.data(), 4, uint32_t(last - next) + 1);
+      }
+      const uint32_t b = drain_one_by_one(single.driver, 1, next, inputs.data(), 4, uint32_t(last - next) + 1);
+      ASSERT_EQ(runs.driver.last_confirmed(1), single.driver.last_confirmed(1)) << "tick " << tick;
+      next += Frame(b);
+    }
+    ASSERT_EQ(runs.driver.confirmed_frame(), single.driver.confirmed_frame()) << "tick " << tick;
+    ASSERT_EQ(runs.driver.window_full(), single.driver.window_full()) << "tick " << tick;
+    ASSERT_EQ(runs.driver.first_incorrect(), single.driver.first_incorrect()) << "tick " << tick;
+    const Result a = runs.driver.advance(), b = single.driver.advance();
+    ASSERT_EQ(a, b) << "tick " << tick;
+    if (a == Result::ok) added = false;
+    ASSERT_EQ(runs.game.state.chain, single.game.state.chain) << "tick " << tick;
+  }
+  EXPECT_GE(runs.driver.frame(), kTop - 3);
+  EXPECT_EQ(runs.game.frame_errors, 0);
+  EXPECT_GT(runs.driver.stats().rollbacks, 20u);
+  EXPECT_GT(taken, 50u);
+  EXPECT_GT(refused, 10u) << "runs reaching fits_below_'s cap";
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ void general_drain(Endpoint& e, detail::RollbackDriver& d, PlayerIndex player, s
 TEST(InputDrain, OneCallDrainTakesWhatFrameByFrameTakes) {
   DrainCounts total;
   uint32_t window_refusals = 0;
-  uint64_t rollbacks = 0;
+  uint64_t rollbacks = 0, stalls = 0;
   for (uint32_t seed = 1; seed <= 12; ++seed) {
     std::mt19937 rng(seed * 7717);
     const uint32_t players = 2 + seed % 2;
@@ -93,7 +93,7 @@ TEST(InputDrain, OneCallDrainTakesWhatFrameByFrameTakes) {
         ASSERT_TRUE(side.back()->run_handshake()) << "seed " << seed;
       }
     std::vector<Frame> sent(players, 0);
-    uint32_t pause = 0;
+    uint32_t pause = 0, burst = 0;
     bool added = false;
     for (int tick = 0; tick < 700; ++tick) {
       // The remote machines' inputs, one frame each per tick (the same bytes to both copies).
@@ -110,8 +110,9 @@ TEST(InputDrain, OneCallDrainTakesWhatFrameByFrameTakes) {
           for (auto& pair : side) pair->step(kFrameUs / 4);
       for (uint32_t k = 1; k < players; ++k) {
         const PlayerIndex p = PlayerIndex(k);
-        const bool full_before = fast.driver.last_confirmed(p) + 1 < pairs[0][k - 1]->a().endpoint.last_received_frame() &&
-                                 !fast.driver.can_accept(p, fast.driver.last_confirmed(p) + 1);
+        const Frame want = fast.driver.last_confirmed(p) + 1;
+        const bool full_before =
+            want < pairs[0][k - 1]->a().endpoint.last_received_frame() && !fast.driver.can_accept(p, want);
         window_refusals += full_before ? 1 : 0;
         session_drain(pairs[0][k - 1]->a().endpoint, fast.driver, p, size, total);
         general_drain(pairs[1][k - 1]->a().endpoint, ref.driver, p, size);
@@ -149,15 +150,18 @@ TEST(InputDrain, OneCallDrainTakesWhatFrameByFrameTakes) {
       };
       ASSERT_EQ(apply(fast.driver), apply(ref.driver)) << "seed " << seed << " tick " << tick;
       if (event == 14 && pause == 0) pause = 5 + uint32_t(rng() % 60);  // the local machine stops a while
-      ASSERT_EQ(fast.driver.is_disconnected(PlayerIndex(players - 1)), ref.driver.is_disconnected(PlayerIndex(players - 1)));
+      if (event == 15 && burst == 0) burst = 3 + uint32_t(rng() % 12);   // or runs ahead into the window
+      if (burst > 0) --burst;
+      ASSERT_EQ(fast.driver.is_disconnected(last_player), ref.driver.is_disconnected(last_player));
       if (pause > 0) {
         --pause;
         continue;
       }
-      // One frame a tick, up to three while behind the remote machine (as time sync catches up):
-      // then the local frames run ahead of the remote inputs, which come late and roll back.
+      // One frame a tick, up to three while behind the remote machine (as time sync catches up)
+      // or in a burst: then the local frames run ahead of the remote inputs, which come late and
+      // roll back, and reach the window's end (refused until the inputs come).
       const Frame remote = pairs[0][0]->a().endpoint.last_received_frame();
-      for (int run = 0; run < 3 && (run == 0 || fast.driver.frame() < remote); ++run) {
+      for (int run = 0; run < 3 && (run == 0 || burst > 0 || fast.driver.frame() < remote); ++run) {
         const uint8_t local[4] = {uint8_t(tick / 4), uint8_t(run), 1, 2};
         if (!added) {
           ASSERT_EQ(fast.driver.add_local_input(0, local, size), ref.driver.add_local_input(0, local, size));
@@ -166,6 +170,7 @@ TEST(InputDrain, OneCallDrainTakesWhatFrameByFrameTakes) {
         const Result a = fast.driver.advance(), b = ref.driver.advance();
         ASSERT_EQ(a, b) << "seed " << seed << " tick " << tick;
         ASSERT_EQ(fast.game.state.chain, ref.game.state.chain) << "seed " << seed << " tick " << tick;
+        stalls += a == Result::prediction_limit;
         if (a != Result::ok) break;
         added = false;
       }
@@ -174,9 +179,11 @@ TEST(InputDrain, OneCallDrainTakesWhatFrameByFrameTakes) {
     EXPECT_EQ(fast.game.frame_errors, 0);
     rollbacks += fast.driver.stats().rollbacks;
   }
-  std::printf("held runs %u, ring runs %u, frame by frame %u, queue refusals %u, rollbacks %llu\n", total.held_runs,
-              total.ring_runs, total.by_frame, window_refusals, static_cast<unsigned long long>(rollbacks));
+  std::printf("held runs %u, ring runs %u, frame by frame %u, queue refusals %u, rollbacks %llu, stalls %llu\n",
+              total.held_runs, total.ring_runs, total.by_frame, window_refusals,
+              static_cast<unsigned long long>(rollbacks), static_cast<unsigned long long>(stalls));
   EXPECT_GT(rollbacks, 300u);
+  EXPECT_GT(stalls, 100u) << "frames refused at the window's end";
   EXPECT_GT(total.held_runs, 3000u) << "the one-call drain took the usual drains";
   EXPECT_GT(total.ring_runs, 5u) << "runs past the ring's end went to the ring runs";
   EXPECT_GT(total.by_frame, 50u) << "cuts, rejoins, the queue's end: frame by frame";
