@@ -496,7 +496,8 @@ class P2PSessionImpl final : public P2PSession {
   // datagrams (send_pass_test compares both with the full passes). kCuts as send_due_pass's
   // (only the usual pass, false, takes this way; as templates, GCC's code for them measured
   // better than as plain members: p2p 8 64 -15 against +12).
-  template <bool kCuts>
+  // kUsual: on the usual tick (no spectators; quiet_peer's kUsual).
+  template <bool kCuts, bool kUsual = false>
 #if defined(__GNUC__)
   __attribute__((always_inline))
 #endif
@@ -505,8 +506,8 @@ class P2PSessionImpl final : public P2PSession {
     const uint32_t players = num_player_peers_, peers = num_peers_;
     uint32_t i = 0;
     PeerStop stop = PeerStop::quiet;
-    while (i < players && (stop = quiet_peer<kCuts, false>(i)) == PeerStop::quiet) ++i;
-    if (stop == PeerStop::quiet)
+    while (i < players && (stop = quiet_peer<kCuts, false, kUsual>(i)) == PeerStop::quiet) ++i;
+    if (!kUsual && stop == PeerStop::quiet)
       while (i < peers && (stop = quiet_peer<kCuts, true>(i)) == PeerStop::quiet) ++i;
     if (stop != PeerStop::quiet) [[unlikely]] {
       finish_poll_pass<kCuts>(i, stop);
@@ -522,7 +523,7 @@ class P2PSessionImpl final : public P2PSession {
   __attribute__((always_inline))
 #endif
   void quiet_probe_one() {
-    const PeerStop stop = quiet_peer<false, false, /*kUsualOne=*/true>(0);
+    const PeerStop stop = quiet_peer<false, false, /*kUsual=*/true, /*kDirect=*/true>(0);
     if (stop != PeerStop::quiet) [[unlikely]] {
       basis_known_ = false;  // the pass's kept basis starts here
       finish_poll_pass<false>(0, stop);
@@ -550,25 +551,25 @@ class P2PSessionImpl final : public P2PSession {
   // (its mark taken) and its channel not idle.
   enum class PeerStop : uint8_t { quiet, endpoint, channel };
   // pass_peer<kCuts, false, kSpectator> and poll_peer up to their quiet answer, in their order.
-  // kUsualOne: the one player peer of the usual tick (quiet_probe_one). Its urgency is worked
-  // out where the endpoint asks, without the pass's kept basis (no other endpoint of the pass
-  // shares it); and it is neither idle (started_: an endpoint is idle again only after init,
-  // which only a rejoin does, after a cut) nor dropped (a drop is a cut).
-  template <bool kCuts, bool kSpectator, bool kUsualOne = false>
+  // kUsual: a player peer on the usual tick, neither idle (started_: an endpoint is idle again
+  // only after init, which only a rejoin does, after a cut) nor dropped (a drop is a cut).
+  // kDirect: the one player peer of the usual tick (quiet_probe_one), whose urgency is worked
+  // out where the endpoint asks, without the pass's kept basis (no other endpoint shares it).
+  template <bool kCuts, bool kSpectator, bool kUsual = false, bool kDirect = false>
 #if defined(__GNUC__)
   __attribute__((always_inline))
 #endif
   PeerStop quiet_peer(uint32_t i) {
     Peer& peer = peers_[i];
     if constexpr (kCuts) tell_statuses(peer, i);
-    if (!kUsualOne && peer.endpoint.state() == EndpointState::idle) return PeerStop::quiet;
+    if (!kUsual && peer.endpoint.state() == EndpointState::idle) return PeerStop::quiet;
     peer.endpoint.set_stalled(!kSpectator && stalled_);
     auto urgency = [this, &peer]()
 #if defined(__GNUC__)
                        __attribute__((always_inline))
 #endif
                        -> bool {
-      if constexpr (kUsualOne) {
+      if constexpr (kDirect) {
         return urgent_by(basis_now(), peer);
       } else {
         return peer_urgent<kSpectator>(peer);
@@ -576,7 +577,7 @@ class P2PSessionImpl final : public P2PSession {
     };
     if (!peer.endpoint.poll_quietly(now_, urgency)) return PeerStop::endpoint;
     if (!peer.endpoint.quiet_allowed()) [[unlikely]] tell_riding_report(peer);
-    if ((!kUsualOne && peer.dropped) || peer.channel.poll_idle(now_)) return PeerStop::quiet;
+    if ((!kUsual && peer.dropped) || peer.channel.poll_idle(now_)) return PeerStop::quiet;
     return PeerStop::channel;
   }
   // A quiet endpoint with riders waiting (Endpoint::riders_wait): a report among them carries
@@ -1139,7 +1140,7 @@ inline Result P2PSessionImpl::poll_peers() {
   if constexpr (kOne) {
     quiet_probe_one();
   } else {
-    send_due_poll_pass<false>();
+    send_due_poll_pass<false, /*kUsual=*/true>();
   }
   return Result::ok;
 }
