@@ -159,7 +159,7 @@ constexpr unsigned kChecksumCountShift = 3;   // bits 3-5: checksum reports ridi
 constexpr uint8_t kFlagSilence = 0x40;        // a silence note rides
 constexpr uint8_t kKnownInputsFlags = 0x7F;
 static_assert(kMaxRiddenChecksums == 7, "bits 3-5 of the flags count them");
-static_assert(kFlagReport == 0x02 && kFlagReply == 0x04, "take_usual_riders (wire.h) spells them");
+static_assert(kFlagReport == 0x02 && kFlagReply == 0x04, "take_usual_riders and write_riding_inputs (wire.h) spell them");
 
 // Which riders an inputs datagram carries (InputsWriter and write_riding_inputs alike): riders
 // whose values the wire cannot hold are left out (the endpoint never makes them), and the
@@ -183,11 +183,6 @@ RiderPlan plan_riders(const Riders* riders) noexcept {
                        (plan.checksums << kChecksumCountShift) | (plan.silence ? kFlagSilence : 0));
   return plan;
 }
-
-// The most bytes before an inputs datagram's frames without disconnected players: the header,
-// start and acknowledgement at their widest, the count's byte, the flags and every rider.
-constexpr size_t kMostRidingHead = kDataHeaderSize + 5 + 5 + 1 + 1 + kReportRiderSize + kReplyRiderSize +
-                                   kMaxRiddenChecksums * kChecksumRiderSize + kSilenceRiderSize;
 
 uint8_t* put_u64(uint8_t* p, uint64_t v) noexcept {
   if constexpr (std::endian::native == std::endian::little) {
@@ -650,8 +645,8 @@ InputsWriter::InputsWriter(uint8_t* out, size_t capacity, const Header& header,
   if (plan.flags != 0) write_riders(writer_, *riders, plan, start_frame);
 }
 
-size_t write_riding_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
-                           const PreparedInputs& run, const Riders& riders) noexcept {
+size_t write_riding_inputs_general(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
+                                   const PreparedInputs& run, const Riders& riders) noexcept {
   const uint32_t count = run.frames();
   const Frame start_frame = run.first();
   if (out == nullptr || count == 0 || count > 0xFFFF || start_frame < 0) return 0;

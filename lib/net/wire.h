@@ -448,6 +448,34 @@ class InputsWriter {
 // The bytes from `out` that write_plain_inputs may write beyond a shorter datagram.
 inline constexpr size_t kPlainInputsScratch = kDataHeaderSize + 3 + 3 + 1 + 16;
 
+// The fields of write_plain_short's usual datagram at `out` (see there) with `flags` (0: no rider,
+// no disconnected player): the header, the start frame (kStartBytes), the acknowledgement, the
+// count and the flags, in two word stores (the byte after the flags is garbage). Returns the byte
+// after the flags.
+template <size_t kStartBytes>
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline uint8_t* put_short_head(uint8_t* out, uint32_t sequence, uint32_t start, uint32_t ack, uint32_t count,
+                               uint8_t flags) noexcept {
+  static_assert(kStartBytes == 2 || kStartBytes == 3);
+  // The header: magic, version, type, the sequence's low 16 bits and the checksum's first two
+  // bytes (0: sealed once the body is written).
+  const uint64_t header = uint64_t{kMagic0} | uint64_t{kMagic1} << 8 | uint64_t{kProtocolVersion} << 16 |
+                          uint64_t(MessageType::inputs) << 24 | uint64_t(sequence & 0xFFFFu) << 32;
+  std::memcpy(out, &header, 8);
+  // Then the checksum's last two bytes (0), the start frame's varint, the acknowledgement's and
+  // the count's and the flags: one word.
+  const uint64_t varint = kStartBytes == 2 ? uint64_t((start & 0x7Fu) | 0x80u) | uint64_t(start >> 7) << 8
+                                           : uint64_t((start & 0x7Fu) | 0x80u) |
+                                                 uint64_t(((start >> 7) & 0x7Fu) | 0x80u) << 8 |
+                                                 uint64_t(start >> 14) << 16;
+  const uint64_t fields = varint << 16 | uint64_t(ack) << (8 * (2 + kStartBytes)) |
+                          uint64_t(count) << (8 * (3 + kStartBytes)) | uint64_t(flags) << (8 * (4 + kStartBytes));
+  std::memcpy(out + 8, &fields, 8);
+  return out + kDataHeaderSize + kStartBytes + 3;
+}
+
 // write_plain_inputs' usual datagram (see there): a start frame whose varint takes kStartBytes
 // (2: from 128 to 16,383; 3: below 2^21), an acknowledgement and a count below 128 (a byte each)
 // and a short run (PreparedInputs::is_short), at `out`, which has room for kPlainInputsScratch bytes
@@ -459,22 +487,7 @@ __attribute__((always_inline))
 #endif
 inline size_t write_plain_short(uint8_t* out, uint32_t sequence, uint32_t start, uint32_t ack, uint32_t count,
                                 const PreparedInputs& run) noexcept {
-  static_assert(kStartBytes == 2 || kStartBytes == 3);
-  // The header: magic, version, type, the sequence's low 16 bits and the checksum's first two
-  // bytes (0: sealed once the body is written).
-  const uint64_t header = uint64_t{kMagic0} | uint64_t{kMagic1} << 8 | uint64_t{kProtocolVersion} << 16 |
-                          uint64_t(MessageType::inputs) << 24 | uint64_t(sequence & 0xFFFFu) << 32;
-  std::memcpy(out, &header, 8);
-  // Then the checksum's last two bytes (0), the start frame's varint, the acknowledgement's and
-  // the count's and the flags (0: no disconnected player, no rider): one word.
-  const uint64_t varint = kStartBytes == 2 ? uint64_t((start & 0x7Fu) | 0x80u) | uint64_t(start >> 7) << 8
-                                           : uint64_t((start & 0x7Fu) | 0x80u) |
-                                                 uint64_t(((start >> 7) & 0x7Fu) | 0x80u) << 8 |
-                                                 uint64_t(start >> 14) << 16;
-  const uint64_t fields = varint << 16 | uint64_t(ack) << (8 * (2 + kStartBytes)) |
-                          uint64_t(count) << (8 * (3 + kStartBytes));
-  std::memcpy(out + 8, &fields, 8);
-  uint8_t* const end = run.write_short(out + kDataHeaderSize + kStartBytes + 3);
+  uint8_t* const end = run.write_short(put_short_head<kStartBytes>(out, sequence, start, ack, count, 0));
   return size_t(end - out);
 }
 
@@ -533,9 +546,62 @@ inline size_t write_plain_inputs(uint8_t* out, size_t capacity, uint32_t sequenc
 // write_plain_inputs with `riders` (InputsWriter leaves out those the wire cannot hold, and so
 // does this): exactly the bytes InputsWriter writes for them and the frames of `run` with
 // Seal::none, and 0 when it would not fit them all (build it with InputsWriter then).
-// Out of line: a datagram in a dozen carries riders.
-size_t write_riding_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
-                           const PreparedInputs& run, const Riders& riders) noexcept;
+// Out of line: a datagram in a dozen carries riders, most of them the usual ones that
+// write_riding_inputs writes inline (below).
+size_t write_riding_inputs_general(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
+                                   const PreparedInputs& run, const Riders& riders) noexcept;
+
+// The most bytes before an inputs datagram's frames without disconnected players: the header,
+// start and acknowledgement at their widest, the count's byte, the flags and every rider.
+inline constexpr size_t kMostRidingHead = kDataHeaderSize + 5 + 5 + 1 + 1 + kReportRiderSize + kReplyRiderSize +
+                                          kMaxRiddenChecksums * kChecksumRiderSize + kSilenceRiderSize;
+
+// The bytes from `out` that write_riding_inputs may write beyond a shorter datagram: its usual
+// datagram's fields, a report (the larger usual rider) and the 1 + 16 bytes write_short writes.
+inline constexpr size_t kRidingInputsScratch = kDataHeaderSize + 3 + 3 + kReportRiderSize + 1 + 16;
+static_assert(kRidingInputsScratch <= kMostRidingHead + 2 + 17);  // within the capacity asked for
+
+// write_riding_inputs_general's usual datagram: the usual riders (a quality report alone or a
+// quality reply alone, each one the wire holds: what take_usual_riders reads on the other side)
+// on write_plain_short's usual fields and short run, in a capacity with room for the widest head
+// and every rider (so the general writer's straight branch, whose bytes these are). Anything else
+// goes to write_riding_inputs_general. The bytes after the datagram, up to kRidingInputsScratch
+// from `out`, may be overwritten (write_short moves 16 bytes). Inline: the general writer's plan and checks for each
+// field cost a riding datagram ~100 instructions more (one inputs datagram in seven rides).
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline size_t write_riding_inputs(uint8_t* out, size_t capacity, uint32_t sequence, Frame ack_frame,
+                                  const PreparedInputs& run, const Riders& riders) noexcept {
+  if constexpr (std::endian::native == std::endian::little) {
+    const uint32_t count = run.frames();
+    const Frame start_frame = run.first();
+    const uint32_t start = uint32_t(start_frame);
+    const int32_t ack_delta = int32_t(int64_t(ack_frame) - start_frame);
+    const uint32_t ack = (uint32_t(ack_delta) << 1) ^ uint32_t(ack_delta >> 31);  // zigzag
+    const bool alone = riders.checksum_count == 0 && !riders.has_silence && riders.has_report != riders.has_reply;
+    const bool held = riders.has_report ? riders.report.local_frame >= 0 : riders.reply.hold_us <= kMaxReplyHoldUs;
+    const bool usual = alone && held && run.is_short() && ack < 0x80 && count - 1 < 0x7F &&
+                       capacity >= kMostRidingHead + 2 + 17 && start - 0x80 < (1u << 21) - 0x80;
+    if (usual) {
+      const uint8_t flags = riders.has_report ? 0x02 : 0x04;  // kFlagReport, kFlagReply (wire.cpp)
+      uint8_t* p = start < 0x4000 ? put_short_head<2>(out, sequence, start, ack, count, flags)
+                                  : put_short_head<3>(out, sequence, start, ack, count, flags);
+      if (riders.has_report) {
+        const int32_t frame = int32_t(int64_t(riders.report.local_frame) - start_frame);
+        const int32_t advantage = riders.report.frame_advantage;
+        *p++ = riders.report.id;
+        p = put_varint(p, (uint32_t(frame) << 1) ^ uint32_t(frame >> 31));  // zigzag
+        p = put_varint(p, (uint32_t(advantage) << 1) ^ uint32_t(advantage >> 31));
+      } else {
+        *p++ = riders.reply.id;
+        p = put_varint(p, riders.reply.hold_us);
+      }
+      return size_t(run.write_short(p) - out);
+    }
+  }
+  return write_riding_inputs_general(out, capacity, sequence, ack_frame, run, riders);
+}
 
 // Expands the payload of a decoded inputs body, one blob per call, in frame order.
 class InputsReader {

@@ -1395,7 +1395,7 @@ TEST(Wire, PreparedRunIsTheDatagramOfItsFrames) {
           ASSERT_EQ(riding_length, riding_expected) << round << " " << step;
           ASSERT_TRUE(std::equal(riding.begin(), riding.begin() + riding_length, riding_framewise.begin()))
               << round << " " << step;
-          EXPECT_EQ(riding[riding_length], 0xEE);
+          EXPECT_EQ(riding[std::max(riding_length, kRidingInputsScratch)], 0xEE);
           ++riding_checked;
         }
       }
@@ -1418,6 +1418,73 @@ TEST(Wire, PreparedRunIsTheDatagramOfItsFrames) {
   }
   EXPECT_GT(riding_checked, 1000);
   EXPECT_GT(short_checked, 1000);  // write_plain_short's datagrams among them
+}
+
+// write_riding_inputs' inline datagram (a quality report alone or a quality reply alone on the
+// usual fields and a short run) is write_riding_inputs_general's, byte for byte and in length,
+// and so InputsWriter's: runs of 1- to 8-byte inputs at start frames around 128, 16,384 and 2^21
+// (where the start's varint grows), acknowledgements around the one-byte edge, counts up to 130
+// (long unchanged runs of 1-byte inputs stay short), report frames and advantages around the
+// varint edges and below frame 0, reply holds around the varint edges and the wire's limit,
+// capacities around the widest head's, and now and then a rider more (the general writer then).
+TEST(Wire, UsualRidingDatagramIsTheGeneralWritersDatagram) {
+  std::mt19937 rng(29);
+  int usual = 0;
+  const Frame edges[] = {0, 128, 16384, Frame(1) << 21};
+  for (int round = 0; round < 3000; ++round) {
+    // A quarter of the rounds around 128 frames of an unchanged 1-byte input (a short run still).
+    const bool long_run = round % 4 == 0;
+    const size_t blob_size = long_run ? 1 : 1 + rng() % 8;
+    const Frame base = std::max(Frame(0), edges[rng() % 4] + Frame(rng() % 300) - 150);
+    const std::vector<uint8_t> zeros(blob_size, 0);
+    std::vector<std::vector<uint8_t>> blobs;
+    std::vector<uint8_t> current(blob_size, 0);
+    const int changes = long_run ? 0 : int(rng() % 4);  // out of 16
+    const size_t count = long_run ? 124 + rng() % 8 : 1 + rng() % 140;
+    for (size_t i = 0; i < count; ++i) {
+      if (int(rng() % 16) < changes) current[rng() % blob_size] = uint8_t(rng());
+      blobs.push_back(current);
+    }
+    auto blob_of = [&](Frame f) { return f < base ? zeros.data() : blobs[size_t(f - base)].data(); };
+    PreparedInputs run;
+    run.init(blob_size, kMaxDatagramSize);
+    run.reset(base);
+    std::vector<uint8_t> tokens(max_encoded_delta_size(blob_size));
+    for (Frame f = base; f < base + Frame(count); ++f) {
+      const EncodedDelta d = encode_delta(blob_of(f), blob_of(f - 1), blob_size, tokens.data());
+      if (!run.append(d, tokens.data())) break;
+    }
+    run.trim(base + Frame(rng() % (long_run ? 2 : uint32_t(run.frames()))));
+    const Frame start = run.first();
+    Riders riders;
+    if (rng() % 2) {
+      riders.has_report = true;
+      const Frame far = rng() % 4 == 0 ? Frame(rng() % 40000) - 20000 : Frame(rng() % 140) - 70;
+      const int32_t advantage = rng() % 4 == 0 ? int32_t(rng() % 20000) - 10000 : int32_t(rng() % 140) - 70;
+      riders.report = QualityReport{uint8_t(rng()), start + far, advantage};
+    } else {
+      riders.has_reply = true;
+      const uint32_t holds[] = {uint32_t(rng() % 200), 0x3F00 + uint32_t(rng() % 0x200),
+                                (1u << 21) - 100 + uint32_t(rng() % 200), kMaxReplyHoldUs - 2 + uint32_t(rng() % 5),
+                                uint32_t(rng()) % (kMaxReplyHoldUs + 1)};
+      riders.reply = QualityReply{uint8_t(rng()), holds[rng() % 5]};
+    }
+    const uint32_t more = rng() % 8;  // a rider more now and then
+    if (more == 0) riders.checksum_count = 1, riders.checksums[0] = ChecksumReport{start + 3, uint64_t(rng())};
+    if (more == 1) riders.has_silence = true, riders.silence = SilenceNote{uint32_t(1 + rng() % 100), uint32_t(rng() % 100)};
+    if (more == 2) riders.has_report = riders.has_reply = true;
+    const size_t capacity =
+        rng() % 2 ? kMaxDatagramSize : kMostRidingHead + 2 + 17 - 8 + rng() % 16;
+    const uint32_t sequence = uint32_t(rng());
+    const Frame ack = start - 1 - Frame(rng() % 140) + 70;
+    std::vector<uint8_t> fast(kMaxDatagramSize + 16, 0xEE), general(kMaxDatagramSize + 16, 0xEE);
+    const size_t length = write_riding_inputs(fast.data(), capacity, sequence, ack, run, riders);
+    const size_t expected = write_riding_inputs_general(general.data(), capacity, sequence, ack, run, riders);
+    ASSERT_EQ(length, expected) << round;
+    ASSERT_TRUE(std::equal(fast.begin(), fast.begin() + length, general.begin())) << round;
+    if (length != 0 && more > 2 && run.is_short() && run.frames() < 128 && start >= 128) ++usual;
+  }
+  EXPECT_GT(usual, 800);  // the inline datagram among them
 }
 
 // Garbled datagrams never crash the decoder nor make it read out of bounds (run under ASan),
