@@ -149,19 +149,22 @@ class InputQueue {
   // after it) of a size small_input_size() takes, stored as add_confirmed_small stores it,
   // without its comparison with a prediction: only a frame already simulated can need a
   // rollback (RollbackDriver::note_mispredicted). No call to memcpy, as add_confirmed_small.
+  // The queue's fields are read and written before the input's bytes are stored (which may
+  // alias them): nothing is reloaded after the store, and the caller keeps no pointer for it.
   void add_ahead_small(Frame frame, const uint8_t* input) noexcept {
     uint8_t* dst = slot(frame);
-    if (input_size_ == 4) {  // a pad first, as copy_input
+    const uint32_t size = input_size_;
+    last_confirmed_ = frame;
+    last_input_ = dst;
+    if (size == 4) {  // a pad first, as copy_input
       std::memcpy(dst, input, 4);
-    } else if (input_size_ == 8) {
+    } else if (size == 8) {
       std::memcpy(dst, input, 8);
-    } else if (input_size_ == 2) {
+    } else if (size == 2) {
       std::memcpy(dst, input, 2);
     } else {  // 1
       *dst = *input;
     }
-    last_confirmed_ = frame;
-    last_input_ = dst;
   }
 
   // A queue that starts at `frame` (a transferred state): every frame before it counts as
