@@ -236,6 +236,7 @@ class P2PSessionImpl final : public P2PSession {
   }
   void unusual_tick() noexcept { usual_tick_ = false; }
   [[gnu::noinline]] Result poll_unusual();
+  [[gnu::noinline]] void start_peers();  // out of line: once, and its event kept off poll's stack
   template <bool kOne>
 #if defined(__GNUC__)
   __attribute__((always_inline))
@@ -395,6 +396,9 @@ class P2PSessionImpl final : public P2PSession {
   __attribute__((always_inline))
 #endif
   void update_time_sync();
+  // Time sync's advice to wait `wait` frames (a few times a match): out of line, so that the
+  // usual frame does not hold its event on the stack.
+  [[gnu::noinline]] void advise_wait(int32_t wait);
   // Inline for the usual tick of a running peer: nothing arrived from it since the last one
   // (LatenessMonitor::quiet), or it came back lately (judge_lateness sees to both).
   // `i`: the peer's index (&peer - peers_, which the caller's loop has without a division).
@@ -1084,18 +1088,21 @@ Result P2PSessionImpl::init(const P2PConfig& c) {
 inline Result P2PSessionImpl::poll_once(uint64_t now_us) {
   if (now_us > now_) now_ = now_us;
   advice_.on_time(now_);  // a tick without advancing is a frame waited
-  if (!started_) {
-    for (uint32_t i = 0; i < num_peers_; ++i) {
-      peers_[i].endpoint.start(now_);
-      peers_[i].handshake.start(now_);
-    }
-    handshakes_open_ = true;
-    started_ = true;
-    if (running_) driver_.reporter().emit(Reporter::make(EventType::running, "no remote players: running"));
-  }
+  if (!started_) [[unlikely]] start_peers();
   receive_datagrams();
   if (one_peer_) return poll_peers<true>();
   return poll_peers<false>();
+}
+
+// The first poll: every endpoint and handshake starts.
+void P2PSessionImpl::start_peers() {
+  for (uint32_t i = 0; i < num_peers_; ++i) {
+    peers_[i].endpoint.start(now_);
+    peers_[i].handshake.start(now_);
+  }
+  handshakes_open_ = true;
+  started_ = true;
+  if (running_) driver_.reporter().emit(Reporter::make(EventType::running, "no remote players: running"));
 }
 
 // poll_once after the receive. kOne: the only peer is one player peer (one_peer_), so every
@@ -1988,7 +1995,10 @@ inline void P2PSessionImpl::update_time_sync() {
     // The peer's advantage is its own number: TimeSync clamps it before use.
     wait = std::max(wait, peer.time_sync.sample_and_wait(frame - remote, peer.endpoint.remote_frame_advantage()));
   }
-  if (wait == 0) return;
+  if (wait != 0) [[unlikely]] advise_wait(wait);
+}
+
+void P2PSessionImpl::advise_wait(int32_t wait) {
   for (uint32_t i = 0; i < num_player_peers_; ++i) peers_[i].time_sync.reset();
   advice_.advise(wait, now_);
   sample_fence_us_ = kWaitInProgress;
