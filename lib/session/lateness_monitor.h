@@ -111,6 +111,14 @@ class LocalTimeline {
     return true;
   }
   bool confirmed_at(Frame frame, uint64_t* at) const noexcept { return lookup(confirmed_, frame, at); }
+  // sent_at without the time, and confirmed_at, for a frame known to be >= 0.
+  bool sent_known(Frame frame) const noexcept { return sent_[uint32_t(frame) % kFrames].frame == frame; }
+  bool confirmed_at_known(Frame frame, uint64_t* at) const noexcept {
+    const Mark& m = confirmed_[uint32_t(frame) % kFrames];
+    if (m.frame != frame) return false;
+    *at = m.at_us;
+    return true;
+  }
 
  private:
   struct Mark {
@@ -341,9 +349,11 @@ class LatenessMonitor {
     // are not judged) and one without that test per frame for the usual monitor (a baseline
     // never loses samples).
     if (baseline_.samples() >= kMinSamples) [[likely]] {
-      worst = judge_frames<false>(newest, now_us, current.frame_us, current.window, current.peer, timeline);
+      worst = judge_frames_from<false>(last_seen_ + 1, newest, now_us, current.frame_us, current.window, current.peer,
+                                       timeline);
     } else {
-      worst = judge_frames<true>(newest, now_us, current.frame_us, current.window, current.peer, timeline);
+      worst = judge_frames_from<true>(last_seen_ + 1, newest, now_us, current.frame_us, current.window, current.peer,
+                                      timeline);
       usual_ = steady_ && baseline_.samples() >= kMinSamples;
     }
     if (worst > numbers_.max_frames) numbers_.max_frames = worst;
@@ -388,7 +398,7 @@ class LatenessMonitor {
       datagrams_seen_ = datagrams_received;
     }
     note_acks(acked_by_peer, now_us);
-    const int32_t worst = judge_frames<false>(newest, now_us, frame_us, window, peer, timeline);
+    const int32_t worst = judge_frames_usual(newest, now_us, frame_us, window, peer, timeline);
     if (worst > numbers_.max_frames) [[unlikely]] numbers_.max_frames = worst;
     last_seen_ = newest;
     return worst;
@@ -442,16 +452,16 @@ class LatenessMonitor {
     usual_ = steady_ && baseline_.samples() >= kMinSamples;
   }
 
-  // Judges frames last_seen_ + 1 .. newest (newest - last_seen_ <= kFrames), arrived at now_us:
-  // each one's lateness into the baseline and, once learned (kLearning: fewer than kMinSamples
-  // before, its frames are not judged), into the histogram. Returns the worst excess (0: none).
-  // Always inline: its two callers keep their values in registers.
+  // Judges frames first .. newest (first > last_seen_, newest - first < kFrames), arrived at
+  // now_us: each one's lateness into the baseline and, once learned (kLearning: fewer than
+  // kMinSamples before, its frames are not judged), into the histogram. Returns the worst
+  // excess (0: none). Out of line: observe() and the usual judgement's rare frames call it.
   template <bool kLearning>
 #if defined(__GNUC__)
-  __attribute__((always_inline))
+  __attribute__((noinline))
 #endif
-  int32_t judge_frames(Frame newest, uint64_t now_us, uint64_t frame_us, int32_t window, uint32_t peer,
-                       const LocalTimeline& timeline) noexcept {
+  int32_t judge_frames_from(Frame first, Frame newest, uint64_t now_us, uint64_t frame_us, int32_t window,
+                            uint32_t peer, const LocalTimeline& timeline) noexcept {
     int32_t worst = 0;
     const uint64_t one_way = terms_.one_way;
     const int32_t allowance = terms_.allowance;
@@ -460,7 +470,7 @@ class LatenessMonitor {
     // judged without them, one compare instead of theirs (clear_of_outages says when exactly).
     const uint64_t clear_after = clear_of_outages(timeline);
     // f >= 0: last_seen_ >= kNullFrame.
-    for (Frame f = last_seen_ + 1; f <= newest; ++f) {
+    for (Frame f = first; f <= newest; ++f) {
       uint64_t start = 0;
       int32_t late = 0;
       if (timeline.started_at_known(f, &start)) [[likely]] {
@@ -491,6 +501,70 @@ class LatenessMonitor {
       if (excess > worst) worst = excess;
     }
     return worst;
+  }
+
+  // judge_frames_from<false>(last_seen_ + 1, ...) for observe_usual: a frame due at start + one
+  // way itself (due_on_time: the usual frame) is judged from that alone, without working its
+  // due time out; at the first frame that is not, judge_frames_from takes the rest. The loop
+  // keeps no due time and calls nothing, so that its values stay in registers.
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  int32_t judge_frames_usual(Frame newest, uint64_t now_us, uint64_t frame_us, int32_t window, uint32_t peer,
+                             const LocalTimeline& timeline) noexcept {
+    int32_t worst = 0;
+    const uint64_t one_way = terms_.one_way;
+    const int32_t allowance = terms_.allowance;
+    const uint64_t clear_after = clear_of_outages(timeline);
+    for (Frame f = last_seen_ + 1; f <= newest; ++f) {
+      uint64_t start = 0;
+      int32_t late = 0;
+      if (timeline.started_at_known(f, &start)) [[likely]] {
+        const uint64_t on_time = start + one_way;
+        const uint64_t past = now_us - on_time;  // (wraps for an arrival before on_time)
+        if (past >= frame_us) {
+          if (!(now_us > on_time && due_on_time(f, start, on_time, window, timeline, clear_after))) [[unlikely]]
+            return std::max(worst, judge_frames_from<false>(f, newest, now_us, frame_us, window, peer, timeline));
+          late = int32_t(std::min<uint64_t>(past / frame_us, 100000));
+        }
+      } else if (f <= timeline.newest_started()) {
+        continue;  // older than the timeline: not judged
+      }
+      const int32_t excess = late - baseline_.median() - allowance;
+      baseline_.add(late);
+      if (excess <= 0) [[likely]] {
+        ++numbers_.histogram[0];
+        continue;
+      }
+      ++numbers_.histogram[bucket(excess)];
+      if (excess > worst) worst = excess;
+    }
+    return worst;
+  }
+
+  // True when lateness_us would find frame f (our frame f started at `start`) due at `on_time`
+  // (start + one way) itself: clear of the outages, and neither what the frame needed (our
+  // input's acknowledgement, every player's input at our confirmed frame) nor the rules that
+  // judge it 0 move that. The usual frame of a steady match: the acknowledgement and our
+  // confirmed frame came frames before it started. Each test is one compare with on_time, no
+  // due time worked out; false leaves the frame to lateness_us, which judges it the same way
+  // with every step (so a false here is never wrong, a true must be).
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  bool due_on_time(Frame f, uint64_t start, uint64_t on_time, int32_t window, const LocalTimeline& timeline,
+                   uint64_t clear_after) const noexcept {
+    if (start <= clear_after) return false;  // an outage near: its checks may move the due time
+    const Frame needed = f - window - 1;
+    if (needed < 0) return true;  // nothing needed
+    uint64_t heard = 0;
+    // Our input of `needed` sent (lateness_us judges 0 otherwise) and acknowledged by on_time:
+    // the acknowledgement term, min(acknowledged, sent + ack_within), is no later.
+    if (!timeline.sent_known(needed) || !acked_at(needed, &heard) || heard > on_time) return false;
+    // Everyone's input of `needed` here by on_time less one way; or no mark of when, for a
+    // frame confirmed (too old for the ring); one not confirmed yet is judged 0 by lateness_us.
+    if (timeline.confirmed_at_known(needed, &heard)) return heard + terms_.one_way <= on_time;
+    return needed <= timeline.newest_confirmed();
   }
 
   // How long after it was due the peer's input of frame f (our frame f started at `start`)

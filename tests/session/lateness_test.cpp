@@ -764,6 +764,7 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
   std::mt19937_64 gen(2612);
   auto rng = [&gen] { return uint64_t(gen()); };
   int usual_calls = 0, fresh_calls = 0, general_calls = 0, outages = 0, rejoins = 0, gaps = 0, late_calls = 0;
+  int confirm_edges = 0;
   for (int run = 0; run < 120; ++run) {
     LocalTimeline timeline;
     LatenessMonitor session, general;
@@ -776,6 +777,8 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
     std::vector<uint64_t> start_of;  // of frames 0..f
     Frame f = 0;
     int hold = 0, blackout = 0;
+    bool acks_in_hold = false;  // the held peer's datagrams come, without frames
+    bool last_call_usual = false;
     for (int t = 0; t < 700; ++t, ++f, now += tick) {
       const uint64_t dice = rng() % 1000;
       Frame jump_to = kNullFrame;  // the peer's newest frame after a gap at the timeline's edge
@@ -783,7 +786,8 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
         ++gaps;
         // (then at the edge: its newest frame a whole timeline, give or take one, after the last
         // judged, ahead of ours, so that the frame a timeline back is still in the timeline)
-        const bool edge = dice >= 3 && newest != kNullFrame;
+        // (after a usual call, which judged up to the newest frame)
+        const bool edge = dice >= 3 && last_call_usual && newest != kNullFrame;
         if (edge) jump_to = newest + Frame(LocalTimeline::kFrames) - 1 + Frame(rng() % 3);
         for (int k = edge ? 500 + int(rng() % 8) : 515 + int(rng() % 30); k > 0; --k, ++f, now += tick) {
           timeline.on_frame(f, now);
@@ -793,6 +797,7 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
         link.last_local_sent = f - 1;
       } else if (dice < 13 && hold == 0 && blackout == 0) {
         hold = 5 + int(rng() % 60);  // the peer holds its inputs back, hearing ours
+        acks_in_hold = rng() % 4 != 0;
       } else if (dice < 23 && hold == 0 && blackout == 0) {
         blackout = 5 + int(rng() % 50);  // nothing either way
       } else if (rng() % 700 == 0) {  // the player rejoins: judged afresh from its newest frame
@@ -809,7 +814,11 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
         link.last_local_sent = f;
       }
       bool arrives = rng() % 100 < 60;
-      if (hold > 0) arrives = --hold == 0;
+      bool frames_held = false;
+      if (hold > 0) {
+        frames_held = --hold != 0;
+        if (!acks_in_hold) arrives = !frames_held;
+      }
       if (blackout > 0) {
         arrives = --blackout == 0;
         if (arrives && rng() % 2 == 0) {  // it tells its silence from us
@@ -821,9 +830,10 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
         arrives = true;
         ++link.datagrams_received;
         newest = jump_to;
+        link.acked_by_peer = f - 2;  // it heard us all along
       } else if (arrives) {
         ++link.datagrams_received;
-        const uint64_t kind = rng() % 50;
+        const uint64_t kind = frames_held ? 0 : rng() % 50;
         if (kind == 0) {
           // a datagram without a new frame
         } else if (kind == 1) {
@@ -844,11 +854,27 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
         const uint64_t to = now - rng() % 300000;
         timeline.on_outage(1 + uint32_t(rng() % 2), to - rng() % 200000, to);
       }
-      timeline.on_confirmed(std::min(newest, Frame(f - Frame(rng() % 3))), now);
+      // Our confirmed frame: after a jump of the peer's frames (a hold released) the newest
+      // frame's needed one (its frame less the window and one) may not be confirmed yet; then
+      // it stays so for this tick, or it is confirmed just as the newest frame started (a
+      // microsecond either side; the frames before it as the first of them started, in time
+      // for the frames judged before the newest), or as usual.
+      const Frame needed = newest - link.window - 1;
+      const uint64_t confirming = needed > timeline.newest_confirmed() ? rng() % 3 : 2;
+      if (confirming == 1 && newest < Frame(start_of.size())) {
+        const Frame confirmed = timeline.newest_confirmed();  // (>= kNullFrame)
+        if (needed - 1 > confirmed) timeline.on_confirmed(needed - 1, start_of[size_t(confirmed + 1)]);
+        timeline.on_confirmed(needed, start_of[size_t(newest)] + rng() % 3 - 1);
+        ++confirm_edges;
+      } else if (confirming == 2) {
+        timeline.on_confirmed(std::min(newest, Frame(f - Frame(rng() % 3))), now);
+      }
       // The round trip and jitter the monitor judges with: the smaller of these and the last.
       const uint64_t rtt = std::min(link.rtt_us, last_rtt), jitter = std::min(link.jitter_us, last_jitter);
       uint64_t at = now + rng() % tick, unheard_at = 0;
-      const uint64_t edge = rng() % 8;
+      // (After a confirmation just as the newest frame started, its arrival is a frame after its
+      // on-time edge: a microsecond's difference in its due time then shows.)
+      const uint64_t edge = confirming == 1 ? 0 : rng() % 8;
       if (edge < 2 && newest >= 0 && newest < Frame(start_of.size())) {
         // a microsecond either side of the newest frame's on-time edge (start, one way, a frame)
         at = start_of[size_t(newest)] + rtt / 2 + link.frame_us + rng() % 3 - 1;
@@ -865,7 +891,9 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
       if (!general.quiet(newest, link.datagrams_received, link.acked_by_peer, link.rtt_us, link.jitter_us,
                          link.told.arrived_at_us))
         ++fresh_calls;  // one the session would judge
+      const int usual_before = usual_calls;
       const int32_t a = judge_as_session(session, newest, at, link, timeline, &usual_calls);
+      last_call_usual = usual_calls != usual_before;
       const int32_t b = general.observe(newest, at, link, timeline);
       ++general_calls;
       ASSERT_EQ(a, b) << "run " << run << " tick " << t;
@@ -893,8 +921,9 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
   EXPECT_GT(rejoins, 60);
   EXPECT_GT(gaps, 100);
   EXPECT_GT(late_calls, 300) << "calls that found frames late";
-  std::printf("usual %d of %d judged calls (%d ticks), outages %d, rejoins %d, gaps %d, late %d\n", usual_calls,
-              fresh_calls, general_calls, outages, rejoins, gaps, late_calls);
+  EXPECT_GT(confirm_edges, 300);
+  std::printf("usual %d of %d judged calls (%d ticks), outages %d, rejoins %d, gaps %d, late %d, confirm edges %d\n",
+              usual_calls, fresh_calls, general_calls, outages, rejoins, gaps, late_calls, confirm_edges);
 }
 
 // The same delay during a two-way outage (the peer did not hear our inputs either) is explained.
