@@ -896,6 +896,22 @@ void Endpoint::restart_outgoing_at(Frame frame) noexcept {
   last_sent_ = last_acked_ = last_flushed_ = frame - 1;
   inputs_dirty_ = false;
   prepared_.reset(frame);
+  refresh_usual_send();
+}
+
+void Endpoint::refresh_usual_send() noexcept {
+  usual_end_ = std::numeric_limits<Frame>::min();
+  const Frame frame = last_sent_ + 1;
+  if (!usual_queue_ || frame <= out_base_ || send_capacity_ == 0) return;
+  // send_input_general's tests, for this frame and those after it: room in the queue (up to
+  // send_capacity_ frames from the oldest kept) and a slot before it in the ring (not index 0).
+  const Frame oldest_kept = std::max(out_base_, last_acked_ - 1);
+  const uint32_t index = uint32_t(frame) % send_capacity_;
+  if (index == 0) return;
+  const int64_t end = std::min(int64_t(oldest_kept) + send_capacity_, int64_t(frame) - index + send_capacity_);
+  usual_end_ = Frame(std::min<int64_t>(end, std::numeric_limits<Frame>::max()));
+  usual_frame_ = frame;
+  usual_slot_ = send_ring_.data() + size_t(index) * config_.send_blob_size;
 }
 
 void Endpoint::restart_incoming_at(Frame frame) noexcept {
@@ -955,6 +971,7 @@ Result Endpoint::send_input_general(Frame frame, const uint8_t* blob) {
     if (append) prepared_.append(delta, delta_tokens_.data());
   }
   last_sent_ = frame;
+  refresh_usual_send();
   return Result::ok;
 }
 

@@ -248,15 +248,14 @@ class Endpoint {
   // Inline at the call: the usual frame (an input of 4 to 8 bytes, the next one in order, room in
   // the queue, the run up to date, not the first slot of the ring) is queued here with the same
   // checks and the same effect as send_input_general, which takes every other case.
+  // The set-up, the state, the order, the queue's room and the ring's wrap are asked of the kept
+  // usual frame (usual_frame_, usual_end_: refresh_usual_send), the run being up to date of the
+  // run itself.
   __attribute__((always_inline)) Result send_input(Frame frame, const uint8_t* blob) {
     const size_t size = config_.send_blob_size;
-    if (!usual_queue_ || blob == nullptr || frame != last_sent_ + 1 || frame <= out_base_ || frame == std::numeric_limits<Frame>::max() ||
-        prepared_.next() != frame)
+    if (frame != usual_frame_ || frame >= usual_end_ || blob == nullptr || prepared_.next() != frame)
       return send_input_general(frame, blob);
-    const Frame oldest_kept = last_acked_ - 1 > out_base_ ? last_acked_ - 1 : out_base_;
-    const uint32_t index = uint32_t(frame) % send_capacity_;
-    if (uint32_t(frame - oldest_kept) + 1 > send_capacity_ || index == 0) return send_input_general(frame, blob);
-    uint8_t* const slot = send_ring_.data() + size_t(index) * size;
+    uint8_t* const slot = usual_slot_;
     // No instruction: it only hides where `blob` points, so that a caller's array shorter than 4
     // bytes (for an endpoint of smaller inputs, which never comes here) is no -Warray-bounds.
     asm("" : "+r"(blob));
@@ -275,6 +274,8 @@ class Endpoint {
       queue_changed(slot, size);
     }
     last_sent_ = frame;
+    usual_frame_ = frame + 1;  // below usual_end_, so below the largest frame
+    usual_slot_ = slot + size;
     return Result::ok;
   }
   Result send_input_general(Frame frame, const uint8_t* blob);
@@ -620,7 +621,16 @@ class Endpoint {
     report_due_since_ = now_us;
     next_quality_at_ = now_us + config_.quality_interval_us;
   }
-  void refresh_usual_queue() noexcept { usual_queue_ = usual_queue_now(); }
+  void refresh_usual_queue() noexcept {
+    usual_queue_ = usual_queue_now();
+    refresh_usual_send();
+  }
+  // usual_frame_, usual_end_ and usual_slot_ from the queue as it is: called wherever the set-up,
+  // the state, the newest frame queued, the stream's start or the ring change (send_input keeps
+  // them itself for the frame it queues). The acknowledgement only grows between those (it moves
+  // usual_end_ on, never back): kept as it was, the end is at worst early, where
+  // send_input_general queues the frame and works them out again.
+  void refresh_usual_send() noexcept;
   void not_quiet() noexcept { quiet_allowed_ = false; }
   void set_state(EndpointState state) noexcept {
     state_ = state;
@@ -918,6 +928,15 @@ class Endpoint {
   Frame last_acked_ = kNullFrame;
   Frame last_flushed_ = kNullFrame;  // the newest frame an inputs datagram carried
   Frame out_base_ = 0;               // the first frame of the outgoing stream (restart_outgoing_at)
+  // send_input's usual frame kept (refresh_usual_send): the frame it may queue inline
+  // (usual_frame_, last_sent_ + 1) while it is below usual_end_ (the queue's room as of the
+  // acknowledgement then, and the ring's end, whose next slot is its first: the slot before that
+  // frame's is not the one before it), in usual_slot_. usual_end_ is the lowest frame when the
+  // set-up or the state queue nothing inline (usual_queue_), or the stream's first frame is next
+  // (its reference is zeros).
+  Frame usual_frame_ = 0;
+  Frame usual_end_ = std::numeric_limits<Frame>::min();
+  uint8_t* usual_slot_ = nullptr;
   bool inputs_dirty_ = false;        // a pending frame's input differs from the one before
   bool urgent_ = false;              // the owner wants confirmations now
   bool stalled_ = false;             // the owner cannot advance

@@ -1760,55 +1760,75 @@ namespace retcon::test {
 namespace {
 
 // send_input queues the usual frame (an input of 4 to 8 bytes, the next in order, room in the
-// queue) inline and leaves every other case to send_input_general: both must send the same
-// datagrams, byte for byte, whatever the input size, through changes and repeats, the ring's
-// wrap (its first slot), its growth behind a blackout, and a full queue.
+// queue: the kept usual frame) inline and leaves every other case to send_input_general: both
+// must send the same datagrams, byte for byte, and answer alike, whatever the input size, through
+// changes and repeats, the ring's wrap (its first slot), its growth behind a blackout, a full
+// queue, and a restart of the stream (a state transfer) at the frame that was next (its reference
+// is zeros then), at a later frame whose successor is the ring's sixth slot (fresh from the
+// restart, the queue's room then reaches past the ring's end, which must stop the inline path),
+// or just before the largest frame (which neither queues). Rings of 32 and of 7 frames (growing
+// to their limit).
 TEST(Endpoint, InlineSendInputSendsWhatTheGeneralPathSends) {
   for (const size_t size : {1u, 3u, 4u, 5u, 8u, 9u, 16u}) {
-    std::vector<std::vector<uint8_t>> sent[2];
-    std::vector<Result> results[2];
-    Frame received[2] = {0, 0};
-    for (int path = 0; path < 2; ++path) {
-      detail::EndpointConfig ca = default_config(50), cb = default_config(51);
-      ca.send_blob_size = cb.receive_blob_size = uint16_t(size);
-      ca.send_queue_frames = 32;  // grows twice, to its limit
-      ca.max_send_queue_frames = 128;
-      EndpointPair pair(ca, cb);
-      LinkProfile link;
-      link.latency_us = 20000;
-      link.loss = 0.1;
-      link.blackouts.push_back({2000000, 4500000});  // the queue grows to its limit, then fails
-      pair.set_link(link);
-      pair.start();
-      ASSERT_TRUE(pair.run_handshake());
-      auto& a = pair.a().endpoint;
-      auto& b = pair.b().endpoint;
-      pair.a().recorder->recording = true;
-      std::mt19937 rng(7);
-      std::vector<uint8_t> blob(size, 0);
-      Frame next = 0;
-      for (int t = 0; t < 500; ++t) {
-        if (rng() % 4 == 0) blob[rng() % size] = uint8_t(rng());  // else unchanged
-        const Result r = path == 0 ? a.send_input(next, blob.data()) : a.send_input_general(next, blob.data());
-        results[path].push_back(r);
-        if (r == Result::ok) ++next;
-        a.set_local_frame(next, 0);
-        for (int ms = 0; ms < 16; ++ms) pair.step(1000);
-        Frame f;
-        const uint8_t* got;
-        while (b.pop_input(&f, &got)) ++received[path];
+    for (int variant = 0; variant < 3; ++variant) {
+      std::vector<std::vector<uint8_t>> sent[2];
+      std::vector<Result> results[2];
+      Frame received[2] = {0, 0};
+      for (int path = 0; path < 2; ++path) {
+        detail::EndpointConfig ca = default_config(50), cb = default_config(51);
+        ca.send_blob_size = cb.receive_blob_size = uint16_t(size);
+        ca.send_queue_frames = variant == 1 ? 7 : 32;  // grows to its limit
+        ca.max_send_queue_frames = variant == 1 ? 112 : 128;
+        EndpointPair pair(ca, cb);
+        LinkProfile link;
+        link.latency_us = 20000;
+        link.loss = 0.1;
+        link.blackouts.push_back({2000000, 4500000});  // the queue grows to its limit, then fails
+        pair.set_link(link);
+        pair.start();
+        ASSERT_TRUE(pair.run_handshake());
+        auto& a = pair.a().endpoint;
+        auto& b = pair.b().endpoint;
+        pair.a().recorder->recording = true;
+        std::mt19937 rng(7);
+        std::vector<uint8_t> blob(size, 0);
+        Frame next = 0;
+        for (int t = 0; t < 500; ++t) {
+          if (t == (variant == 2 ? 300 : 420)) {
+            // A state transfer: at the frame that was next, at a frame whose successor is slot 5
+            // of the ring as it is (128 frames), or just before the largest frame.
+            const Frame restart = variant == 0   ? next
+                                  : variant == 2 ? next - next % 128 + 128 + 4
+                                                 : std::numeric_limits<Frame>::max() - 60;
+            a.restart_outgoing_at(restart);
+            b.pause_receive();
+            b.restart_incoming_at(restart);
+            next = restart;
+          }
+          if (rng() % 4 == 0) blob[rng() % size] = uint8_t(rng());  // else unchanged
+          const Result r = path == 0 ? a.send_input(next, blob.data()) : a.send_input_general(next, blob.data());
+          results[path].push_back(r);
+          if (r == Result::ok) ++next;
+          a.set_local_frame(next, 0);
+          for (int ms = 0; ms < 16; ++ms) pair.step(1000);
+          Frame f;
+          const uint8_t* got;
+          while (b.pop_input(&f, &got)) ++received[path];
+        }
+        EXPECT_EQ(a.send_input(next + 1, blob.data()), Result::invalid_argument);  // a gap
+        EXPECT_EQ(a.send_input(next, nullptr), Result::invalid_argument);
+        sent[path] = pair.a().recorder->sent;
       }
-      EXPECT_EQ(a.send_input(next + 1, blob.data()), Result::invalid_argument);  // a gap
-      EXPECT_EQ(a.send_input(next, nullptr), Result::invalid_argument);
-      sent[path] = pair.a().recorder->sent;
+      EXPECT_EQ(results[0], results[1]) << size;
+      EXPECT_NE(std::count(results[0].begin(), results[0].end(), Result::input_out_of_window), 0) << size;
+      EXPECT_EQ(std::count(results[0].begin(), results[0].end(), Result::invalid_argument), variant == 1 ? 20 : 0)
+          << size;  // the largest frame, never queued
+      EXPECT_GT(std::count(results[0].begin(), results[0].end(), Result::ok), 300) << size;
+      EXPECT_GT(received[0], 300) << size;
+      EXPECT_EQ(received[0], received[1]) << size;
+      ASSERT_EQ(sent[0].size(), sent[1].size()) << size;
+      for (size_t i = 0; i < sent[0].size(); ++i) ASSERT_EQ(sent[0][i], sent[1][i]) << size << " " << i;
     }
-    EXPECT_EQ(results[0], results[1]) << size;
-    EXPECT_NE(std::count(results[0].begin(), results[0].end(), Result::input_out_of_window), 0) << size;
-    EXPECT_GT(std::count(results[0].begin(), results[0].end(), Result::ok), 300) << size;
-    EXPECT_GT(received[0], 300) << size;
-    EXPECT_EQ(received[0], received[1]) << size;
-    ASSERT_EQ(sent[0].size(), sent[1].size()) << size;
-    for (size_t i = 0; i < sent[0].size(); ++i) ASSERT_EQ(sent[0][i], sent[1][i]) << size << " " << i;
   }
 }
 
