@@ -24,7 +24,8 @@ retcon_add_test(session_tests
   ${CMAKE_CURRENT_LIST_DIR}/desync_states_refusals_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/late_cut_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/send_pass_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/usual_tick_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/usual_tick_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/usual_paths_review_test.cpp)
 # The liveness property over random schedules (RapidCheck: Linux only). The label `known_gap`
 # (scripts/test runs such tests without gating) is free again: issue 9's frozen-before-the-first-
 # frame gap it found is fixed.
