@@ -12,6 +12,7 @@
 // machine finds every datagram's sender, the spoofer's replays are counted unknown and dropped.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -196,6 +197,130 @@ TEST(UsualPathsReview, MisuseAndStrangersMidMatchPlayAsTheGeneralTick) {
   EXPECT_GT(strangers, 500u);
   EXPECT_GT(unknown, strangers / 2);  // most stranger datagrams are counted unknown (not all: rejoin asks)
   EXPECT_GT(usual, 4000u);            // the misuse does not keep the match off the usual tick
+}
+
+// Matches where a machine owns two players (its own poll is never the usual one, while the others'
+// are, with a peer of two players: the drain frame by frame, every kept byte of a one-player peer
+// off), one machine's outgoing link cut for longer than the notify delay (a lag switch: the others
+// hear connection_interrupted, then connection_resumed) and, in every other match, the last machine
+// leaving through disconnect_player on machine 0 (a cut while the others are on the usual tick).
+Played play_owners(uint32_t seed, bool general, const std::vector<uint32_t>& owner, bool drop) {
+  detail::set_general_ticks_for_tests(general);
+  std::mt19937 rng(seed);
+  MatchOptions o;
+  o.owner = owner;
+  uint32_t machines = 0;
+  for (uint32_t m : owner) machines = std::max(machines, m + 1);
+  o.machines = machines;
+  o.seed = seed;
+  o.frames = 480;
+  o.max_prediction = 5 + int32_t(rng() % 5);
+  o.input_delay = int32_t(rng() % 3);
+  o.random_inputs = true;
+  o.desync_interval = 0;
+  o.retry_stalled = true;
+  o.notify_delay_us = 250000;
+  o.disconnect_timeout_us = 3000000;
+  o.link.latency_us = 5000 + rng() % 40000;
+  o.link.jitter_us = rng() % 5000;
+  o.link.loss = 0.01 * double(rng() % 3);
+  Match match(o);
+  Played out;
+  out.sent.resize(machines);
+  match.on_send = [&](uint32_t m, const PeerAddress& to, const uint8_t* data, size_t length) {
+    uint32_t index = ~0u;
+    for (uint32_t k = 0; k < machines; ++k)
+      if (match.machine(k).wire->address() == to) index = k;
+    out.sent[m].push_back({match.now(), index, std::vector<uint8_t>(data, data + length)});
+  };
+  EXPECT_TRUE(match.build());
+  const uint32_t switcher = uint32_t(rng() % machines), leaver = machines - 1;
+  const int switch_at = 150 + int(rng() % 100), switch_ticks = 25 + int(rng() % 20);
+  const Frame leave_at = Frame(300 + rng() % 60);
+  bool left = false, done = false;
+  for (int t = 0; t < 8000 && !done; ++t) {
+    if (t == switch_at || t == switch_at + switch_ticks)
+      for (uint32_t k = 0; k < machines; ++k)
+        if (k != switcher) match.block(switcher, k, t == switch_at);
+    if (drop && !left && match.machine(leaver).session->current_frame() >= leave_at) {
+      for (uint32_t p = 0; p < owner.size(); ++p)
+        if (owner[p] == leaver) {
+          out.answers.push_back(int(match.machine(0).session->disconnect_player(PlayerIndex(p))));
+          break;
+        }
+      match.machine(leaver).stopped = true;
+      left = true;
+    }
+    match.tick();
+    for (uint32_t m = 0; m < machines; ++m) {
+      if (match.machine(m).stopped) continue;
+      out.usual_ticks += detail::usual_tick_for_tests(*match.machine(m).session);
+      out.byte_wrong += !detail::usual_tick_holds_for_tests(*match.machine(m).session);
+    }
+    done = true;
+    for (uint32_t m = 0; m < machines; ++m)
+      if (!match.machine(m).stopped && match.machine(m).session->confirmed_frame() < o.frames) done = false;
+  }
+  for (int i = 0; i < 60; ++i) match.tick();
+  out.finished = done;
+  out.told.resize(machines);
+  for (uint32_t m = 0; m < machines; ++m) {
+    const Machine& me = match.machine(m);
+    out.confirmed.push_back(me.session->confirmed_frame());
+    for (const Event& e : me.game.events) out.told[m].push_back({e.type, e.player, e.frame});
+    if (me.stopped) continue;
+    EXPECT_EQ(me.game.frame_errors, 0) << "seed " << seed;
+    EXPECT_EQ(match.count_events(m, EventType::desync_detected), 0u) << "seed " << seed;
+    // The lag switch: heard as interrupted and resumed by every other machine still playing.
+    if (m != switcher) {
+      EXPECT_GE(match.count_events(m, EventType::connection_interrupted), 1u) << "seed " << seed << " machine " << m;
+      EXPECT_GE(match.count_events(m, EventType::connection_resumed), 1u) << "seed " << seed << " machine " << m;
+    }
+    // The leaver's players, and only theirs, are disconnected everywhere still playing.
+    size_t expected = 0;
+    for (uint32_t p = 0; p < owner.size(); ++p) expected += drop && owner[p] == leaver;
+    EXPECT_EQ(match.count_events(m, EventType::disconnected), expected) << "seed " << seed << " machine " << m;
+  }
+  if (!drop) {
+    expect_agree_with_reference(match, o.frames, true);
+  } else {
+    // The survivors agree frame by frame (the leaver's cut makes the reference theirs alone).
+    for (uint32_t m = 1; m < machines; ++m) {
+      if (match.machine(m).stopped) continue;
+      Frame first_apart = -1;
+      for (Frame f = 0; f < o.frames && first_apart < 0; ++f)
+        if (match.machine(m).hashes[size_t(f)] != match.machine(0).hashes[size_t(f)]) first_apart = f;
+      EXPECT_EQ(first_apart, -1) << "seed " << seed << " machine " << m;
+    }
+  }
+  detail::set_general_ticks_for_tests(false);
+  return out;
+}
+
+TEST(UsualPathsReview, MachinesOfTwoPlayersLagSwitchesAndLeaversPlayAsTheGeneralTick) {
+  const std::vector<std::vector<uint32_t>> owners = {{0, 1, 1}, {0, 0, 1}, {0, 1, 1, 2}, {0, 1, 2, 2}, {0, 1, 0, 1}};
+  uint64_t usual = 0, datagrams = 0;
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    const std::vector<uint32_t>& owner = owners[seed % owners.size()];
+    const bool drop = seed % 2 == 0;
+    const Played general = play_owners(seed, true, owner, drop), skipping = play_owners(seed, false, owner, drop);
+    ASSERT_TRUE(general.finished) << "seed " << seed;
+    ASSERT_TRUE(skipping.finished) << "seed " << seed;
+    ASSERT_EQ(skipping.answers, general.answers) << "seed " << seed;
+    for (size_t m = 0; m < general.sent.size(); ++m) {
+      ASSERT_EQ(skipping.sent[m].size(), general.sent[m].size()) << "seed " << seed << " machine " << m;
+      for (size_t i = 0; i < general.sent[m].size(); ++i)
+        ASSERT_TRUE(skipping.sent[m][i] == general.sent[m][i]) << "seed " << seed << " machine " << m << " datagram " << i;
+      ASSERT_TRUE(skipping.told[m] == general.told[m]) << "seed " << seed << " machine " << m;
+      datagrams += general.sent[m].size();
+    }
+    EXPECT_EQ(skipping.confirmed, general.confirmed) << "seed " << seed;
+    EXPECT_EQ(skipping.byte_wrong, 0u) << "seed " << seed;
+    EXPECT_EQ(general.usual_ticks, 0u) << "seed " << seed;
+    usual += skipping.usual_ticks;
+  }
+  EXPECT_GT(datagrams, 5000u);
+  EXPECT_GT(usual, 2000u);  // the one-player machines of each match
 }
 
 // A transport whose addresses are `prefix` bytes of one value and then the in-memory address (5
