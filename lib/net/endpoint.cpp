@@ -1183,6 +1183,37 @@ const Riders* Endpoint::gather_riders(Frame start, size_t capacity) noexcept {
   return riders_.empty() ? nullptr : &riders_;
 }
 
+// Whether gather_riders would take one usual rider alone for the frames from last_acked_ + 1 on:
+// a quality report or a reply waits, nothing else (no checksum, no silence note due), and the
+// capacity has room for every rider with the first frame at its largest (gather_riders' first
+// answer, so its room test passes). A disconnected player's status changes nothing here: the
+// datagram is then InputsWriter's, with the riders gather_riders would have taken.
+inline bool Endpoint::usual_rider_waits(size_t capacity) const noexcept {
+  constexpr size_t kMostRiders = kReportRiderSize + kReplyRiderSize + kMaxRiddenChecksums * kChecksumRiderSize +
+                                 kSilenceRiderSize;
+  const size_t before_frame = kDataHeaderSize + kInputsFixedSize + kInputsStatusSize * config_.shape.num_players;
+  SilenceNote note;
+  return !general_riders_for_tests_ && report_due_ != probe_.reply_due() && outgoing_checksum_count_ == 0 &&
+         before_frame + max_encoded_delta_size(config_.send_blob_size) + kMostRiders <= capacity &&
+         !silences_.note_due(now_, &note);
+}
+
+// gather_riders' answer where usual_rider_waits: take_riders for the one rider, in riders_.
+inline const Riders* Endpoint::take_usual_rider() noexcept {
+  riders_.has_silence = false;
+  riders_.checksum_count = 0;
+  riders_.has_report = report_due_;
+  riders_.has_reply = !report_due_;
+  if (report_due_) {
+    report_due_ = false;
+    riders_.report = QualityReport{probe_.report_sent(now_), local_frame_, local_advantage_};
+  } else {
+    riders_.reply = probe_.take_reply(now_);
+  }
+  refresh_quiet();
+  return &riders_;
+}
+
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
@@ -1214,11 +1245,14 @@ Result Endpoint::send_inputs_general(Transport& transport, const PeerAddress& to
   const bool repeat = start > last_sent_ && last_acked_ >= out_base_;
   if (repeat) start = last_acked_;
   const size_t capacity = auth_.plain_capacity(MessageType::inputs);
-  // Riders are rare (a report every half second, its reply, checksums, a silence note).
+  // Riders are rare (a report every half second, its reply, checksums, a silence note); most
+  // datagrams here carry one usual rider (take_usual_rider), the others gather_riders' choice.
   SilenceNote note;
-  const Riders* riders =
-      riders_waiting() || silences_.note_due(now_, &note) ? gather_riders(start, capacity) : nullptr;
-  const bool prepared = !repeat && prepare_run(start);
+  const bool usual = !repeat && usual_rider_waits(capacity) && prepare_run(start);
+  const Riders* riders = usual ? take_usual_rider()
+                         : riders_waiting() || silences_.note_due(now_, &note) ? gather_riders(start, capacity)
+                                                                                 : nullptr;
+  const bool prepared = usual || (!repeat && prepare_run(start));
   if (prepared && !status_disconnected_) {
     // With riders (most datagrams here), in one pass too.
     const size_t length =

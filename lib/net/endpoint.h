@@ -420,6 +420,8 @@ class Endpoint {
     return initialized_ && state_ != EndpointState::disconnected && size_t(config_.send_blob_size) - 4 <= 4;
   }
   bool usual_queue() const noexcept { return usual_queue_; }
+  // Tests: every riding datagram takes gather_riders' path (not take_usual_rider's), to compare.
+  void set_general_riders_for_tests(bool on) noexcept { general_riders_for_tests_ = on; }
   void pause_receive() noexcept {
     receive_paused_ = true;
     refresh_usual_receive();
@@ -727,6 +729,8 @@ class Endpoint {
   void catch_up_run() noexcept;
   // What rides on the inputs datagram starting at `start` (send_inputs): null when nothing.
   const Riders* gather_riders(Frame start, size_t capacity) noexcept;
+  bool usual_rider_waits(size_t capacity) const noexcept;
+  const Riders* take_usual_rider() noexcept;
   template <bool kAgain>
   void send_inputs_due(uint64_t now_us, Transport& transport, const PeerAddress& to, Result& result);
   // send_inputs_due's two sends: the pending frames (with our acknowledgement), or the
@@ -923,6 +927,7 @@ class Endpoint {
   PreparedInputs prepared_;
   std::vector<uint8_t> delta_tokens_;  // one frame's delta, coded (max_encoded_delta_size)
   Riders riders_;                      // what rides on the datagram being built (gather_riders)
+  bool general_riders_for_tests_ = false;  // usual_rider_waits always false (set_general_riders_for_tests)
   uint32_t send_capacity_ = 0;
   Frame last_sent_ = kNullFrame;
   Frame last_acked_ = kNullFrame;

@@ -1832,6 +1832,87 @@ TEST(Endpoint, InlineSendInputSendsWhatTheGeneralPathSends) {
   }
 }
 
+// An inputs datagram with one usual rider (a quality report or a reply waiting alone, no
+// silence note) takes it through usual_rider_waits and take_usual_rider
+// instead of gather_riders: the same riders taken the same way. Two endpoints polled and polled
+// again as the session does, with quality reports every 30 ms (so replies too), checksums queued
+// now and then, a blackout (silence notes after it), a disconnected player for a while and loss,
+// for inputs of 1, 4 and 8 bytes: both sides send byte for byte what they send when every riding
+// datagram takes gather_riders (set_general_riders_for_tests), and the usual rider rode often.
+TEST(Endpoint, UsualRiderIsWhatGatherRidersTakes) {
+  for (const size_t size : {1u, 4u, 8u}) {
+    std::vector<std::vector<uint8_t>> sent[2][2];
+    size_t usual_riders = 0;
+    for (int path = 0; path < 2; ++path) {
+      detail::EndpointConfig ca = default_config(70), cb = default_config(71);
+      ca.send_blob_size = cb.receive_blob_size = cb.send_blob_size = ca.receive_blob_size = uint16_t(size);
+      ca.shape.input_size = cb.shape.input_size = uint16_t(size);
+      ca.quality_interval_us = cb.quality_interval_us = 30000;
+      EndpointPair pair(ca, cb);
+      LinkProfile link;
+      link.latency_us = 15000;
+      link.loss = 0.05;
+      link.blackouts.push_back({1500000, 2100000});
+      pair.set_link(link);
+      pair.start();
+      ASSERT_TRUE(pair.run_handshake());
+      auto& a = pair.a().endpoint;
+      auto& b = pair.b().endpoint;
+      a.set_general_riders_for_tests(path == 1);
+      b.set_general_riders_for_tests(path == 1);
+      pair.a().recorder->recording = pair.b().recorder->recording = true;
+      std::mt19937 rng(9);
+      std::vector<uint8_t> blob(size, 0);
+      Frame next[2] = {0, 0};
+      detail::ConnectStatus status[2] = {};
+      for (int t = 0; t < 400; ++t) {
+        if (t == 250) status[1] = detail::ConnectStatus{true, 240};
+        if (t == 300) status[1] = detail::ConnectStatus{};
+        int k = 0;
+        for (Endpoint* e : {&a, &b}) {
+          if (rng() % 4 == 0) blob[rng() % size] = uint8_t(rng());
+          e->set_local_connect_status(status, 2);
+          if (e->send_input(next[k], blob.data()) == Result::ok) ++next[k];
+          e->set_local_frame(next[k], int32_t(rng() % 5) - 2);
+          if (rng() % 16 == 0) (void)e->send_checksum(next[k] - 1, uint64_t(rng()));
+          ++k;
+        }
+        // As advance_frame: a second poll at the time of the first, after the new frame.
+        (void)a.poll_again(pair.now, *pair.a().recorder, pair.a().remote);
+        (void)b.poll_again(pair.now, *pair.b().recorder, pair.b().remote);
+        for (int ms = 0; ms < 16; ++ms) pair.step(1000);
+        Frame f;
+        const uint8_t* got;
+        while (a.pop_input(&f, &got)) {}
+        while (b.pop_input(&f, &got)) {}
+      }
+      sent[path][0] = pair.a().recorder->sent;
+      sent[path][1] = pair.b().recorder->sent;
+      if (path == 1) continue;
+      // The usual riders among a's datagrams.
+      const uint64_t key = detail::connection_checksum_key(a.local_nonce(), b.local_nonce());
+      uint32_t base = 0;
+      for (const auto& d : sent[0][0]) {
+        detail::Message m;
+        detail::Integrity integrity;
+        integrity.connection_key = key;
+        integrity.sequence_base = base;
+        ASSERT_EQ(detail::decode_message(d.data(), d.size(), &m, integrity), detail::DecodeError::ok);
+        base = std::max(base, detail::widen_sequence(uint16_t(m.header.sequence), base));
+        if (m.header.type != detail::MessageType::inputs) continue;
+        const detail::Riders& r = m.inputs.riders;
+        usual_riders += r.has_report != r.has_reply && r.checksum_count == 0 && !r.has_silence;
+      }
+    }
+    EXPECT_GT(usual_riders, 50u) << size;
+    for (int side = 0; side < 2; ++side) {
+      ASSERT_EQ(sent[0][side].size(), sent[1][side].size()) << size << " side " << side;
+      for (size_t i = 0; i < sent[0][side].size(); ++i)
+        ASSERT_EQ(sent[0][side][i], sent[1][side][i]) << size << " side " << side << " " << i;
+    }
+  }
+}
+
 // Endpoint::on_accepted asks whether the peer was silent (peer_silent) and whether a silence ends
 // (SilenceLog::on_received) only for a datagram arriving quiet_gap_us() or later after the one
 // before: sooner, both must say no. Random and edge configurations (resend intervals from 0 up,
