@@ -975,14 +975,6 @@ Result Endpoint::send_input_general(Frame frame, const uint8_t* blob) {
   return Result::ok;
 }
 
-void Endpoint::queue_changed(const uint8_t* slot, size_t size) noexcept {
-  // Changed (send_input compared it; an input of 4 to 8 bytes): its tokens straight into the run,
-  // unless the run is near its limit (then queue_changed_coded: out of line, so that this needs
-  // no frame of its own).
-  if (!prepared_.append_changed_word(slot, slot - size, size)) return queue_changed_coded(slot, size);
-  inputs_dirty_ = true;  // a changed input goes out at once
-}
-
 void Endpoint::queue_changed_coded(const uint8_t* slot, size_t size) noexcept {
   // Straight to the changed-delta coder, not encode_delta's second comparison.
   const EncodedDelta delta = encode_changed_delta(slot, slot - size, size, delta_tokens_.data());
