@@ -339,6 +339,10 @@ class LatenessMonitor {
       told_seen_ = current.told.arrived_at_us;
       note_told_silence(current, one_way, slack);
     }
+    // observe_usual's outage bound, with this peer's outage and the terms as they are now (only
+    // observe() moves them) and the other links' latest outage end as it is.
+    clear_for_end_ = timeline.latest_outage_end();
+    clear_after_ = clear_of_outages(timeline);
     if (newest == kNullFrame) return worst;
     // A very long gap (a peer back after a timeout) is judged by its newest frames only. (Also
     // asked from kNullFrame, where newest + 1 <= kFrames changes nothing, and for a newest
@@ -383,7 +387,8 @@ class LatenessMonitor {
     // (usual_: steady_ and the baseline learned; newest - last_seen_ - 1 below kFrames: a new
     // frame, no long gap.)
     if (!(usual_ && rtt_us == terms_.rtt && jitter_us == terms_.jitter && frame_us == terms_.frame_us &&
-          uint32_t(newest) - uint32_t(last_seen_) - 1 < LocalTimeline::kFrames)) [[unlikely]]
+          uint32_t(newest) - uint32_t(last_seen_) - 1 < LocalTimeline::kFrames &&
+          timeline.latest_outage_end() == clear_for_end_)) [[unlikely]]
       return kNotUsual;
     // observe()'s two-way outage test, as there (nothing arrived: no test). An acknowledgement
     // below kNullFrame makes unheard negative, which observe() finds no mark for: here it may
@@ -515,7 +520,7 @@ class LatenessMonitor {
     int32_t worst = 0;
     const uint64_t one_way = terms_.one_way;
     const int32_t allowance = terms_.allowance;
-    const uint64_t clear_after = clear_of_outages(timeline);
+    const uint64_t clear_after = clear_after_;  // (the other links' outage end as when it was kept)
     for (Frame f = last_seen_ + 1; f <= newest; ++f) {
       uint64_t start = 0;
       int32_t late = 0;
@@ -713,6 +718,11 @@ class LatenessMonitor {
   uint64_t told_seen_ = 0;  // the arrival of the last silence note taken
   Gap outage_;
   uint64_t deaf_from_us_ = 0, deaf_to_us_ = 0;      // the latest two-way outage seen
+  // clear_of_outages() while the timeline's latest outage end is clear_for_end_ (this peer's
+  // outage and the terms as they are: observe() works it out again after it may move them;
+  // observe_usual leaves a call to observe() when the end moved). At the start: no outage, no
+  // terms, a bound of 0.
+  uint64_t clear_after_ = 0, clear_for_end_ = 0;
   LatenessBaseline baseline_;
   bool reported_ = false;
   uint64_t last_report_us_ = 0;

@@ -761,8 +761,9 @@ int32_t judge_as_session(LatenessMonitor& monitor, Frame newest, uint64_t at, co
 // near the end of the 64-bit range too). Compared on every tick: the worst lateness, the
 // statistics, the outage, and quiet() for the same values right after.
 TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
-  std::mt19937_64 gen(2612);
+  std::mt19937_64 gen(2612), gen_big(77);
   auto rng = [&gen] { return uint64_t(gen()); };
+  auto big = [&gen_big] { return uint64_t(gen_big()); };
   int usual_calls = 0, fresh_calls = 0, general_calls = 0, outages = 0, rejoins = 0, gaps = 0, late_calls = 0;
   int confirm_edges = 0;
   for (int run = 0; run < 120; ++run) {
@@ -845,7 +846,11 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
         if (ack == 0) link.acked_by_peer = link.acked_by_peer - 1 - Frame(rng() % 3);  // back, below kNullFrame too
         else if (ack > 4) link.acked_by_peer = std::max<Frame>(link.acked_by_peer, f - 2 - Frame(rng() % 2));
         if (rng() % 20 == 0) link.rtt_us = 40000 + rng() % 60000;
-        if (rng() % 20 == 0) link.jitter_us = 500 + rng() % 20000;
+        if (rng() % 20 == 0) {
+          link.jitter_us = 500 + rng() % 20000;
+          // now and then, in a third of the runs, a jitter whose slack outgrows the round trip
+          if (run % 3 == 0 && big() % 6 == 0) link.jitter_us = 100000 + big() % 200000;
+        }
       }
       if (rng() % 300 == 0) link.window = int32_t(rng() % 10);
       if (rng() % 400 == 0) link.frame_us = rng() % 10 == 0 ? 0 : tick + rng() % 100 - 50;
