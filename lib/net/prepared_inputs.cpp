@@ -60,38 +60,4 @@ void PreparedInputs::write_long(uint8_t* out) const noexcept {
   std::memcpy(out, buf_.data() + head_, end_ - head_);
 }
 
-void PreparedInputs::cut_body(size_t skip) noexcept {
-  size_t at = head_;
-  while (at < end_) {
-    const uint8_t token = buf_[at];
-    const size_t n = size_t{token & 0x7Fu} + 1;
-    if (token >= 0x80) {
-      if (skip == 0) {  // the frame starts with this literal
-        lead_ = 0;
-        head_ = at;
-        return;
-      }
-      if (n > skip) break;  // a literal across frames: never coded so (see below)
-      skip -= n;
-      at += 1 + n;
-      continue;
-    }
-    if (skip < n) {
-      // The frame starts inside this zero run: what is left of the run becomes the lead.
-      size_t zeros = n - skip;
-      ++at;
-      while (at < end_ && buf_[at] < 0x80) zeros += size_t{buf_[at++]} + 1;
-      lead_ = zeros;
-      head_ = at;
-      if (at == end_) head_ = end_ = 0, open_ = -1;
-      return;
-    }
-    skip -= n;
-    ++at;
-  }
-  // The tokens do not stand for the frames counted (not reachable: every append codes whole
-  // frames). Start over empty at the new first frame: the sender appends its frames again.
-  reset(first_);
-}
-
 }  // namespace retcon::detail
