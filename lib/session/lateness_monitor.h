@@ -530,7 +530,8 @@ class LatenessMonitor {
         if (past >= frame_us) {
           if (!(now_us > on_time && due_on_time(f, start, on_time, window, timeline, clear_after))) [[unlikely]]
             return std::max(worst, judge_frames_from<false>(f, newest, now_us, frame_us, window, peer, timeline));
-          late = int32_t(std::min<uint64_t>(past / frame_us, 100000));
+          // (past >= frame_us: below two frames it is one frame late, without the division)
+          late = past < terms_.two_frames ? 1 : int32_t(std::min<uint64_t>(past / frame_us, 100000));
         }
       } else if (f <= timeline.newest_started()) {
         continue;  // older than the timeline: not judged
@@ -698,6 +699,9 @@ class LatenessMonitor {
     uint64_t ack_within = 0;  // trip + 3 frames: when an input of ours is due back acknowledged
     int32_t allowance = 0;    // 1 + 2 x jitter in whole frames
     uint64_t clear_trip = 0;  // rtt + slack, UINT64_MAX if that wraps (clear_of_outages)
+    // 2 x frame_us; for a frame past half the 64-bit range it wraps below frame_us, where no
+    // time past the due time by a frame is (the division judges those)
+    uint64_t two_frames = 0;
     static Terms of(uint64_t rtt, uint64_t jitter, uint64_t frame_us) noexcept {
       Terms t{rtt, jitter, frame_us};
       t.one_way = rtt / 2;
@@ -706,6 +710,7 @@ class LatenessMonitor {
       t.ack_within = t.trip + 3 * frame_us;
       t.allowance = int32_t(1 + 2 * jitter / frame_us);
       t.clear_trip = t.trip < rtt ? UINT64_MAX : t.trip;
+      t.two_frames = 2 * frame_us;
       return t;
     }
   };

@@ -854,6 +854,9 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
       }
       if (rng() % 300 == 0) link.window = int32_t(rng() % 10);
       if (rng() % 400 == 0) link.frame_us = rng() % 10 == 0 ? 0 : tick + rng() % 100 - 50;
+      // now and then, in a fifth of the runs, a frame length past half the 64-bit range (two
+      // frames wrap) for a while
+      if (run % 5 == 1 && big() % 300 == 0) link.frame_us = UINT64_MAX / 2 + 1 + big() % (UINT64_MAX / 2);
       if (rng() % 20 == 0 && link.frame_us == 0) link.frame_us = tick;
       if (rng() % 60 == 0) {  // another link cut around recent frames
         const uint64_t to = now - rng() % 300000;
@@ -882,7 +885,8 @@ TEST(LatenessMonitor, UsualCallsJudgeAsTheGeneralObserve) {
       const uint64_t edge = confirming == 1 ? 0 : rng() % 8;
       if (edge < 2 && newest >= 0 && newest < Frame(start_of.size())) {
         // a microsecond either side of the newest frame's on-time edge (start, one way, a frame)
-        at = start_of[size_t(newest)] + rtt / 2 + link.frame_us + rng() % 3 - 1;
+        // or of two frames past it
+        at = start_of[size_t(newest)] + rtt / 2 + link.frame_us * (1 + big() % 2) + rng() % 3 - 1;
       } else if (edge == 2 && timeline.sent_at(link.acked_by_peer + 1, &unheard_at)) {
         // a microsecond either side of a trip after our first unacknowledged input went out
         at = unheard_at + rtt + 2 * jitter + link.frame_us + rng() % 3 - 1;
