@@ -365,31 +365,28 @@ class LatenessMonitor {
     return worst;
   }
 
-  // observe()'s answer when observe_usual() does not take the call (the caller asks observe()).
-  static constexpr int32_t kNotUsual = -1;
-
   // observe() for the usual call, given the Link's values one by one: the round trip, jitter
   // and frame length of the last call (steady_), the baseline learned, new frames within the
   // timeline's reach, no input of ours unheard a trip after it went out (no two-way outage
   // found on this call), and no new silence note (the caller asks new_silence_note first: this
   // call takes none, as observe() takes none from a Link without one). Then it does what
-  // observe() does and returns what it returns; otherwise it changes nothing and returns
-  // kNotUsual. Every judging call had its fixed steps (the round trip's terms, the outage
+  // observe() does, puts what it returns in *worst and returns true; otherwise it changes
+  // nothing and returns false. Every judging call had its fixed steps (the round trip's terms, the outage
   // tests, the learning test, the long-gap test, the outage told to the timeline): here they
   // are a few compares ahead of the frames, and the rare call goes to observe() out of line, so
   // that the usual one keeps few values live across the frame loop.
 #if defined(__GNUC__)
   __attribute__((always_inline))
 #endif
-  int32_t observe_usual(Frame newest, uint64_t now_us, Frame acked_by_peer, uint64_t datagrams_received,
-                        uint64_t rtt_us, uint64_t jitter_us, uint64_t frame_us, Frame last_local_sent,
-                        int32_t window, uint32_t peer, const LocalTimeline& timeline) noexcept {
+  bool observe_usual(Frame newest, uint64_t now_us, Frame acked_by_peer, uint64_t datagrams_received,
+                     uint64_t rtt_us, uint64_t jitter_us, uint64_t frame_us, Frame last_local_sent, int32_t window,
+                     uint32_t peer, const LocalTimeline& timeline, int32_t* worst) noexcept {
     // (usual_: steady_ and the baseline learned; newest - last_seen_ - 1 below kFrames: a new
     // frame, no long gap.)
     if (!(usual_ && rtt_us == terms_.rtt && jitter_us == terms_.jitter && frame_us == terms_.frame_us &&
           uint32_t(newest) - uint32_t(last_seen_) - 1 < LocalTimeline::kFrames &&
           timeline.latest_outage_end() == clear_for_end_)) [[unlikely]]
-      return kNotUsual;
+      return false;
     // observe()'s two-way outage test, as there (nothing arrived: no test). An acknowledgement
     // below kNullFrame makes unheard negative, which observe() finds no mark for: here it may
     // find a ring's initial mark (frame -1) and give the call to observe(), which judges it the
@@ -399,14 +396,15 @@ class LatenessMonitor {
       uint64_t unheard_at = 0;
       if (unheard <= last_local_sent && timeline.sent_at_known(unheard, &unheard_at) &&
           unheard_at + terms_.trip < now_us) [[unlikely]]
-        return kNotUsual;
+        return false;
       datagrams_seen_ = datagrams_received;
     }
     note_acks(acked_by_peer, now_us);
-    const int32_t worst = judge_frames_usual(newest, now_us, frame_us, window, peer, timeline);
-    if (worst > numbers_.max_frames) [[unlikely]] numbers_.max_frames = worst;
+    const int32_t judged = judge_frames_usual(newest, now_us, frame_us, window, peer, timeline);
+    if (judged > numbers_.max_frames) [[unlikely]] numbers_.max_frames = judged;
     last_seen_ = newest;
-    return worst;
+    *worst = judged;
+    return true;
   }
 
   // Judges only frames after `newest` from now on (a peer that rejoined: its frames so far came

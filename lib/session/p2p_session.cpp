@@ -2313,15 +2313,15 @@ void P2PSessionImpl::watch_rejoined_lateness(Peer& peer, uint32_t i) {
 // Lag-switch detection: judge the frames of this peer that arrived since the last poll
 // (session/lateness_monitor.h) and tell the game when they came far later than the network explains.
 // The usual call (no new silence note: judge_lateness): LatenessMonitor::observe_usual takes the
-// endpoint's values as they are; a call it does not take (kNotUsual: the round trip moved, an
+// endpoint's values as they are; a call it does not take (false: the round trip moved, an
 // outage found, the baseline learning, no new frame, ...) changed nothing and is judged whole.
 // The usual call finds no outage, so none is told to the timeline.
 void P2PSessionImpl::judge_lateness_usual(Peer& peer, uint32_t i) {
   const Endpoint& ep = peer.endpoint;
-  const int32_t worst = peer.lateness.observe_usual(ep.last_received_frame(), now_, ep.last_acked_frame(),
-                                                    ep.datagrams_received(), ep.ping_us(), ep.jitter_us(), frame_us_,
-                                                    sent_to_peer_[i], driver_.prediction_window(), i, timeline_);
-  if (worst == LatenessMonitor::kNotUsual) [[unlikely]] {
+  int32_t worst = 0;
+  if (!peer.lateness.observe_usual(ep.last_received_frame(), now_, ep.last_acked_frame(), ep.datagrams_received(),
+                                   ep.ping_us(), ep.jitter_us(), frame_us_, sent_to_peer_[i],
+                                   driver_.prediction_window(), i, timeline_, &worst)) [[unlikely]] {
     judge_lateness_general(peer, i);
     return;
   }

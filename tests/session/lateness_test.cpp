@@ -732,18 +732,17 @@ TEST(LatenessMonitor, RoundTripsThatComeBackJudgeAsTheReference) {
 
 // The session's judgement (P2PSessionImpl::judge_lateness): a new silence note goes to
 // observe() with the whole Link; otherwise observe_usual() with the Link's values one by one,
-// and observe() when it does not take the call (kNotUsual: then it changed nothing).
+// and observe() when it does not take the call (false: then it changed nothing).
 int32_t judge_as_session(LatenessMonitor& monitor, Frame newest, uint64_t at, const LatenessMonitor::Link& link,
                          const LocalTimeline& timeline, int* usual_calls) {
-  if (!monitor.new_silence_note(link.told.arrived_at_us)) {
-    const int32_t worst =
-        monitor.observe_usual(newest, at, link.acked_by_peer, link.datagrams_received, link.rtt_us, link.jitter_us,
-                              link.frame_us, link.last_local_sent, link.window, link.peer, timeline);
-    if (worst != LatenessMonitor::kNotUsual) {
-      ++*usual_calls;
-      return worst;
-    }
+  int32_t worst = -1;
+  if (!monitor.new_silence_note(link.told.arrived_at_us) &&
+      monitor.observe_usual(newest, at, link.acked_by_peer, link.datagrams_received, link.rtt_us, link.jitter_us,
+                            link.frame_us, link.last_local_sent, link.window, link.peer, timeline, &worst)) {
+    ++*usual_calls;
+    return worst;
   }
+  EXPECT_EQ(worst, -1) << "not taken: nothing told";
   return monitor.observe(newest, at, link, timeline);
 }
 
