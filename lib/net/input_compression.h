@@ -444,6 +444,21 @@ inline bool delta_tokens_expected(const uint8_t* payload, size_t size, size_t se
   }
 }
 
+// Where the expansion of a measured payload starts: delta byte `into` of the token at `offset`
+// (as delta_tokens_find noted them). `zeros` and `literal` are what is left of that token, `at`
+// its next literal byte (or the next token when both are 0).
+struct MeasuredCursor {
+  const uint8_t* at;
+  size_t zeros;
+  size_t literal;
+};
+inline MeasuredCursor measured_cursor(const uint8_t* payload, size_t offset, size_t into) noexcept {
+  const uint8_t* at = payload + offset;
+  const size_t first = *at++;
+  if (first < 0x80) return {at, first + 1 - into, 0};
+  return {at + into, 0, first - 0x7F - into};
+}
+
 // The frames from delta byte `seek` on of a payload delta_tokens_find measured with that seek and
 // found whole (`offset` and `into` as it noted them): `frames` blobs of `blob` bytes, each its
 // predecessor XOR its delta, written to `slot` and the slots after it in the ring
@@ -461,15 +476,7 @@ inline uint8_t* expand_measured_sized(const uint8_t* payload, size_t offset, siz
                                       size_t any_blob, const uint8_t* previous, uint8_t* slot, uint8_t* ring,
                                       uint8_t* ring_end) noexcept {
   const size_t blob = kBlob != 0 ? kBlob : any_blob;
-  const uint8_t* at = payload + offset;
-  const size_t first = *at++;
-  size_t zeros = 0, literal = 0;  // what is left of the token under way (`at`: its next literal byte)
-  if (first < 0x80) {
-    zeros = first + 1 - into;
-  } else {
-    literal = first - 0x7F - into;
-    at += into;
-  }
+  auto [at, zeros, literal] = measured_cursor(payload, offset, into);
   for (;;) {
     if (zeros >= blob) {  // the usual frame: an input that did not change, inside the run under way
       copy_bytes(slot, previous, blob);
@@ -542,15 +549,7 @@ __attribute__((always_inline))
 inline uint8_t* expand_measured_words(const uint8_t* payload, size_t offset, size_t into, size_t frames,
                                       const uint8_t* previous, uint8_t* slot, uint8_t* ring,
                                       uint8_t* ring_end) noexcept {
-  const uint8_t* at = payload + offset;
-  const size_t first = *at++;
-  size_t zeros = 0, literal = 0;  // what is left of the token under way (`at`: its next literal byte)
-  if (first < 0x80) {
-    zeros = first + 1 - into;
-  } else {
-    literal = first - 0x7F - into;
-    at += into;
-  }
+  auto [at, zeros, literal] = measured_cursor(payload, offset, into);
   uint32_t word;
   std::memcpy(&word, previous, 4);
   for (;;) {

@@ -491,19 +491,31 @@ class LatenessMonitor {
         continue;  // older than the timeline: not judged
       }
       // else: we have not reached f yet, the input is early.
-      const int32_t excess = late - baseline_.median() - allowance;
-      baseline_.add(late);
-      if constexpr (kLearning) {
-        if (baseline_.samples() < kMinSamples) continue;
-      }
-      if (excess <= 0) [[likely]] {  // the usual frame: bucket 0, not the worst
-        ++numbers_.histogram[0];
-        continue;
-      }
-      ++numbers_.histogram[bucket(excess)];
-      if (excess > worst) worst = excess;
+      count_frame<kLearning>(late, allowance, worst);
     }
     return worst;
+  }
+
+  // A judged frame `late` frames late into the baseline and the histogram (the end of both
+  // frame loops): the excess over the baseline's median and the allowance is what counts, and
+  // the worst excess is the call's answer. While learning, the baseline's first samples count
+  // nowhere else.
+  template <bool kLearning>
+#if defined(__GNUC__)
+  __attribute__((always_inline))
+#endif
+  void count_frame(int32_t late, int32_t allowance, int32_t& worst) noexcept {
+    const int32_t excess = late - baseline_.median() - allowance;
+    baseline_.add(late);
+    if constexpr (kLearning) {
+      if (baseline_.samples() < kMinSamples) return;
+    }
+    if (excess <= 0) [[likely]] {  // the usual frame: bucket 0, not the worst
+      ++numbers_.histogram[0];
+      return;
+    }
+    ++numbers_.histogram[bucket(excess)];
+    if (excess > worst) worst = excess;
   }
 
   // judge_frames_from<false>(last_seen_ + 1, ...) for observe_usual: a frame due at start + one
@@ -534,14 +546,7 @@ class LatenessMonitor {
       } else if (f <= timeline.newest_started()) {
         continue;  // older than the timeline: not judged
       }
-      const int32_t excess = late - baseline_.median() - allowance;
-      baseline_.add(late);
-      if (excess <= 0) [[likely]] {
-        ++numbers_.histogram[0];
-        continue;
-      }
-      ++numbers_.histogram[bucket(excess)];
-      if (excess > worst) worst = excess;
+      count_frame<false>(late, allowance, worst);
     }
     return worst;
   }
