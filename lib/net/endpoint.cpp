@@ -632,7 +632,7 @@ bool Endpoint::plausible_report(const QualityReport& r) const noexcept {
   // The peer cannot be far behind the inputs it sent us (input delay <= 32) ...
   if (last_received_ != kNullFrame && r.local_frame < last_received_ - kMaxFrameSkew) return false;
   // ... nor far ahead of ours, which it needs to advance (prediction <= 64).
-  if (config_.send_blob_size != 0 && r.local_frame > last_sent_ + kMaxFrameSkew) return false;
+  if (config_.send_blob_size != 0 && int64_t(r.local_frame) > int64_t(last_sent_) + kMaxFrameSkew) return false;
   return true;
 }
 
@@ -783,7 +783,10 @@ bool Endpoint::handle_inputs(const InputsBody& body) {
     }
     return true;
   }
-  const Frame window_end = next_pop_ + window - 1;
+  // (Worked out in 64 bits: near the largest frame next_pop_ + window passes it; no frame can
+  // lie past the largest, so the end is capped there.)
+  const Frame window_end =
+      Frame(std::min<int64_t>(int64_t(next_pop_) + window - 1, std::numeric_limits<Frame>::max()));
   if (receive_paused_) return true;  // the owner takes no frames yet (see pause_receive)
   // The first frame's reference must be held (received_input(start - 1), or zeros before the
   // stream's first frame), and no gap may open before it. Frames after `start` we hold already

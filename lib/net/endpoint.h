@@ -386,7 +386,7 @@ class Endpoint {
            first >= in_base_ && uint32_t(ack) + 1u <= uint32_t(last_sent_) + 1u;
   }
   bool usual_frames_fit_general(Frame ack, Frame first, Frame end_frame, Frame last, Frame window) const noexcept {
-    return !(ack < kNullFrame || ack > last_sent_ || end_frame <= last || end_frame > next_pop_ + window - 1 ||
+    return !(ack < kNullFrame || ack > last_sent_ || end_frame <= last || int64_t(end_frame) > int64_t(next_pop_) + window - 1 ||
              first > last + 1 || (first != in_base_ && (first - 1 < in_base_ || first - 1 <= last - window)));
   }
   // Whether quiet_at may answer "nothing to do" at all, from the connection's state: running, no

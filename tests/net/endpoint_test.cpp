@@ -1815,7 +1815,9 @@ TEST(Endpoint, InlineSendInputSendsWhatTheGeneralPathSends) {
           const uint8_t* got;
           while (b.pop_input(&f, &got)) ++received[path];
         }
-        EXPECT_EQ(a.send_input(next + 1, blob.data()), Result::invalid_argument);  // a gap
+        if (next < std::numeric_limits<Frame>::max()) {  // (at the largest frame there is no next one)
+          EXPECT_EQ(a.send_input(next + 1, blob.data()), Result::invalid_argument);  // a gap
+        }
         EXPECT_EQ(a.send_input(next, nullptr), Result::invalid_argument);
         sent[path] = pair.a().recorder->sent;
       }
