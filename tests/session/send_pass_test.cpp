@@ -15,29 +15,17 @@
 #include "session/send_pass_switch.h"
 #include "support/match_checks.h"
 #include "support/match_harness.h"
+#include "support/played_records.h"
 #include "support/rejoin_checks.h"
 
 namespace retcon::test {
 namespace {
 
-struct Sent {
-  uint64_t at_us;
-  PeerAddress to;
-  std::vector<uint8_t> bytes;
-  bool operator==(const Sent& o) const { return at_us == o.at_us && to == o.to && bytes == o.bytes; }
-};
+using Sent = SentDatagram;
 
 // What a game sees of an event, and of a peer's lateness (the judge reads when our inputs of
 // each frame first went out: the send passes keep that timeline).
-struct Seen {
-  EventType type;
-  PlayerIndex player;
-  Frame frame;
-  int32_t count, total;
-  bool operator==(const Seen& o) const {
-    return type == o.type && player == o.player && frame == o.frame && count == o.count && total == o.total;
-  }
-};
+using Seen = SeenEvent;
 
 struct Played {
   std::vector<std::vector<Sent>> sent;  // per machine, in sending order

@@ -17,26 +17,14 @@
 
 #include "session/tick_path_switch.h"
 #include "support/match_harness.h"
+#include "support/played_records.h"
 
 namespace retcon::test {
 namespace {
 
-struct Sent {
-  uint64_t at_us;
-  PeerAddress to;
-  std::vector<uint8_t> bytes;
-  bool operator==(const Sent& o) const { return at_us == o.at_us && to == o.to && bytes == o.bytes; }
-};
+using Sent = SentDatagram;
 
-struct Told {
-  EventType type;
-  PlayerIndex player;
-  Frame frame;
-  int32_t count, total;
-  bool operator==(const Told& o) const {
-    return type == o.type && player == o.player && frame == o.frame && count == o.count && total == o.total;
-  }
-};
+using Told = SeenEvent;
 
 struct Played {
   std::vector<std::vector<Sent>> sent;  // per machine, in sending order
