@@ -32,9 +32,13 @@ RC_GTEST_PROP(NoAllocation, RollbackDriverSteadyStateAllocatesNothing, ()) {
   bool all_ok = true;  // RC_ASSERT builds strings even when it passes: assert after the loop
   for (int tick = 0; tick < 600; ++tick) {
     if (tick == 200) before = allocation_count();
+    // Remote inputs may run ahead of our frame by up to the window, except in every other
+    // stretch of 50 ticks, where they never reach it: the driver then predicts them, so every
+    // run mispredicts and rolls back (with inputs always ahead, some seeds never predicted).
+    const Frame reach = (tick / 50) % 2 == 0 ? h.driver.frame() + max_prediction : h.driver.frame();
     for (uint32_t p = 1; p < players; ++p) {
       int n = int(rng() % 3);
-      while (n-- > 0 && delivered[p] < h.driver.frame() + max_prediction) {
+      while (n-- > 0 && delivered[p] < reach) {
         for (auto& b : in) b = uint8_t(rng() % 4);
         all_ok &= h.driver.add_remote_input(PlayerIndex(p), delivered[p]++, in.data()) == Result::ok;
       }
